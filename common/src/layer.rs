@@ -1,0 +1,291 @@
+//! The two-bit state array of the breadth-first search and one-bit layer bitmaps.
+//!
+//! [`StateCodes`] keeps two bits per state: `0` for unseen, else `1 + depth mod 3`
+//! (Korf's two-bit search with the codes of Cooperman & Finkelstein). At depth `d` the current
+//! layer is the states of code `1 + d mod 3`, the next layer gets code `1 + (d+1) mod 3`, and
+//! the third code means done, so no pass converts codes between layers. Marking only ever
+//! changes an unseen state (a compare-and-swap from `0`), so concurrent marking can never touch
+//! a current state that another thread has yet to expand.
+//!
+//! ```
+//! use tilepdb_common::StateCodes;
+//! let codes = StateCodes::new(100);
+//! assert!(codes.try_mark(42, StateCodes::code_of_depth(0)));
+//! assert!(!codes.try_mark(42, StateCodes::code_of_depth(1))); // seen already
+//! let mut current = vec![];
+//! codes.for_each_with_code(0..100, 1, |s| current.push(s));
+//! assert_eq!(current, vec![42]);
+//! ```
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+const FIELDS_PER_WORD: u64 = 32;
+const LOW_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// Two bits per state: unseen, or `1 + depth mod 3`. Safe to mark from many threads.
+pub struct StateCodes {
+    words: Box<[AtomicU64]>,
+    states: u64,
+}
+
+impl StateCodes {
+    /// All `states` unseen. Memory comes zeroed from the allocator (untouched pages cost nothing).
+    pub fn new(states: u64) -> StateCodes {
+        let len = states.div_ceil(FIELDS_PER_WORD) as usize;
+        let words: Vec<u64> = vec![0; len];
+        let words = words.into_boxed_slice();
+        // SAFETY: AtomicU64 has the size and alignment of u64 on every 64-bit target (checked
+        // below), and the box is uniquely owned.
+        const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+        let words = unsafe { Box::from_raw(Box::into_raw(words) as *mut [AtomicU64]) };
+        StateCodes { words, states }
+    }
+
+    /// The code of the states at `depth`.
+    #[inline]
+    pub fn code_of_depth(depth: u32) -> u8 {
+        1 + (depth % 3) as u8
+    }
+
+    /// Number of states.
+    pub fn states(&self) -> u64 {
+        self.states
+    }
+
+    /// Bytes of memory the array holds.
+    pub fn bytes(&self) -> u64 {
+        self.words.len() as u64 * 8
+    }
+
+    /// The code of `state`.
+    #[inline]
+    pub fn get(&self, state: u64) -> u8 {
+        let w = self.words[(state / FIELDS_PER_WORD) as usize].load(Relaxed);
+        ((w >> (2 * (state % FIELDS_PER_WORD))) & 3) as u8
+    }
+
+    /// Gives an unseen `state` the `code`; returns whether this call did (false if seen).
+    #[inline]
+    pub fn try_mark(&self, state: u64, code: u8) -> bool {
+        debug_assert!((1..=3).contains(&code));
+        let word = &self.words[(state / FIELDS_PER_WORD) as usize];
+        let shift = 2 * (state % FIELDS_PER_WORD);
+        let mut current = word.load(Relaxed);
+        loop {
+            if (current >> shift) & 3 != 0 {
+                return false;
+            }
+            match word.compare_exchange_weak(
+                current,
+                current | (code as u64) << shift,
+                Relaxed,
+                Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Calls `f` with every state of `states` whose code is `code`, in increasing order.
+    #[inline]
+    pub fn for_each_with_code(&self, states: Range<u64>, code: u8, mut f: impl FnMut(u64)) {
+        if states.is_empty() {
+            return;
+        }
+        let pattern = LOW_BITS * code as u64;
+        let first = states.start / FIELDS_PER_WORD;
+        let last = (states.end - 1) / FIELDS_PER_WORD;
+        for w in first..=last {
+            let x = self.words[w as usize].load(Relaxed) ^ pattern;
+            // A field matches when both of its bits are zero in x.
+            let mut matches = !(x | (x >> 1)) & LOW_BITS;
+            if w == first {
+                matches &= u64::MAX << (2 * (states.start % FIELDS_PER_WORD));
+            }
+            if w == last {
+                let end = states.end - w * FIELDS_PER_WORD;
+                if end < FIELDS_PER_WORD {
+                    matches &= (1u64 << (2 * end)) - 1;
+                }
+            }
+            while matches != 0 {
+                let bit = matches.trailing_zeros() as u64;
+                f(w * FIELDS_PER_WORD + bit / 2);
+                matches &= matches - 1;
+            }
+        }
+    }
+
+    /// Number of states of `states` with `code`.
+    pub fn count_with_code(&self, states: Range<u64>, code: u8) -> u64 {
+        let mut count = 0;
+        self.for_each_with_code(states, code, |_| count += 1);
+        count
+    }
+}
+
+/// One bit per state of a range of states: a layer's states (a task's input) or the states a
+/// task reached (its output).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerBitmap {
+    start: u64,
+    len: u64,
+    words: Vec<u64>,
+}
+
+impl LayerBitmap {
+    /// An empty bitmap of the states `states`.
+    pub fn new(states: Range<u64>) -> LayerBitmap {
+        let len = states.end - states.start;
+        LayerBitmap {
+            start: states.start,
+            len,
+            words: vec![0; len.div_ceil(64) as usize],
+        }
+    }
+
+    /// A bitmap from its words (as sent on the wire); `None` if the length does not match.
+    pub fn from_words(states: Range<u64>, words: Vec<u64>) -> Option<LayerBitmap> {
+        let len = states.end.checked_sub(states.start)?;
+        if words.len() as u64 != len.div_ceil(64) {
+            return None;
+        }
+        if len % 64 != 0 && words.last().is_some_and(|w| w >> (len % 64) != 0) {
+            return None;
+        }
+        Some(LayerBitmap {
+            start: states.start,
+            len,
+            words,
+        })
+    }
+
+    /// The states this bitmap covers.
+    pub fn states(&self) -> Range<u64> {
+        self.start..self.start + self.len
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    #[inline]
+    pub fn insert(&mut self, state: u64) {
+        let i = state - self.start;
+        debug_assert!(i < self.len);
+        self.words[(i / 64) as usize] |= 1 << (i % 64);
+    }
+
+    #[inline]
+    pub fn contains(&self, state: u64) -> bool {
+        let Some(i) = state.checked_sub(self.start).filter(|&i| i < self.len) else {
+            return false;
+        };
+        self.words[(i / 64) as usize] & (1 << (i % 64)) != 0
+    }
+
+    /// Number of states in the set.
+    pub fn count(&self) -> u64 {
+        self.words.iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// Calls `f` with every state in the set within `states`, in increasing order.
+    pub fn for_each_in(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
+        let lo = states.start.max(self.start);
+        let hi = states.end.min(self.start + self.len);
+        if lo >= hi {
+            return;
+        }
+        let (first, last) = ((lo - self.start) / 64, (hi - 1 - self.start) / 64);
+        for w in first..=last {
+            let mut bits = self.words[w as usize];
+            let base = self.start + w * 64;
+            if w == first {
+                bits &= u64::MAX << ((lo - self.start) % 64);
+            }
+            if w == last {
+                let end = hi - base;
+                if end < 64 {
+                    bits &= (1u64 << end) - 1;
+                }
+            }
+            while bits != 0 {
+                f(base + bits.trailing_zeros() as u64);
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
+/// The states of a layer, as the expansion kernel reads them.
+pub trait CurrentLayer: Sync {
+    /// Calls `f` with every state of the layer within `states`, in increasing order.
+    fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64));
+}
+
+/// The layer of `depth` in a two-bit state array.
+pub struct CodeLayer<'a> {
+    pub codes: &'a StateCodes,
+    pub depth: u32,
+}
+
+impl CurrentLayer for CodeLayer<'_> {
+    #[inline]
+    fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
+        self.codes
+            .for_each_with_code(states, StateCodes::code_of_depth(self.depth), f)
+    }
+}
+
+impl CurrentLayer for LayerBitmap {
+    #[inline]
+    fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
+        self.for_each_in(states, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn codes_scan_matches_get(marks in proptest::collection::vec((0u64..300, 1u8..=3), 0..100), lo in 0u64..300, len in 0u64..300) {
+            let codes = StateCodes::new(300);
+            for &(s, c) in &marks {
+                codes.try_mark(s, c);
+            }
+            let hi = (lo + len).min(300);
+            for code in 1..=3 {
+                let mut got = vec![];
+                codes.for_each_with_code(lo..hi, code, |s| got.push(s));
+                let want: Vec<u64> = (lo..hi).filter(|&s| codes.get(s) == code).collect();
+                prop_assert_eq!(got, want);
+            }
+        }
+
+        #[test]
+        fn bitmap_scan(start in 0u64..100, len in 1u64..400, ins in proptest::collection::vec(0u64..400, 0..60), lo in 0u64..600, hi in 0u64..600) {
+            let mut b = LayerBitmap::new(start..start + len);
+            for &i in &ins {
+                if i < len { b.insert(start + i); }
+            }
+            let mut got = vec![];
+            b.for_each_in(lo..hi, |s| got.push(s));
+            let want: Vec<u64> = (lo..hi).filter(|&s| b.contains(s)).collect();
+            prop_assert_eq!(got, want);
+            let back = LayerBitmap::from_words(b.states(), b.words().to_vec()).unwrap();
+            prop_assert_eq!(back, b);
+        }
+    }
+
+    #[test]
+    fn from_words_refuses_bits_past_the_end() {
+        assert!(LayerBitmap::from_words(0..10, vec![1 << 10]).is_none());
+        assert!(LayerBitmap::from_words(0..10, vec![0, 0]).is_none());
+        assert!(LayerBitmap::from_words(10..0, vec![]).is_none());
+    }
+}

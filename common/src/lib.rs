@@ -1,0 +1,27 @@
+//! Shared domain types of tilepdb.
+//!
+//! * [`board`]: boards, goals, bitboards and the blank's regions (flood fills);
+//! * [`puzzle`]: full puzzle states, solvability, Manhattan distance;
+//! * [`rank`]: the lexicographic rank of a placement of pattern tiles;
+//! * [`pattern`]: patterns, partitions and the registry of known partitions;
+//! * [`space`]: the abstract state space of one table (blank rules, state indices, sizes);
+//! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
+//! * [`task`]: the unit of work of a build, a rank range of one layer.
+
+pub mod board;
+pub mod error;
+pub mod layer;
+pub mod pattern;
+pub mod puzzle;
+pub mod rank;
+pub mod space;
+pub mod task;
+
+pub use board::{Board, Goal, MAX_CELLS};
+pub use error::{Error, Result};
+pub use layer::{LayerBitmap, StateCodes};
+pub use pattern::{KNOWN_PARTITIONS, Partition, Pattern};
+pub use puzzle::PuzzleState;
+pub use rank::PlacementRanker;
+pub use space::{BlankRule, StateSpace};
+pub use task::{Task, cut_layer};

@@ -1,0 +1,122 @@
+//! The coordinator's merge: states reached by tasks join the next layer if they were unseen.
+//!
+//! `next = reached AND unseen`: [`LayerMerge::reached`] marks an unseen state with the next
+//! layer's code and records its depth. Single-machine workers call it directly as their
+//! [`ReachedSink`]; results that come back as bitmaps go through [`LayerMerge::merge_bitmap`].
+//! Both are idempotent, so duplicate or late results change nothing.
+
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+use tilepdb_common::{BlankRule, LayerBitmap, StateCodes};
+use tilepdb_worker::ReachedSink;
+
+/// The depth of every entry, stored as `depth + 1` so that 0 means not reached yet.
+pub struct DepthBytes {
+    bytes: Box<[AtomicU8]>,
+}
+
+impl DepthBytes {
+    /// `entries` bytes, all "not reached"; zeroed pages cost nothing until touched.
+    pub fn new(entries: u64) -> DepthBytes {
+        let bytes = vec![0u8; entries as usize].into_boxed_slice();
+        // SAFETY: AtomicU8 has the size and alignment of u8.
+        let bytes = unsafe { Box::from_raw(Box::into_raw(bytes) as *mut [AtomicU8]) };
+        DepthBytes { bytes }
+    }
+
+    #[inline]
+    pub fn get(&self, entry: u64) -> u8 {
+        self.bytes[entry as usize].load(Relaxed)
+    }
+
+    #[inline]
+    pub fn set(&self, entry: u64, stored: u8) {
+        self.bytes[entry as usize].store(stored, Relaxed)
+    }
+
+    /// Records `depth` for `entry` unless it was reached before: within a layer every writer
+    /// stores the same value, so the race is benign and the result deterministic.
+    #[inline]
+    pub fn record_first(&self, entry: u64, depth: u32) {
+        let b = &self.bytes[entry as usize];
+        if b.load(Relaxed) == 0 {
+            b.store(depth as u8 + 1, Relaxed);
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The table's values: the depth of each entry, [`UNREACHED`] where none was recorded.
+    pub fn into_values(self) -> Vec<u8> {
+        // SAFETY: AtomicU8 has the layout of u8 and the box is uniquely owned.
+        let bytes = unsafe { Box::from_raw(Box::into_raw(self.bytes) as *mut [u8]) };
+        let mut values = bytes.into_vec();
+        for v in &mut values {
+            *v = v.wrapping_sub(1);
+        }
+        values
+    }
+}
+
+/// The value of a table entry that the search never reached (half the placements of a pattern
+/// holding every tile of the board, because of parity).
+pub const UNREACHED: u8 = u8::MAX;
+
+/// The merge of one layer: marks reached states as the next layer, records their depth.
+pub struct LayerMerge<'a> {
+    pub codes: &'a StateCodes,
+    pub depths: &'a DepthBytes,
+    pub rule: BlankRule,
+    pub slots: u64,
+    /// Depth of the layer being built (the expanded layer's depth plus one).
+    pub depth: u32,
+    /// States this merge added to the layer.
+    pub added: u64,
+}
+
+impl<'a> LayerMerge<'a> {
+    pub fn new(
+        codes: &'a StateCodes,
+        depths: &'a DepthBytes,
+        rule: BlankRule,
+        slots: u64,
+        depth: u32,
+    ) -> Self {
+        LayerMerge {
+            codes,
+            depths,
+            rule,
+            slots,
+            depth,
+            added: 0,
+        }
+    }
+
+    /// Merges a bitmap of reached states (a task's result as it comes off the wire).
+    pub fn merge_bitmap(&mut self, reached: &LayerBitmap) {
+        reached.for_each_in(reached.states(), |s| self.reached(s));
+    }
+}
+
+impl ReachedSink for LayerMerge<'_> {
+    #[inline]
+    fn reached(&mut self, state: u64) {
+        if self
+            .codes
+            .try_mark(state, StateCodes::code_of_depth(self.depth))
+        {
+            self.added += 1;
+            let entry = match self.rule {
+                BlankRule::Aware => state,
+                _ => state / self.slots,
+            };
+            self.depths.record_first(entry, self.depth);
+        }
+    }
+}
