@@ -1,20 +1,24 @@
 //! The two-bit state array of the breadth-first search and one-bit layer bitmaps.
 //!
-//! [`StateCodes`] keeps two bits per state: `0` for unseen, else `1 + depth mod 3`
-//! (Korf's two-bit search with the codes of Cooperman & Finkelstein). At depth `d` the current
-//! layer is the states of code `1 + d mod 3`, the next layer gets code `1 + (d+1) mod 3`, and
-//! the third code means done, so no pass converts codes between layers. Marking only ever
-//! changes an unseen state (a compare-and-swap from `0`), so concurrent marking can never touch
-//! a current state that another thread has yet to expand.
+//! [`StateCodes`] keeps two bits per state (Korf's two-bit breadth-first search): `0` unseen,
+//! [`DONE`] expanded, and the two other codes for the current and the next layer, which swap
+//! roles from one layer to the next ([`StateCodes::code_of_depth`]), so no pass converts codes
+//! between layers. Marking only changes an unseen state (a compare-and-swap from `0`), and
+//! retiring a task's range only changes its own current states to [`DONE`] (an atomic OR of
+//! the high bit), so concurrent marking can never turn a current state that is still to be
+//! expanded into a done one.
 //!
 //! ```
 //! use tilepdb_common::StateCodes;
 //! let codes = StateCodes::new(100);
-//! assert!(codes.try_mark(42, StateCodes::code_of_depth(0)));
-//! assert!(!codes.try_mark(42, StateCodes::code_of_depth(1))); // seen already
-//! let mut current = vec![];
-//! codes.for_each_with_code(0..100, 1, |s| current.push(s));
-//! assert_eq!(current, vec![42]);
+//! let (current, next) = (StateCodes::code_of_depth(0), StateCodes::code_of_depth(1));
+//! assert!(codes.try_mark(42, current));
+//! assert!(!codes.try_mark(42, next)); // seen already
+//! let mut layer = vec![];
+//! codes.for_each_with_code(0..100, current, |s| layer.push(s));
+//! assert_eq!(layer, vec![42]);
+//! codes.retire(0..100, current);
+//! assert_eq!(codes.get(42), tilepdb_common::layer::DONE);
 //! ```
 
 use std::ops::Range;
@@ -23,7 +27,10 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 const FIELDS_PER_WORD: u64 = 32;
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 
-/// Two bits per state: unseen, or `1 + depth mod 3`. Safe to mark from many threads.
+/// The code of an expanded state.
+pub const DONE: u8 = 3;
+
+/// Two bits per state: unseen, current or next layer, done. Safe to mark from many threads.
 pub struct StateCodes {
     words: Box<[AtomicU64]>,
     states: u64,
@@ -42,10 +49,41 @@ impl StateCodes {
         StateCodes { words, states }
     }
 
-    /// The code of the states at `depth`.
+    /// The code of the states of the layer at `depth` until they are expanded: 1 or 2,
+    /// alternating.
     #[inline]
     pub fn code_of_depth(depth: u32) -> u8 {
-        1 + (depth % 3) as u8
+        1 + (depth % 2) as u8
+    }
+
+    /// Turns every state of `states` whose code is `code` (1 or 2) into [`DONE`]. Other
+    /// threads may mark unseen states of the same words meanwhile; they never touch these.
+    pub fn retire(&self, states: Range<u64>, code: u8) {
+        if states.is_empty() {
+            return;
+        }
+        debug_assert!(code == 1 || code == 2);
+        let pattern = LOW_BITS * code as u64;
+        let first = states.start / FIELDS_PER_WORD;
+        let last = (states.end - 1) / FIELDS_PER_WORD;
+        for w in first..=last {
+            let word = &self.words[w as usize];
+            let x = word.load(Relaxed) ^ pattern;
+            let mut matches = !(x | (x >> 1)) & LOW_BITS;
+            if w == first {
+                matches &= u64::MAX << (2 * (states.start % FIELDS_PER_WORD));
+            }
+            if w == last {
+                let end = states.end - w * FIELDS_PER_WORD;
+                if end < FIELDS_PER_WORD {
+                    matches &= (1u64 << (2 * end)) - 1;
+                }
+            }
+            if matches != 0 {
+                // Setting both bits of a field that is 01 or 10 gives 11.
+                word.fetch_or(matches | (matches << 1), Relaxed);
+            }
+        }
     }
 
     /// Number of states.
@@ -264,6 +302,21 @@ mod tests {
                 codes.for_each_with_code(lo..hi, code, |s| got.push(s));
                 let want: Vec<u64> = (lo..hi).filter(|&s| codes.get(s) == code).collect();
                 prop_assert_eq!(got, want);
+            }
+        }
+
+        #[test]
+        fn retire_changes_only_the_code_in_range(marks in proptest::collection::vec((0u64..300, 1u8..=3), 0..100), lo in 0u64..300, len in 0u64..300, code in 1u8..=2) {
+            let codes = StateCodes::new(300);
+            for &(s, c) in &marks {
+                codes.try_mark(s, c);
+            }
+            let before: Vec<u8> = (0..300).map(|s| codes.get(s)).collect();
+            let hi = (lo + len).min(300);
+            codes.retire(lo..hi, code);
+            for s in 0..300u64 {
+                let want = if (lo..hi).contains(&s) && before[s as usize] == code { DONE } else { before[s as usize] };
+                prop_assert_eq!(codes.get(s), want);
             }
         }
 

@@ -166,6 +166,7 @@ pub fn build_table(
                     let mut merge =
                         LayerMerge::new(&codes, &depths, space.rule(), space.slots(), depth + 1);
                     let stats = expand_range(space, ranks.clone(), &current, &mut merge);
+                    merge.retire_task(ranks.clone());
                     observer.task_finished(ranks);
                     (stats, merge.added)
                 })

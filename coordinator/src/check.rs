@@ -1,1 +1,167 @@
+//! The facts every table must satisfy (DESIGN section 4), checked over all entries.
+//!
+//! * every reached value `h` and the Manhattan distance `m` of the pattern's tiles satisfy
+//!   `h >= m` and `h - m` even;
+//! * `aware` and `ignored` tables are consistent: a legal move changes the value by at most 1;
+//! * a `minimized` table's value is the least `aware` value over the placement's free cells.
+//!
+//! Minimized tables are not consistent (a blank walled into a pocket can make the least value
+//! jump by more than one across a move), so nothing here assumes it.
 
+use std::ops::Range;
+
+use rayon::prelude::*;
+use tilepdb_common::space::slot_of;
+use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
+
+use crate::error::{Error, Result};
+use crate::merge::UNREACHED;
+
+fn fail(space: &StateSpace, reason: String) -> Error {
+    Error::Check {
+        table: format!("{} {} {}", space.board(), space.rule(), space.pattern()),
+        reason,
+    }
+}
+
+/// Runs `check` on every rank in parallel chunks; the first failure wins.
+fn for_all_ranks(
+    space: &StateSpace,
+    check: impl Fn(u64, &[u8], u32) -> std::result::Result<(), String> + Sync,
+) -> Result<()> {
+    let placements = space.placements();
+    let chunk = (placements / 256).max(1024);
+    let chunks: Vec<Range<u64>> = (0..placements.div_ceil(chunk))
+        .map(|i| i * chunk..((i + 1) * chunk).min(placements))
+        .collect();
+    chunks.par_iter().try_for_each(|ranks| {
+        let mut cells = [0u8; MAX_CELLS];
+        for rank in ranks.clone() {
+            let occupied = space.ranker().unrank(rank, &mut cells);
+            let free = space.board().all_cells() & !occupied;
+            check(rank, &cells[..space.k()], free).map_err(|reason| fail(space, reason))?;
+        }
+        Ok(())
+    })
+}
+
+/// Every reached entry is at least the Manhattan distance, with an even difference; entries
+/// are unreached only when the pattern holds every tile (then exactly half are, by parity).
+pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
+    if values.len() as u64 != space.entries() {
+        return Err(fail(
+            space,
+            format!("{} values for {} entries", values.len(), space.entries()),
+        ));
+    }
+    let per_rank = space.entries() / space.placements();
+    for_all_ranks(space, |rank, cells, _| {
+        let m = space.manhattan(cells);
+        for entry in rank * per_rank..(rank + 1) * per_rank {
+            let h = values[entry as usize];
+            if h == UNREACHED {
+                continue;
+            }
+            if (h as u32) < m || (h as u32 - m) % 2 != 0 {
+                return Err(format!(
+                    "entry {entry} (placement {cells:?}) has value {h} against Manhattan distance {m}"
+                ));
+            }
+        }
+        Ok(())
+    })?;
+    let unreached = values.iter().filter(|&&v| v == UNREACHED).count() as u64;
+    let full = space.k() + 1 == space.board().cells();
+    let expected = if full { space.entries() / 2 } else { 0 };
+    if unreached != expected {
+        return Err(fail(
+            space,
+            format!("{unreached} entries unreached, expected {expected}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Across every legal move the value of an `aware` or `ignored` table changes by at most one.
+pub fn check_consistent(space: &StateSpace, values: &[u8]) -> Result<()> {
+    let board = space.board();
+    let slots = space.slots();
+    let k = space.k();
+    match space.rule() {
+        BlankRule::Minimized => Err(fail(
+            space,
+            "minimized tables are not consistent; nothing to check".into(),
+        )),
+        BlankRule::Ignored => for_all_ranks(space, |rank, cells, free| {
+            let h = values[rank as usize];
+            let mut moved = [0u8; MAX_CELLS];
+            moved[..k].copy_from_slice(cells);
+            for i in 0..k {
+                let mut targets = board.neighbours(cells[i] as usize) & free;
+                while targets != 0 {
+                    moved[i] = targets.trailing_zeros() as u8;
+                    targets &= targets - 1;
+                    let child = values[space.ranker().rank(&moved) as usize];
+                    if h.abs_diff(child) > 1 {
+                        return Err(format!(
+                            "placement {cells:?} has {h}, a move of tile {i} gives {child}"
+                        ));
+                    }
+                }
+                moved[i] = cells[i];
+            }
+            Ok(())
+        }),
+        BlankRule::Aware => for_all_ranks(space, |rank, cells, free| {
+            let mut moved = [0u8; MAX_CELLS];
+            moved[..k].copy_from_slice(cells);
+            // The blank swaps with a pattern tile next to it: that tile lands on the blank's
+            // cell and the blank on the tile's old cell. (Blank moves between free cells stay
+            // in one region and keep the value.)
+            for i in 0..k {
+                let from = cells[i] as usize;
+                let mut blanks = board.neighbours(from) & free;
+                while blanks != 0 {
+                    let blank = blanks.trailing_zeros() as usize;
+                    blanks &= blanks - 1;
+                    let h = values[(rank * slots + slot_of(free, blank)) as usize];
+                    moved[i] = blank as u8;
+                    let child_free = (free & !(1 << blank)) | (1 << from);
+                    let child = space.ranker().rank(&moved) * slots + slot_of(child_free, from);
+                    let hc = values[child as usize];
+                    if h.abs_diff(hc) > 1 {
+                        return Err(format!(
+                            "placement {cells:?} with the blank on {blank} has {h}; moving tile {} there gives {hc}",
+                            space.pattern().tiles()[i]
+                        ));
+                    }
+                }
+                moved[i] = cells[i];
+            }
+            Ok(())
+        }),
+    }
+}
+
+/// A minimized table holds, for each placement, the least aware value over its free cells.
+pub fn check_minimized_against_aware(
+    space: &StateSpace,
+    minimized: &[u8],
+    aware: &[u8],
+) -> Result<()> {
+    let slots = (space.board().cells() - space.k()) as u64;
+    for_all_ranks(space, |rank, cells, _| {
+        let least = aware[(rank * slots) as usize..((rank + 1) * slots) as usize]
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(UNREACHED);
+        let h = minimized[rank as usize];
+        if h != least {
+            return Err(format!(
+                "placement {cells:?} has {h}, its least aware value is {least}"
+            ));
+        }
+        Ok(())
+    })
+}

@@ -3,7 +3,8 @@
 //! `next = reached AND unseen`: [`LayerMerge::reached`] marks an unseen state with the next
 //! layer's code and records its depth. Single-machine workers call it directly as their
 //! [`ReachedSink`]; results that come back as bitmaps go through [`LayerMerge::merge_bitmap`].
-//! Both are idempotent, so duplicate or late results change nothing.
+//! Both are idempotent, so duplicate or late results change nothing. When a task's result is
+//! in, [`LayerMerge::retire_task`] marks the states it expanded as done.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -96,6 +97,14 @@ impl<'a> LayerMerge<'a> {
             depth,
             added: 0,
         }
+    }
+
+    /// Marks the expanded states of a finished task's `ranks` as done. Until then they stay
+    /// current, so a task whose result never arrives is simply handed out again.
+    pub fn retire_task(&self, ranks: std::ops::Range<u64>) {
+        let states = ranks.start * self.slots..ranks.end * self.slots;
+        self.codes
+            .retire(states, StateCodes::code_of_depth(self.depth - 1));
     }
 
     /// Merges a bitmap of reached states (a task's result as it comes off the wire).

@@ -1,1 +1,120 @@
+//! The summary of a build, for people (text) and scripts (JSON), and the peak memory.
 
+use std::path::PathBuf;
+
+use serde::Serialize;
+use tilepdb_common::StateSpace;
+
+use crate::build::{BuiltTable, human_bytes};
+
+/// What a build of one table produced and measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableReport {
+    pub board: String,
+    pub goal: String,
+    pub blank_rule: String,
+    pub tiles: Vec<u8>,
+    pub placements: u64,
+    pub entries: u64,
+    pub layers: u32,
+    pub max_value: u8,
+    pub mean_value: f64,
+    pub unreached: u64,
+    pub wall_seconds: f64,
+    pub states_expanded: u64,
+    pub expanded_per_second: f64,
+    pub state_array_bytes: u64,
+    pub depth_bytes: u64,
+    /// Peak resident memory of the process while this table was built, if the OS tells.
+    pub peak_rss_bytes: Option<u64>,
+    pub file: Option<PathBuf>,
+    /// `histogram[v]` = entries of value `v`.
+    pub histogram: Vec<u64>,
+}
+
+impl TableReport {
+    pub fn new(
+        space: &StateSpace,
+        table: &BuiltTable,
+        peak_rss_bytes: Option<u64>,
+        file: Option<PathBuf>,
+    ) -> Self {
+        let secs = table.elapsed.as_secs_f64();
+        TableReport {
+            board: space.board().to_string(),
+            goal: space.goal().to_string(),
+            blank_rule: space.rule().to_string(),
+            tiles: space.pattern().tiles().to_vec(),
+            placements: space.placements(),
+            entries: space.entries(),
+            layers: table.layers,
+            max_value: table.max_value(),
+            mean_value: table.mean_value(),
+            unreached: table.unreached,
+            wall_seconds: secs,
+            states_expanded: table.expanded,
+            expanded_per_second: if secs > 0.0 {
+                table.expanded as f64 / secs
+            } else {
+                0.0
+            },
+            state_array_bytes: table.state_array_bytes,
+            depth_bytes: table.depth_bytes,
+            peak_rss_bytes,
+            file,
+            histogram: table.histogram.clone(),
+        }
+    }
+
+    /// One line for people.
+    pub fn line(&self) -> String {
+        let tiles = self
+            .tiles
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let arrays = self.state_array_bytes + self.depth_bytes;
+        let peak = match self.peak_rss_bytes {
+            Some(p) => format!(
+                "peak memory {} ({:.2}x the arrays of {})",
+                human_bytes(p),
+                p as f64 / arrays as f64,
+                human_bytes(arrays)
+            ),
+            None => format!("arrays {}", human_bytes(arrays)),
+        };
+        format!(
+            "{} {} {{{tiles}}}: {} placements, {} layers, max {}, mean {:.3}, {:.2} s, {:.2} M states expanded/s, {peak}",
+            self.board,
+            self.blank_rule,
+            self.placements,
+            self.layers,
+            self.max_value,
+            self.mean_value,
+            self.wall_seconds,
+            self.expanded_per_second / 1e6,
+        )
+    }
+}
+
+/// Peak resident memory of this process (`VmHWM`), on Linux.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Resets the peak resident memory so that the next table's peak is its own (Linux).
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Memory the OS says is available (`MemAvailable`), on Linux.
+pub fn available_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

@@ -1,0 +1,236 @@
+//! `tilepdb-coordinator build`: the tables of a partition, built on this machine.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::Serialize;
+use tilepdb_common::{BlankRule, Board, Goal, Partition, StateSpace};
+use tilepdb_coordinator::build::{BuildOptions, build_table, check_memory, human_bytes};
+use tilepdb_coordinator::check::{
+    check_consistent, check_lower_bound, check_minimized_against_aware,
+};
+use tilepdb_coordinator::output::{set_dir, write_table};
+use tilepdb_coordinator::report::{
+    TableReport, available_memory_bytes, peak_rss_bytes, reset_peak_rss,
+};
+
+use super::progress::LayerProgress;
+
+#[derive(Args, Default)]
+pub struct BuildArgs {
+    /// Board: 8, 15 or 24 (3x3, 4x4, 5x5), or WxH (W columns, H rows, at most 25 cells).
+    /// Defaults to the partition's board, else 15.
+    #[arg(long)]
+    puzzle: Option<String>,
+    /// A known partition (see `partitions`), e.g. 15:7-8 or 24:6-6-6-6.
+    /// Default: 15:6-6-3 on the 15-puzzle, 8:8 on the 8-puzzle, 24:6-6-6-6 on the 24-puzzle.
+    #[arg(long, conflicts_with = "pattern")]
+    partition: Option<String>,
+    /// A pattern of your own, as tiles `1,2,3`; repeat for each pattern (they must be disjoint).
+    #[arg(long, value_name = "TILES")]
+    pattern: Vec<String>,
+    /// The goal: blank-first (blank on cell 0, tile t on cell t; Korf's) or blank-last
+    /// (tiles 1..n-1 then the blank; the textbooks').
+    #[arg(long, default_value = "blank-first")]
+    goal: Option<Goal>,
+    /// What the abstraction does with the blank: minimized (least value over the blank's
+    /// regions, one entry per placement), aware (one entry per placement and blank cell:
+    /// larger, stronger, consistent) or ignored (weaker, consistent).
+    #[arg(long, default_value = "minimized")]
+    blank: Option<BlankRule>,
+    /// Worker threads (default: every core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Where to write the table set (a directory per set is made inside).
+    #[arg(long, default_value = "tables")]
+    out: Option<PathBuf>,
+    /// Print the summary as JSON (with each table's histogram) on standard output.
+    #[arg(long)]
+    json: bool,
+    /// After building, check every entry: value >= Manhattan distance with an even difference;
+    /// consistency of aware and ignored tables; for minimized tables, equality with the least
+    /// aware value (this builds the aware table too).
+    #[arg(long)]
+    check: bool,
+    /// Most ranks (placements) per task; by default each thread gets about 16 tasks a layer.
+    #[arg(long, value_name = "N")]
+    task_ranks: Option<u64>,
+    /// Most memory a table's build may hold, e.g. 8G or 512M (default: the memory available).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    memory_limit: Option<u64>,
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let mult: u64 = match s[i..]
+                .to_ascii_uppercase()
+                .trim_end_matches("IB")
+                .trim_end_matches('B')
+            {
+                "" => 1,
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                "T" => 1 << 40,
+                other => return Err(format!("unknown unit {other:?} in {s:?}; use K, M, G or T")),
+            };
+            (&s[..i], mult)
+        }
+        None => (s, 1),
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size such as 8G or 512M"))?;
+    Ok((n * mult as f64) as u64)
+}
+
+#[derive(Serialize)]
+struct BuildSummary {
+    partition: String,
+    set_dir: PathBuf,
+    threads: usize,
+    total_seconds: f64,
+    tables: Vec<TableReport>,
+}
+
+/// The partition that the arguments name.
+fn resolve_partition(args: &BuildArgs) -> anyhow::Result<Partition> {
+    let board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
+    if !args.pattern.is_empty() {
+        return Ok(Partition::custom(
+            board.unwrap_or("15".parse()?),
+            &args.pattern,
+        )?);
+    }
+    if let Some(name) = &args.partition {
+        let partition = Partition::named(name)?;
+        if let Some(b) = board.filter(|&b| b != partition.board()) {
+            bail!(
+                "partition {name} is for the {} board, not {b}",
+                partition.board()
+            );
+        }
+        return Ok(partition);
+    }
+    Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
+}
+
+pub fn run(args: BuildArgs) -> anyhow::Result<()> {
+    let partition = resolve_partition(&args)?;
+    let goal = args.goal.unwrap_or_default();
+    let rule = args.blank.unwrap_or_default();
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
+    let dir = set_dir(&out, &partition, rule, goal);
+    let memory_limit = args.memory_limit.or_else(available_memory_bytes);
+    let options = BuildOptions {
+        threads: args.threads,
+        task_ranks: args.task_ranks,
+        memory_limit,
+    };
+    let spaces = partition
+        .patterns()
+        .iter()
+        .map(|p| StateSpace::new(partition.board(), goal, p.clone(), rule))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Refuse before building anything if any table will not fit.
+    for space in &spaces {
+        check_memory(space, memory_limit)?;
+    }
+    let threads = if args.threads == 0 {
+        rayon::current_num_threads()
+    } else {
+        args.threads
+    };
+    tracing::info!(
+        partition = partition.name(),
+        %goal,
+        blank = %rule,
+        threads,
+        out = %dir.display(),
+        "building {} table(s)",
+        spaces.len()
+    );
+    let started = Instant::now();
+    let mut tables = Vec::new();
+    for space in &spaces {
+        let label = format!("{{{}}}", space.pattern());
+        tracing::info!(
+            table = %label,
+            placements = space.placements(),
+            states = space.states(),
+            memory = %human_bytes(space.build_memory_bytes()),
+            "building"
+        );
+        reset_peak_rss();
+        let table = build_table(space, &options, &LayerProgress::new(label.clone()))?;
+        let peak = peak_rss_bytes();
+        if args.check {
+            run_checks(space, &table.values, &options)?;
+            tracing::info!(table = %label, "checks passed");
+        }
+        let file = write_table(&dir, space, &table.values)?;
+        let report = TableReport::new(space, &table, peak, Some(file));
+        if !args.json {
+            println!("{}", report.line());
+        }
+        tables.push(report);
+    }
+    let summary = BuildSummary {
+        partition: partition.name().to_string(),
+        set_dir: dir.clone(),
+        threads,
+        total_seconds: started.elapsed().as_secs_f64(),
+        tables,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "{} table(s) of {} written to {} in {:.2} s",
+            summary.tables.len(),
+            summary.partition,
+            dir.display(),
+            summary.total_seconds
+        );
+    }
+    Ok(())
+}
+
+fn run_checks(space: &StateSpace, values: &[u8], options: &BuildOptions) -> anyhow::Result<()> {
+    check_lower_bound(space, values)?;
+    match space.rule() {
+        BlankRule::Minimized => {
+            let aware_space = StateSpace::new(
+                space.board(),
+                space.goal(),
+                space.pattern().clone(),
+                BlankRule::Aware,
+            )?;
+            let aware = build_table(&aware_space, options, &()).context(
+                "building the aware table that --check compares the minimized table with",
+            )?;
+            check_minimized_against_aware(space, values, &aware.values)?;
+        }
+        BlankRule::Aware | BlankRule::Ignored => check_consistent(space, values)?,
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_bytes("100"), Ok(100));
+        assert!(parse_bytes("8Q").is_err());
+        assert!(parse_bytes("x").is_err());
+    }
+}

@@ -1,0 +1,50 @@
+//! The command line of `tilepdb-coordinator`: one module per subcommand.
+
+mod build;
+mod partitions;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Builds additive pattern databases (PDBs) for sliding-tile puzzles.
+///
+/// With no subcommand it builds the default table set: the 15-puzzle 6-6-3 partition, blank
+/// minimized, blank-first goal, into ./tables.
+#[derive(Parser)]
+#[command(name = "tilepdb-coordinator", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the tables of a partition on this machine (in-process workers, one per core).
+    Build(build::BuildArgs),
+    /// List the known partitions with their tiles.
+    Partitions(partitions::PartitionsArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        None => build::run(build::BuildArgs::default()),
+        Some(Command::Build(args)) => build::run(args),
+        Some(Command::Partitions(args)) => partitions::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
