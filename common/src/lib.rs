@@ -6,7 +6,8 @@
 //! * [`pattern`]: patterns, partitions and the registry of known partitions;
 //! * [`space`]: the abstract state space of one table (blank rules, state indices, sizes);
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
-//! * [`task`]: the unit of work of a build, a rank range of one layer.
+//! * [`task`]: the unit of work of a build, a rank range of one layer;
+//! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets.
 
 pub mod board;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod pattern;
 pub mod puzzle;
 pub mod rank;
 pub mod space;
+pub mod table;
 pub mod task;
 
 pub use board::{Board, Goal, MAX_CELLS};
