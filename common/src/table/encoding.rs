@@ -38,10 +38,11 @@ pub const NIBBLE_MAX: u8 = 15;
 pub const MAX_GROUP_LOG2: u8 = 24;
 
 /// How a table's values are stored in its payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum Encoding {
     /// One byte per entry: the value.
+    #[default]
     Byte,
     /// Four bits per entry: `(h - m) / 2`, saturated at 15.
     Nibble,

@@ -6,15 +6,17 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
+use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, Board, Goal, Partition, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table, check_memory, human_bytes};
 use tilepdb_coordinator::check::{
     check_consistent, check_lower_bound, check_minimized_against_aware,
 };
-use tilepdb_coordinator::output::{set_dir, write_table};
+use tilepdb_coordinator::output::{cached_table, set_dir, write_manifest, write_table};
 use tilepdb_coordinator::report::{
     TableReport, available_memory_bytes, peak_rss_bytes, reset_peak_rss,
 };
+use tilepdb_coordinator::verify::verify_deep;
 
 use super::progress::LayerProgress;
 
@@ -43,9 +45,24 @@ pub struct BuildArgs {
     /// Worker threads (default: every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Where to write the table set (a directory per set is made inside).
+    /// How the values are stored (sizes for one 6-tile 24-puzzle pattern, 127.5 M placements):
+    /// byte: 8 bits/entry, lookup = one load, lossless (all tables; 127.5 MB minimized);
+    /// nibble: 4 bits/entry, lookup = one load + the pattern's Manhattan distance, lossless up
+    /// to 30 moves over Manhattan, a lower bound above (all tables; 63.8 MB);
+    /// mod3: 1.6 bits/entry, lossless, aware and ignored tables only: a search follows the value
+    /// from the parent's (one load), a lone state needs a descent of h steps to the goal
+    /// (aware: 484.5 MB for 2.42 G entries);
+    /// min-nibble:C: 4 bits per group of C consecutive entries (C a power of two), lookup = one
+    /// load + Manhattan, lossy but admissible (minimized min-nibble:2: 31.9 MB).
+    #[arg(long, default_value = "byte", value_name = "ENCODING")]
+    encoding: Encoding,
+    /// Where to write the table set (a directory per set is made inside). It is also a cache:
+    /// a table whose valid file is already in the set's directory is not built again.
     #[arg(long, default_value = "tables")]
     out: Option<PathBuf>,
+    /// Build every table even if a valid file of it is already in the set's directory.
+    #[arg(long)]
+    rebuild: bool,
     /// Print the summary as JSON (with each table's histogram) on standard output.
     #[arg(long)]
     json: bool,
@@ -98,16 +115,17 @@ struct BuildSummary {
     tables: Vec<TableReport>,
 }
 
-/// The partition that the arguments name.
-fn resolve_partition(args: &BuildArgs) -> anyhow::Result<Partition> {
-    let board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
-    if !args.pattern.is_empty() {
-        return Ok(Partition::custom(
-            board.unwrap_or("15".parse()?),
-            &args.pattern,
-        )?);
+/// The partition that a board, a partition name and patterns of one's own name.
+pub(super) fn resolve_partition(
+    puzzle: Option<&str>,
+    partition: Option<&str>,
+    patterns: &[String],
+) -> anyhow::Result<Partition> {
+    let board: Option<Board> = puzzle.map(str::parse).transpose()?;
+    if !patterns.is_empty() {
+        return Ok(Partition::custom(board.unwrap_or("15".parse()?), patterns)?);
     }
-    if let Some(name) = &args.partition {
+    if let Some(name) = partition {
         let partition = Partition::named(name)?;
         if let Some(b) = board.filter(|&b| b != partition.board()) {
             bail!(
@@ -121,11 +139,17 @@ fn resolve_partition(args: &BuildArgs) -> anyhow::Result<Partition> {
 }
 
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
-    let partition = resolve_partition(&args)?;
+    let partition = resolve_partition(
+        args.puzzle.as_deref(),
+        args.partition.as_deref(),
+        &args.pattern,
+    )?;
     let goal = args.goal.unwrap_or_default();
     let rule = args.blank.unwrap_or_default();
+    let encoding = args.encoding;
+    encoding.check_rule(rule)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
-    let dir = set_dir(&out, &partition, rule, goal);
+    let dir = set_dir(&out, &partition, rule, goal, encoding);
     let memory_limit = args.memory_limit.or_else(available_memory_bytes);
     let options = BuildOptions {
         threads: args.threads,
@@ -150,6 +174,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         partition = partition.name(),
         %goal,
         blank = %rule,
+        %encoding,
         threads,
         out = %dir.display(),
         "building {} table(s)",
@@ -157,8 +182,28 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     );
     let started = Instant::now();
     let mut tables = Vec::new();
+    let mut files = Vec::new();
     for space in &spaces {
         let label = format!("{{{}}}", space.pattern());
+        if !args.rebuild {
+            match cached_table(&dir, space, encoding) {
+                Some(Ok(pdb)) => {
+                    if args.check {
+                        verify_deep(&pdb)?;
+                        tracing::info!(table = %label, "deep verification of the built file passed");
+                    }
+                    let report = TableReport::cached(space, &pdb);
+                    if !args.json {
+                        println!("{}", report.line());
+                    }
+                    tables.push(report);
+                    files.push(pdb);
+                    continue;
+                }
+                Some(Err(e)) => tracing::warn!(table = %label, "building again: {e}"),
+                None => {}
+            }
+        }
         tracing::info!(
             table = %label,
             placements = space.placements(),
@@ -173,13 +218,15 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             run_checks(space, &table.values, &options)?;
             tracing::info!(table = %label, "checks passed");
         }
-        let file = write_table(&dir, space, &table.values)?;
-        let report = TableReport::new(space, &table, peak, Some(file));
+        let pdb = write_table(&dir, space, encoding, &table.values)?;
+        let report = TableReport::new(space, &table, peak, None).with_table_file(&pdb);
+        files.push(pdb);
         if !args.json {
             println!("{}", report.line());
         }
         tables.push(report);
     }
+    write_manifest(&dir, &partition, goal, rule, encoding, &files)?;
     let summary = BuildSummary {
         partition: partition.name().to_string(),
         set_dir: dir.clone(),
@@ -190,11 +237,13 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
+        let cached = summary.tables.iter().filter(|t| t.cached).count();
         println!(
-            "{} table(s) of {} written to {} in {:.2} s",
+            "{} table(s) of {} in {} ({} built, {cached} already built; manifest.json written) in {:.2} s",
             summary.tables.len(),
             summary.partition,
             dir.display(),
+            summary.tables.len() - cached,
             summary.total_seconds
         );
     }

@@ -1,8 +1,10 @@
 //! The command line of `tilepdb-coordinator`: one module per subcommand.
 
 mod build;
+mod inspect;
 mod partitions;
 mod progress;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -25,6 +27,11 @@ enum Command {
     Build(build::BuildArgs),
     /// List the known partitions with their tiles.
     Partitions(partitions::PartitionsArgs),
+    /// Show a table file's or a set's header, sizes and histogram (or, with --plan, those of
+    /// tables not built yet).
+    Inspect(inspect::InspectArgs),
+    /// Check table files: magic, version, sizes, checksums (and with --deep every entry).
+    Verify(verify::VerifyArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -39,6 +46,8 @@ pub fn main() -> ExitCode {
         None => build::run(build::BuildArgs::default()),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Partitions(args)) => partitions::run(args),
+        Some(Command::Inspect(args)) => inspect::run(args),
+        Some(Command::Verify(args)) => verify::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
