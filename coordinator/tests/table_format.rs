@@ -715,7 +715,7 @@ fn build_inspect_and_verify_commands() {
 /// nibble and min-nibble; {1..7} ignored in mod3 (roots and parent chains).
 /// Run: `cargo test --release -p tilepdb-coordinator --test table_format -- --ignored`.
 #[test]
-#[ignore = "builds two 15-puzzle 7-tile tables (about a minute in release)"]
+#[ignore = "builds two 15-puzzle 7-tile tables (about 90 s in release)"]
 fn sampled_entries_of_a_7_tile_table() {
     let dir = tempfile::tempdir().unwrap();
     let tiles = [1, 2, 3, 4, 5, 6, 7];

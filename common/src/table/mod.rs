@@ -4,7 +4,7 @@
 //! * [`encoding`]: `byte`, `nibble`, `mod3` and `min-nibble:C`, their sizes and decoders;
 //! * [`header`]: the fixed 4096-byte little-endian header and its validation;
 //! * [`walk`]: placements in rank order with their Manhattan distance (for encoders);
-//! * [`write`]: encoding a table's values and writing the file atomically;
+//! * [`write`](mod@write): encoding a table's values and writing the file atomically;
 //! * [`pdb`]: [`Pdb`], one memory-mapped table, validated before any lookup;
 //! * [`mod3`]: exact values of a `mod3` table, from a parent's value or by descent to the goal;
 //! * [`manifest`]: the `manifest.json` of a table set;
