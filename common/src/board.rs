@@ -151,6 +151,23 @@ impl Board {
         }
     }
 
+    /// Whether the `free` cells connected to `seed` include every cell of `targets`: a flood
+    /// fill that stops as soon as it has reached them.
+    #[inline]
+    pub fn connects(&self, seed: u32, targets: u32, free: u32) -> bool {
+        let mut region = seed & free;
+        loop {
+            if region & targets == targets {
+                return true;
+            }
+            let grown = (region | self.dilate(region)) & free;
+            if grown == region {
+                return false;
+            }
+            region = grown;
+        }
+    }
+
     /// The cell mirrored about the main diagonal (square boards only).
     #[inline]
     pub fn transpose_cell(&self, cell: usize) -> usize {
@@ -292,6 +309,23 @@ mod tests {
         assert!("abc".parse::<Board>().is_err());
         let msg = "6x5".parse::<Board>().unwrap_err().to_string();
         assert!(msg.contains("6x5") && msg.contains("25 cells"), "{msg}");
+    }
+
+    #[test]
+    fn connects_agrees_with_flood() {
+        let b = Board::new(3, 3).unwrap();
+        for free in 0u32..(1 << 9) {
+            for seed_cell in 0..9 {
+                let region = b.region(seed_cell, free);
+                for targets in [0u32, 1, 0b110, 0b100000001, free] {
+                    assert_eq!(
+                        b.connects(1 << seed_cell, targets, free),
+                        region & targets == targets,
+                        "free {free:#b} seed {seed_cell} targets {targets:#b}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

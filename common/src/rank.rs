@@ -160,6 +160,8 @@ pub struct RankedPlacement {
     after: [u32; MAX_CELLS],
     /// The weight of the digit of the tile on each cell.
     weight_at: [u64; MAX_CELLS],
+    /// The index (in pattern order) of the tile on each occupied cell.
+    tile_at: [u8; MAX_CELLS],
 }
 
 impl RankedPlacement {
@@ -174,6 +176,7 @@ impl RankedPlacement {
             before: [0; MAX_CELLS],
             after: [0; MAX_CELLS],
             weight_at: [0; MAX_CELLS],
+            tile_at: [0; MAX_CELLS],
         };
         p.load(ranker, rank);
         p
@@ -191,11 +194,18 @@ impl RankedPlacement {
             self.before[i] = used;
             self.digits[i] = (cell as u32 - (used & ((1u32 << cell) - 1)).count_ones()) as u64;
             self.weight_at[cell as usize] = ranker.weights[i];
+            self.tile_at[cell as usize] = i as u8;
             used |= 1 << cell;
         }
         for i in 0..k {
             self.after[i] = self.occupied & !self.before[i] & !(1u32 << self.cells[i]);
         }
+    }
+
+    /// The index (in pattern order) of the tile on the occupied `cell`.
+    #[inline]
+    pub fn tile_on(&self, cell: usize) -> usize {
+        self.tile_at[cell] as usize
     }
 
     /// The rank of this placement with tile `i` moved to the free cell `to`.

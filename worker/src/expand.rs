@@ -139,42 +139,46 @@ impl<'a> Expander<'a> {
         let (board, ranker, p) = (self.space.board(), self.space.ranker(), &self.placement);
         let slots = self.space.slots();
         let free = self.free;
-        let blank = select_bit(free, slot as u32) as usize;
-        let region = board.region(blank, free);
+        let region = board.region(select_bit(free, slot as u32) as usize, free);
         let others = free & !region;
         stats.expanded += 1;
-        // Cells b of the region with a tile next to them, and whether R - b stays connected.
-        let mut split_checked = 0u32;
+        // Region cells a tile can step into, and those whose filling splits the region.
         let mut splits = 0u32;
-        for i in 0..self.space.k() {
-            let from = p.cells[i] as usize;
-            let mut targets = board.neighbours(from) & region;
+        let mut entries = board.dilate(p.occupied) & region;
+        while entries != 0 {
+            let to = entries.trailing_zeros() as usize;
+            entries &= entries - 1;
+            let rest = region & !(1 << to);
+            let touching = board.neighbours(to) & rest;
+            if touching & touching.wrapping_sub(1) != 0
+                && !board.connects(touching & touching.wrapping_neg(), touching, rest)
+            {
+                splits |= 1 << to;
+            }
+        }
+        let mut movers = board.dilate(region) & p.occupied;
+        while movers != 0 {
+            let from = movers.trailing_zeros() as usize;
+            movers &= movers - 1;
+            let i = p.tile_on(from);
+            let near = board.neighbours(from);
+            // Other regions next to the tile's old cell join the blank's new region.
+            let pockets = if near & others != 0 {
+                board.flood(near & others, others)
+            } else {
+                0
+            };
+            let mut targets = near & region;
             while targets != 0 {
                 let to = targets.trailing_zeros() as usize;
                 targets &= targets - 1;
                 let rest = region & !(1 << to);
-                if split_checked & (1 << to) == 0 {
-                    split_checked |= 1 << to;
-                    let touching = board.neighbours(to) & rest;
-                    if touching.count_ones() > 1 {
-                        let part = board.flood(touching & touching.wrapping_neg(), rest);
-                        if part & touching != touching {
-                            splits |= 1 << to;
-                        }
-                    }
-                }
-                let near = board.neighbours(from);
-                let mut next_region = 1u32 << from;
-                if near & rest != 0 {
-                    next_region |= if splits & (1 << to) == 0 {
-                        rest
-                    } else {
-                        board.flood(near & rest, rest)
-                    };
-                }
-                if near & others != 0 {
-                    next_region |= board.flood(near & others, others);
-                }
+                let joined = if splits & (1 << to) != 0 {
+                    board.flood(near & rest, rest)
+                } else {
+                    rest & ((near & rest != 0) as u32).wrapping_neg()
+                };
+                let next_region = (1 << from) | joined | pockets;
                 let next_free = rest | others | (1 << from);
                 let least = next_region.trailing_zeros() as usize;
                 sink.reached(p.rank_after_move(ranker, i, to) * slots + slot_of(next_free, least));
