@@ -120,7 +120,17 @@ fn resolve_partition(args: &BuildArgs) -> anyhow::Result<Partition> {
     Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
 }
 
+/// Most worker threads a build accepts: far more than any machine's cores, few enough that
+/// starting the pool cannot exhaust the system (100,000 threads stalled the build for minutes).
+const MAX_THREADS: usize = 1024;
+
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
+    if args.threads > MAX_THREADS {
+        bail!(
+            "--threads {} is too many: at most {MAX_THREADS} worker threads (0 means one per core)",
+            args.threads
+        );
+    }
     let partition = resolve_partition(&args)?;
     let goal = args.goal.unwrap_or_default();
     let rule = args.blank.unwrap_or_default();
