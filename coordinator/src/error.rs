@@ -9,8 +9,9 @@ pub enum Error {
     #[error(transparent)]
     Domain(#[from] tilepdb_common::Error),
     #[error(
-        "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} allowed; \
-         use a smaller pattern or raise --memory-limit"
+        "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} \
+         it may use (--memory-limit, by default the memory available now); use a smaller pattern, \
+         or a machine with more memory"
     )]
     TooLarge {
         pattern: String,
