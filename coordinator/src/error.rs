@@ -11,8 +11,9 @@ pub enum Error {
     #[error(transparent)]
     Table(#[from] tilepdb_common::table::TableError),
     #[error(
-        "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} allowed; \
-         use a smaller pattern or raise --memory-limit"
+        "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} \
+         it may use (--memory-limit, by default the memory available now); use a smaller pattern, \
+         or a machine with more memory"
     )]
     TooLarge {
         pattern: String,
@@ -22,11 +23,12 @@ pub enum Error {
     },
     #[error("cannot build a thread pool: {0}")]
     ThreadPool(String),
-    #[error("{path}: {source}")]
+    /// The I/O error is part of the message, not a `source`: a source would be printed twice
+    /// by reports of the whole chain (`error: DIR: No such file…: No such file…`).
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("check failed for {table}: {reason}")]
     Check { table: String, reason: String },
@@ -35,10 +37,10 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 }

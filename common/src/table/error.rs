@@ -49,11 +49,12 @@ pub enum Defect {
 /// Everything that can go wrong reading, writing or looking up tables.
 #[derive(Debug, Error)]
 pub enum TableError {
-    #[error("{}: {source}", path.display())]
+    /// The I/O error is part of the message, not a `source`, so that reports of the whole
+    /// chain print it once.
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{}: {defect}", path.display())]
     Invalid { path: PathBuf, defect: Defect },
@@ -86,10 +87,10 @@ pub enum TableError {
 }
 
 impl TableError {
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> TableError {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> TableError {
         TableError::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 

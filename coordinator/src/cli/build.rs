@@ -150,7 +150,17 @@ pub(super) fn resolve_partition(
     Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
 }
 
+/// Most worker threads a build accepts: far more than any machine's cores, few enough that
+/// starting the pool cannot exhaust the system (100,000 threads stalled the build for minutes).
+const MAX_THREADS: usize = 1024;
+
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
+    if args.threads > MAX_THREADS {
+        bail!(
+            "--threads {} is too many: at most {MAX_THREADS} worker threads (0 means one per core)",
+            args.threads
+        );
+    }
     let partition = resolve_partition(
         args.puzzle.as_deref(),
         args.partition.as_deref(),
@@ -251,12 +261,12 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     } else {
         let cached = summary.tables.iter().filter(|t| t.cached).count();
         println!(
-            "{} table(s) of {} in {} ({} built, {cached} already built; manifest.json written) in {:.2} s",
+            "{} table(s) of {} written to {} in {:.2} s ({} built, {cached} already built)",
             summary.tables.len(),
             summary.partition,
             dir.display(),
-            summary.tables.len() - cached,
-            summary.total_seconds
+            summary.total_seconds,
+            summary.tables.len() - cached
         );
     }
     Ok(())
