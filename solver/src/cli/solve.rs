@@ -47,12 +47,14 @@ pub struct SolveArgs {
     /// The search algorithm.
     #[arg(long, value_enum, default_value = "ida")]
     algorithm: Algorithm,
-    /// Board when no tables are given: 8, 15, 24 or WxH.
-    #[arg(long, default_value = "15")]
-    puzzle: String,
-    /// Goal when no tables are given: blank-first or blank-last.
-    #[arg(long, default_value = "blank-first")]
-    goal: Goal,
+    /// The board: 8, 15, 24 or WxH (default: the tables' board, else 15). With --tables it
+    /// must match the tables.
+    #[arg(long)]
+    puzzle: Option<String>,
+    /// The goal: blank-first or blank-last (default: the tables' goal, else blank-first). With
+    /// --tables it must match the tables.
+    #[arg(long)]
+    goal: Option<Goal>,
     /// Give up on an instance after generating this many nodes.
     #[arg(long)]
     max_nodes: Option<u64>,
@@ -117,9 +119,29 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
             TableSet::open(dir).with_context(|| format!("opening the table set {}", dir.display()))
         })
         .transpose()?;
+    let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
     let (board, goal): (Board, Goal) = match &set {
-        Some(set) => (set.board(), set.goal()),
-        None => (args.puzzle.parse()?, args.goal),
+        Some(set) => {
+            if let Some(b) = asked_board.filter(|&b| b != set.board()) {
+                bail!(
+                    "the table set {} is for the {} board, not {b}",
+                    set.dir().display(),
+                    set.board()
+                );
+            }
+            if let Some(g) = args.goal.filter(|&g| g != set.goal()) {
+                bail!(
+                    "the table set {} is for the {} goal, not {g}",
+                    set.dir().display(),
+                    set.goal()
+                );
+            }
+            (set.board(), set.goal())
+        }
+        None => (
+            asked_board.unwrap_or("15".parse()?),
+            args.goal.unwrap_or_default(),
+        ),
     };
     let heuristic = args.heuristic.unwrap_or(if set.is_some() {
         HeuristicName::Pdb
