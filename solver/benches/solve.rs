@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo bench -p tilepdb-solver --bench solve                  # 15:6-6-3, 15:7-8 and 15:7-8 aware mod3
-//! cargo bench -p tilepdb-solver --bench solve -- 6-6-3         # cases whose name contains a filter
+//! cargo bench -p tilepdb-solver --bench solve -- 6-6-3 7-8     # only the cases named
 //! cargo bench -p tilepdb-solver --bench solve -- 24            # 24-puzzle #38, #40, #25 (6-6-6-6)
 //! ```
 //!
@@ -98,7 +98,7 @@ fn korf24() {
         .collect();
     let published: Vec<u64> = include_str!("../../data/korf24-50-kf2002-nodes.txt")
         .split_whitespace()
-        .map(|l| l.replace(',', "").parse().unwrap())
+        .map(|l| l.parse().unwrap())
         .collect();
     for number in [38usize, 40, 25] {
         let start = PuzzleState::parse(set.board(), states[number - 1]).unwrap();
