@@ -10,37 +10,21 @@
 //!
 //! Tables are built once into `target/tilepdb-tables` (or `TILEPDB_CACHE`) and reused.
 
-use std::path::PathBuf;
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use rayon::prelude::*;
 use tilepdb_common::table::{Encoding, TableSet};
-use tilepdb_common::{BlankRule, Goal, Partition, PuzzleState};
-use tilepdb_coordinator::build::{BuildOptions, human_bytes};
-use tilepdb_coordinator::cache::open_or_build;
+use tilepdb_common::{BlankRule, Goal, PuzzleState};
+use tilepdb_coordinator::build::human_bytes;
 use tilepdb_solver::heuristic::PdbHeuristic;
 use tilepdb_solver::search::{Limits, ida_star};
 
-fn cache() -> PathBuf {
-    std::env::var("TILEPDB_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/tilepdb-tables")
-        })
-}
-
 fn open(partition: &str, rule: BlankRule, encoding: Encoding) -> TableSet {
-    let partition = Partition::named(partition).unwrap();
     let started = Instant::now();
-    let (set, built) = open_or_build(
-        &cache(),
-        &partition,
-        Goal::BlankFirst,
-        rule,
-        encoding,
-        &BuildOptions::default(),
-    )
-    .unwrap();
+    let (set, built) = support::open_set(&support::cache_dir(), partition, rule, encoding);
     if built > 0 {
         println!(
             "  (built {built} table(s) in {:.1} s)",
@@ -58,16 +42,12 @@ fn korf100(name: &str, partition: &str, rule: BlankRule, encoding: Encoding) {
     println!("{name}: Korf's 100 with {partition} {rule} {encoding} and reflection");
     let set = open(partition, rule, encoding);
     let h = PdbHeuristic::new(&set, true).unwrap();
-    let states: Vec<&str> = include_str!("../../data/korf100.txt").lines().collect();
-    let lengths: Vec<usize> = include_str!("../../data/korf100-optimal.txt")
-        .split_whitespace()
-        .map(|l| l.parse().unwrap())
-        .collect();
+    let instances = support::korf100();
     let started = Instant::now();
-    let results: Vec<_> = states
+    let results: Vec<_> = instances
         .par_iter()
-        .map(|s| {
-            let start = PuzzleState::parse(set.board(), s).unwrap();
+        .map(|instance| {
+            let start = PuzzleState::parse(set.board(), instance.state).unwrap();
             ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap()
         })
         .collect();
@@ -75,8 +55,8 @@ fn korf100(name: &str, partition: &str, rule: BlankRule, encoding: Encoding) {
     let nodes: u64 = results.iter().map(|r| r.nodes).sum();
     let optimal = results
         .iter()
-        .zip(&lengths)
-        .filter(|(r, l)| r.moves.len() == **l)
+        .zip(&instances)
+        .filter(|(r, i)| r.moves.len() == i.optimal)
         .count();
     println!(
         "  {optimal}/100 optimal, {nodes} nodes, {secs:.2} s, {:.2} M nodes/s ({} threads), tables {}",
@@ -91,24 +71,17 @@ fn korf24() {
     println!("24: Korf & Felner's 24-puzzle instances with 24:6-6-6-6 minimized and reflection");
     let set = open("24:6-6-6-6", BlankRule::Minimized, Encoding::Byte);
     let h = PdbHeuristic::new(&set, true).unwrap();
-    let states: Vec<&str> = include_str!("../../data/korf24-50.txt").lines().collect();
-    let lengths: Vec<usize> = include_str!("../../data/korf24-50-optimal.txt")
-        .split_whitespace()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    let published: Vec<u64> = include_str!("../../data/korf24-50-kf2002-nodes.txt")
-        .split_whitespace()
-        .map(|l| l.parse().unwrap())
-        .collect();
+    let instances = support::korf24();
     for number in [38usize, 40, 25] {
-        let start = PuzzleState::parse(set.board(), states[number - 1]).unwrap();
+        let instance = &instances[number - 1];
+        let start = PuzzleState::parse(set.board(), instance.state).unwrap();
         let r = ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap();
         println!(
             "  #{number}: length {} (optimal {}), {} nodes (published {}), {:.2} s, {:.2} M nodes/s",
             r.moves.len(),
-            lengths[number - 1],
+            instance.optimal,
             r.nodes,
-            published[number - 1],
+            instance.published_nodes.unwrap_or_default(),
             r.seconds,
             r.nodes as f64 / r.seconds / 1e6
         );
