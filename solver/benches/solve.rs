@@ -93,8 +93,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let wanted =
-        |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()));
+    let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| f == name);
     if wanted("6-6-3") {
         korf100("6-6-3", "15:6-6-3", BlankRule::Minimized, Encoding::Byte);
     }
