@@ -6,7 +6,8 @@
 //! * [`pattern`]: patterns, partitions and the registry of known partitions;
 //! * [`space`]: the abstract state space of one table (blank rules, state indices, sizes);
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
-//! * [`task`]: the unit of work of a build, a rank range of one layer.
+//! * [`task`]: the unit of work of a build, a rank range of one layer;
+//! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
 pub mod board;
 pub mod error;
@@ -16,10 +17,12 @@ pub mod puzzle;
 pub mod rank;
 pub mod space;
 pub mod task;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use board::{Board, Goal, MAX_CELLS};
 pub use error::{Error, Result};
-pub use layer::{LayerBitmap, StateCodes};
+pub use layer::{CodesWindow, LayerBitmap, StateCodes};
 pub use pattern::{KNOWN_PARTITIONS, Partition, Pattern};
 pub use puzzle::PuzzleState;
 pub use rank::PlacementRanker;
