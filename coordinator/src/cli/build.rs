@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
-use tilepdb_common::{BlankRule, Board, Goal, Partition, StateSpace};
+use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table, check_memory, human_bytes};
 use tilepdb_coordinator::check::{
     check_consistent, check_lower_bound, check_minimized_against_aware,
@@ -16,30 +16,13 @@ use tilepdb_coordinator::report::{
     TableReport, available_memory_bytes, peak_rss_bytes, reset_peak_rss,
 };
 
+use super::job::JobArgs;
 use super::progress::LayerProgress;
 
 #[derive(Args, Default)]
 pub struct BuildArgs {
-    /// Board: 8, 15 or 24 (3x3, 4x4, 5x5), or WxH (W columns, H rows, at most 25 cells).
-    /// Defaults to the partition's board, else 15.
-    #[arg(long)]
-    puzzle: Option<String>,
-    /// A known partition (see `partitions`), e.g. 15:7-8 or 24:6-6-6-6.
-    /// Default: 15:6-6-3 on the 15-puzzle, 8:8 on the 8-puzzle, 24:6-6-6-6 on the 24-puzzle.
-    #[arg(long, conflicts_with = "pattern")]
-    partition: Option<String>,
-    /// A pattern of your own, as tiles `1,2,3`; repeat for each pattern (they must be disjoint).
-    #[arg(long, value_name = "TILES")]
-    pattern: Vec<String>,
-    /// The goal: blank-first (blank on cell 0, tile t on cell t; Korf's) or blank-last
-    /// (tiles 1..n-1 then the blank; the textbooks').
-    #[arg(long, default_value = "blank-first")]
-    goal: Option<Goal>,
-    /// What the abstraction does with the blank: minimized (least value over the blank's
-    /// regions, one entry per placement), aware (one entry per placement and blank cell:
-    /// larger, stronger, consistent) or ignored (weaker, consistent).
-    #[arg(long, default_value = "minimized")]
-    blank: Option<BlankRule>,
+    #[command(flatten)]
+    job: JobArgs,
     /// Worker threads (default: every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -60,9 +43,26 @@ pub struct BuildArgs {
     /// Most memory a table's build may hold, e.g. 8G or 512M (default: the memory available).
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     memory_limit: Option<u64>,
+    /// Build with a local cluster instead: a gRPC coordinator in this process and N worker
+    /// processes on loopback (the distributed path, for trying it and comparing).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    workers: usize,
+    /// With --workers: the job's data directory (default: a directory in --out, removed
+    /// when the build succeeds).
+    #[arg(long, value_name = "DIR", requires = "workers")]
+    data_dir: Option<PathBuf>,
+    /// With --workers: seconds without a heartbeat after which a worker's task is handed out
+    /// again.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        requires = "workers"
+    )]
+    lease_timeout: f64,
 }
 
-fn parse_bytes(s: &str) -> Result<u64, String> {
+pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, mult) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
         Some((i, _)) => {
@@ -98,33 +98,25 @@ struct BuildSummary {
     tables: Vec<TableReport>,
 }
 
-/// The partition that the arguments name.
-fn resolve_partition(args: &BuildArgs) -> anyhow::Result<Partition> {
-    let board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
-    if !args.pattern.is_empty() {
-        return Ok(Partition::custom(
-            board.unwrap_or("15".parse()?),
-            &args.pattern,
-        )?);
-    }
-    if let Some(name) = &args.partition {
-        let partition = Partition::named(name)?;
-        if let Some(b) = board.filter(|&b| b != partition.board()) {
-            bail!(
-                "partition {name} is for the {} board, not {b}",
-                partition.board()
-            );
-        }
-        return Ok(partition);
-    }
-    Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
-}
-
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
-    let partition = resolve_partition(&args)?;
-    let goal = args.goal.unwrap_or_default();
-    let rule = args.blank.unwrap_or_default();
+    let partition = args.job.partition()?;
+    let goal = args.job.goal();
+    let rule = args.job.rule();
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
+    if args.workers > 0 {
+        return super::serve::run_local_cluster(
+            &args.job,
+            super::serve::LocalClusterArgs {
+                workers: args.workers,
+                threads: args.threads,
+                out,
+                data_dir: args.data_dir.clone(),
+                lease_timeout: args.lease_timeout,
+                task_ranks: args.task_ranks,
+                json: args.json,
+            },
+        );
+    }
     let dir = set_dir(&out, &partition, rule, goal);
     let memory_limit = args.memory_limit.or_else(available_memory_bytes);
     let options = BuildOptions {

@@ -1,8 +1,11 @@
 //! The command line of `tilepdb-coordinator`: one module per subcommand.
 
 mod build;
+mod job;
 mod partitions;
 mod progress;
+mod serve;
+mod status;
 
 use std::process::ExitCode;
 
@@ -25,6 +28,13 @@ enum Command {
     Build(build::BuildArgs),
     /// List the known partitions with their tiles.
     Partitions(partitions::PartitionsArgs),
+    /// Serve a distributed build to worker processes over gRPC (checkpointed in --data-dir,
+    /// resumable); exits when the tables are written.
+    Serve(serve::ServeArgs),
+    /// Print the progress of a running `serve`.
+    Status(status::StatusArgs),
+    /// Run a worker (the same as the `tilepdb-worker` program).
+    Worker(tilepdb_worker::cli::WorkerArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -34,11 +44,17 @@ pub fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {
         None => build::run(build::BuildArgs::default()),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Partitions(args)) => partitions::run(args),
+        Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Status(args)) => status::run(args),
+        Some(Command::Worker(args)) => tilepdb_worker::cli::run_worker(args)
+            .map(|_| ())
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
