@@ -151,6 +151,23 @@ impl Board {
         }
     }
 
+    /// Whether the `free` cells connected to `seed` include every cell of `targets`: a flood
+    /// fill that stops as soon as it has reached them.
+    #[inline]
+    pub fn connects(&self, seed: u32, targets: u32, free: u32) -> bool {
+        let mut region = seed & free;
+        loop {
+            if region & targets == targets {
+                return true;
+            }
+            let grown = (region | self.dilate(region)) & free;
+            if grown == region {
+                return false;
+            }
+            region = grown;
+        }
+    }
+
     /// The cell mirrored about the main diagonal (square boards only).
     #[inline]
     pub fn transpose_cell(&self, cell: usize) -> usize {
@@ -281,6 +298,114 @@ impl FromStr for Goal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The cells next to `cell` from its row and column, without bitboards.
+    fn naive_neighbours(width: usize, height: usize, cell: usize) -> Vec<usize> {
+        let (row, col) = (cell / width, cell % width);
+        let mut out = vec![];
+        if row > 0 {
+            out.push(cell - width);
+        }
+        if row + 1 < height {
+            out.push(cell + width);
+        }
+        if col > 0 {
+            out.push(cell - 1);
+        }
+        if col + 1 < width {
+            out.push(cell + 1);
+        }
+        out
+    }
+
+    /// The free cells connected to any free cell of `seeds`, by a queue-based BFS.
+    fn naive_region(width: usize, height: usize, seeds: &[usize], free: &[bool]) -> Vec<bool> {
+        let mut seen = vec![false; width * height];
+        let mut queue: std::collections::VecDeque<usize> =
+            seeds.iter().copied().filter(|&c| free[c]).collect();
+        for &c in &queue {
+            seen[c] = true;
+        }
+        while let Some(c) = queue.pop_front() {
+            for d in naive_neighbours(width, height, c) {
+                if free[d] && !seen[d] {
+                    seen[d] = true;
+                    queue.push_back(d);
+                }
+            }
+        }
+        seen
+    }
+
+    fn to_mask(cells: &[bool]) -> u32 {
+        cells
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b)
+            .fold(0, |m, (c, _)| m | 1 << c)
+    }
+
+    proptest! {
+        #[test]
+        fn region_equals_a_naive_bfs(
+            width in 2usize..=5,
+            height in 2usize..=5,
+            mask in any::<u32>(),
+            dense in any::<u32>(),
+            cell in 0usize..25,
+        ) {
+            let board = Board::new(width, height).unwrap();
+            let n = width * height;
+            let cell = cell % n;
+            // About three quarters of the cells free, then about half: regions both large
+            // and fragmented.
+            let free_mask = (mask | dense) & board.all_cells();
+            for free_mask in [free_mask, mask & board.all_cells()] {
+                let free: Vec<bool> = (0..n).map(|c| free_mask & (1 << c) != 0).collect();
+                let want = to_mask(&naive_region(width, height, &[cell], &free));
+                prop_assert_eq!(board.region(cell, free_mask), want);
+                if free[cell] {
+                    prop_assert!(want & (1 << cell) != 0);
+                } else {
+                    prop_assert_eq!(want, 0);
+                }
+            }
+        }
+
+        #[test]
+        fn flood_equals_a_naive_bfs(
+            width in 2usize..=5,
+            height in 2usize..=5,
+            free_mask in any::<u32>(),
+            seed_mask in any::<u32>(),
+        ) {
+            let board = Board::new(width, height).unwrap();
+            let n = width * height;
+            let free_mask = free_mask & board.all_cells();
+            let seed_mask = seed_mask & board.all_cells();
+            let free: Vec<bool> = (0..n).map(|c| free_mask & (1 << c) != 0).collect();
+            let seeds: Vec<usize> = (0..n).filter(|&c| seed_mask & (1 << c) != 0).collect();
+            let want = to_mask(&naive_region(width, height, &seeds, &free));
+            prop_assert_eq!(board.flood(seed_mask, free_mask), want);
+        }
+
+        #[test]
+        fn dilate_equals_naive_neighbours(width in 2usize..=5, height in 2usize..=5, cells in any::<u32>()) {
+            let board = Board::new(width, height).unwrap();
+            let n = width * height;
+            let cells = cells & board.all_cells();
+            let want = (0..n)
+                .filter(|&c| cells & (1 << c) != 0)
+                .flat_map(|c| naive_neighbours(width, height, c))
+                .fold(0u32, |m, d| m | 1 << d);
+            prop_assert_eq!(board.dilate(cells), want);
+            for c in 0..n {
+                let want = naive_neighbours(width, height, c).iter().fold(0u32, |m, &d| m | 1 << d);
+                prop_assert_eq!(board.neighbours(c), want);
+            }
+        }
+    }
 
     #[test]
     fn parses_boards() {
@@ -292,6 +417,23 @@ mod tests {
         assert!("abc".parse::<Board>().is_err());
         let msg = "6x5".parse::<Board>().unwrap_err().to_string();
         assert!(msg.contains("6x5") && msg.contains("25 cells"), "{msg}");
+    }
+
+    #[test]
+    fn connects_agrees_with_flood() {
+        let b = Board::new(3, 3).unwrap();
+        for free in 0u32..(1 << 9) {
+            for seed_cell in 0..9 {
+                let region = b.region(seed_cell, free);
+                for targets in [0u32, 1, 0b110, 0b100000001, free] {
+                    assert_eq!(
+                        b.connects(1 << seed_cell, targets, free),
+                        region & targets == targets,
+                        "free {free:#b} seed {seed_cell} targets {targets:#b}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

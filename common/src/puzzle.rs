@@ -235,6 +235,74 @@ mod tests {
         assert!(swapped.check_solvable(Goal::BlankFirst).is_err());
     }
 
+    /// Every permutation of `0..n`, in no particular order.
+    fn permutations(n: usize) -> Vec<Vec<u8>> {
+        fn extend(n: usize, prefix: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
+            if prefix.len() == n {
+                out.push(prefix.clone());
+                return;
+            }
+            for t in 0..n as u8 {
+                if !prefix.contains(&t) {
+                    prefix.push(t);
+                    extend(n, prefix, out);
+                    prefix.pop();
+                }
+            }
+        }
+        let mut out = vec![];
+        extend(n, &mut vec![], &mut out);
+        out
+    }
+
+    #[test]
+    fn solvable_exactly_when_a_bfs_from_the_goal_reaches_the_state() {
+        for (w, h) in [(2, 2), (3, 2), (2, 3), (4, 2), (2, 4)] {
+            let board = Board::new(w, h).unwrap();
+            let n = w * h;
+            for goal in [Goal::BlankFirst, Goal::BlankLast] {
+                // Plain BFS over full states, neighbours from rows and columns.
+                let start: Vec<u8> = (0..n).map(|c| goal.tile_at(c, n) as u8).collect();
+                let mut reached = std::collections::HashSet::from([start.clone()]);
+                let mut queue = std::collections::VecDeque::from([start]);
+                while let Some(tiles) = queue.pop_front() {
+                    let blank = tiles.iter().position(|&t| t == 0).unwrap();
+                    let (row, col) = (blank / w, blank % w);
+                    let mut next = vec![];
+                    if row > 0 {
+                        next.push(blank - w);
+                    }
+                    if row + 1 < h {
+                        next.push(blank + w);
+                    }
+                    if col > 0 {
+                        next.push(blank - 1);
+                    }
+                    if col + 1 < w {
+                        next.push(blank + 1);
+                    }
+                    for cell in next {
+                        let mut moved = tiles.clone();
+                        moved.swap(blank, cell);
+                        if reached.insert(moved.clone()) {
+                            queue.push_back(moved);
+                        }
+                    }
+                }
+                let all = permutations(n);
+                assert_eq!(reached.len() * 2, all.len(), "{board}: half are reachable");
+                for tiles in all {
+                    let state = PuzzleState::new(board, tiles.clone()).unwrap();
+                    assert_eq!(
+                        state.is_solvable(goal),
+                        reached.contains(&tiles),
+                        "{board} {goal} {tiles:?}"
+                    );
+                }
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn solvability_is_preserved_by_moves_and_broken_by_a_swap(

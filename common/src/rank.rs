@@ -129,6 +129,106 @@ impl PlacementRanker {
     }
 }
 
+/// A placement unranked once, with what it takes to rank any one-tile move of it in a few
+/// operations instead of a full [`PlacementRanker::rank`].
+///
+/// Moving tile `i` from `a` to `b` changes digit `i`, and digit `j > i` only where `p_j` lies
+/// strictly between `a` and `b` (by one, up if `a < b`); a move to a horizontal neighbour
+/// changes no later digit at all.
+///
+/// ```
+/// use tilepdb_common::PlacementRanker;
+/// use tilepdb_common::rank::RankedPlacement;
+/// let ranker = PlacementRanker::new(9, 3).unwrap(); // 3 tiles on 3x3
+/// let placement = RankedPlacement::new(&ranker, ranker.rank(&[4, 0, 7]));
+/// // Tile 0 moves up from cell 4 to cell 1, past the cells 2 and 3 (none of them later tiles').
+/// assert_eq!(placement.rank_after_move(&ranker, 0, 1), ranker.rank(&[1, 0, 7]));
+/// // Tile 1 moves down from cell 0 to cell 3: no later tile lies between.
+/// assert_eq!(placement.rank_after_move(&ranker, 1, 3), ranker.rank(&[4, 3, 7]));
+/// ```
+#[derive(Clone, Debug)]
+pub struct RankedPlacement {
+    /// `cells[i]`: the cell of tile `i`.
+    pub cells: [u8; MAX_CELLS],
+    /// The cells of all the tiles.
+    pub occupied: u32,
+    pub rank: u64,
+    digits: [u64; MAX_CELLS],
+    /// Cells of the tiles before `i`.
+    before: [u32; MAX_CELLS],
+    /// Cells of the tiles after `i`.
+    after: [u32; MAX_CELLS],
+    /// The weight of the digit of the tile on each cell.
+    weight_at: [u64; MAX_CELLS],
+    /// The index (in pattern order) of the tile on each occupied cell.
+    tile_at: [u8; MAX_CELLS],
+}
+
+impl RankedPlacement {
+    /// Unranks `rank` and prepares its moves.
+    #[inline]
+    pub fn new(ranker: &PlacementRanker, rank: u64) -> RankedPlacement {
+        let mut p = RankedPlacement {
+            cells: [0; MAX_CELLS],
+            occupied: 0,
+            rank,
+            digits: [0; MAX_CELLS],
+            before: [0; MAX_CELLS],
+            after: [0; MAX_CELLS],
+            weight_at: [0; MAX_CELLS],
+            tile_at: [0; MAX_CELLS],
+        };
+        p.load(ranker, rank);
+        p
+    }
+
+    /// Reuses this value for another rank.
+    #[inline]
+    pub fn load(&mut self, ranker: &PlacementRanker, rank: u64) {
+        let k = ranker.k;
+        self.occupied = ranker.unrank(rank, &mut self.cells);
+        self.rank = rank;
+        let mut used = 0u32;
+        for i in 0..k {
+            let cell = self.cells[i];
+            self.before[i] = used;
+            self.digits[i] = (cell as u32 - (used & ((1u32 << cell) - 1)).count_ones()) as u64;
+            self.weight_at[cell as usize] = ranker.weights[i];
+            self.tile_at[cell as usize] = i as u8;
+            used |= 1 << cell;
+        }
+        for i in 0..k {
+            self.after[i] = self.occupied & !self.before[i] & !(1u32 << self.cells[i]);
+        }
+    }
+
+    /// The index (in pattern order) of the tile on the occupied `cell`.
+    #[inline]
+    pub fn tile_on(&self, cell: usize) -> usize {
+        self.tile_at[cell] as usize
+    }
+
+    /// The rank of this placement with tile `i` moved to the free cell `to`.
+    #[inline]
+    pub fn rank_after_move(&self, ranker: &PlacementRanker, i: usize, to: usize) -> u64 {
+        let from = self.cells[i] as usize;
+        let digit = (to as u32 - (self.before[i] & ((1u32 << to) - 1)).count_ones()) as u64;
+        let mut rank = self.rank - self.digits[i] * ranker.weights[i] + digit * ranker.weights[i];
+        let (lo, hi) = if from < to { (from, to) } else { (to, from) };
+        let mut between = ((1u32 << hi) - 1) & !((2u32 << lo) - 1) & self.after[i];
+        while between != 0 {
+            let w = self.weight_at[between.trailing_zeros() as usize];
+            if from < to {
+                rank += w;
+            } else {
+                rank -= w;
+            }
+            between &= between - 1;
+        }
+        rank
+    }
+}
+
 /// The index of the `nth` (from 0) set bit of `bits`.
 #[inline]
 pub fn select_bit(mut bits: u32, nth: u32) -> u32 {
@@ -194,6 +294,19 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn rank_after_move_matches_rank(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>(), tile in any::<usize>(), target in any::<u32>()) {
+            let k = 1 + ((n - 2) as f64 * k_frac) as usize;
+            let r = match PlacementRanker::new(n, k) { Ok(r) => r, Err(_) => return Ok(()) };
+            let p = RankedPlacement::new(&r, seed % r.placements());
+            let i = tile % k;
+            let free = !p.occupied & ((1u64 << n) - 1) as u32;
+            let to = select_bit(free, target % free.count_ones());
+            let mut moved = p.cells;
+            moved[i] = to as u8;
+            prop_assert_eq!(p.rank_after_move(&r, i, to as usize), r.rank(&moved));
+        }
+
         #[test]
         fn rank_unrank_roundtrip(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>()) {
             let k = 1 + ((n - 2) as f64 * k_frac) as usize;

@@ -82,7 +82,8 @@ pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Across every legal move the value of an `aware` or `ignored` table changes by at most one.
+/// Across every legal move the value of an `aware` or `ignored` table changes by at most one:
+/// moves of pattern tiles, and for `aware` tables the blank's moves between free cells too.
 pub fn check_consistent(space: &StateSpace, values: &[u8]) -> Result<()> {
     let board = space.board();
     let slots = space.slots();
@@ -115,9 +116,27 @@ pub fn check_consistent(space: &StateSpace, values: &[u8]) -> Result<()> {
         BlankRule::Aware => for_all_ranks(space, |rank, cells, free| {
             let mut moved = [0u8; MAX_CELLS];
             moved[..k].copy_from_slice(cells);
+            // The blank moves onto a free cell next to it: the placement stays, the blank's
+            // cell changes (inside one region, so the value should not even change).
+            let mut blanks = free;
+            while blanks != 0 {
+                let blank = blanks.trailing_zeros() as usize;
+                blanks &= blanks - 1;
+                let h = values[(rank * slots + slot_of(free, blank)) as usize];
+                let mut nexts = board.neighbours(blank) & free;
+                while nexts != 0 {
+                    let next = nexts.trailing_zeros() as usize;
+                    nexts &= nexts - 1;
+                    let hn = values[(rank * slots + slot_of(free, next)) as usize];
+                    if h.abs_diff(hn) > 1 {
+                        return Err(format!(
+                            "placement {cells:?} with the blank on {blank} has {h}; moving the blank to {next} gives {hn}"
+                        ));
+                    }
+                }
+            }
             // The blank swaps with a pattern tile next to it: that tile lands on the blank's
-            // cell and the blank on the tile's old cell. (Blank moves between free cells stay
-            // in one region and keep the value.)
+            // cell and the blank on the tile's old cell.
             for i in 0..k {
                 let from = cells[i] as usize;
                 let mut blanks = board.neighbours(from) & free;

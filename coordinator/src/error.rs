@@ -20,22 +20,22 @@ pub enum Error {
     },
     #[error("cannot build a thread pool: {0}")]
     ThreadPool(String),
-    #[error("{path}: {source}")]
+    /// The I/O error is part of the message, not a `source`: a source would be printed twice
+    /// by reports of the whole chain (`error: DIR: No such file…: No such file…`).
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("check failed for {table}: {reason}")]
     Check { table: String, reason: String },
     #[error(
-        "{path}: the disk is full ({source}); free some space and start the coordinator again \
+        "{path}: the disk is full ({error}); free some space and start the coordinator again \
          with the same --data-dir: it resumes from the last completed layer"
     )]
     DiskFull {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("data directory {path}: {reason}")]
     DataDir { path: PathBuf, reason: String },
@@ -47,18 +47,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// An I/O error on `path` (a full disk gets its own message).
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        if source.kind() == std::io::ErrorKind::StorageFull
-            || source.raw_os_error() == Some(libc::ENOSPC)
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Error {
+        if error.kind() == std::io::ErrorKind::StorageFull
+            || error.raw_os_error() == Some(libc::ENOSPC)
         {
             return Error::DiskFull {
                 path: path.into(),
-                source,
+                error,
             };
         }
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 }

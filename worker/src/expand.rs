@@ -23,8 +23,9 @@
 use std::ops::Range;
 
 use tilepdb_common::layer::CurrentLayer;
+use tilepdb_common::rank::{RankedPlacement, select_bit};
 use tilepdb_common::space::slot_of;
-use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
+use tilepdb_common::{BlankRule, StateSpace};
 
 /// Where the kernel reports the states it reaches.
 pub trait ReachedSink {
@@ -63,61 +64,126 @@ pub fn expand_range(
     sink: &mut impl ReachedSink,
 ) -> ExpandStats {
     let slots = space.slots();
-    let board = space.board();
-    let ranker = space.ranker();
-    let k = space.k();
-    let all = board.all_cells();
-    let mut stats = ExpandStats::default();
-    let mut cells = [0u8; MAX_CELLS];
-    let mut moved = [0u8; MAX_CELLS];
-    let mut loaded_rank = u64::MAX;
-    let mut free = 0u32;
     let states = ranks.start * slots..ranks.end * slots;
+    let mut stats = ExpandStats::default();
+    let mut expander = Expander::new(space);
     match space.rule() {
         BlankRule::Ignored => layer.for_each_current(states, |rank| {
-            free = all & !ranker.unrank(rank, &mut cells);
-            stats.expanded += 1;
-            moved[..k].copy_from_slice(&cells[..k]);
-            for i in 0..k {
-                let from = cells[i];
-                let mut targets = board.neighbours(from as usize) & free;
-                while targets != 0 {
-                    let to = targets.trailing_zeros();
-                    targets &= targets - 1;
-                    moved[i] = to as u8;
-                    sink.reached(ranker.rank(&moved));
-                    stats.generated += 1;
-                }
-                moved[i] = from;
-            }
+            expander.load(rank);
+            expander.expand_ignored(sink, &mut stats);
         }),
         BlankRule::Minimized | BlankRule::Aware => layer.for_each_current(states, |state| {
             let rank = state / slots;
-            let slot = state - rank * slots;
-            if rank != loaded_rank {
-                free = all & !ranker.unrank(rank, &mut cells);
-                moved[..k].copy_from_slice(&cells[..k]);
-                loaded_rank = rank;
-            }
-            stats.expanded += 1;
-            let blank = tilepdb_common::rank::select_bit(free, slot as u32) as usize;
-            let region = board.region(blank, free);
-            for i in 0..k {
-                let from = cells[i] as usize;
-                let mut targets = board.neighbours(from) & region;
-                while targets != 0 {
-                    let to = targets.trailing_zeros() as usize;
-                    targets &= targets - 1;
-                    moved[i] = to as u8;
-                    let next_free = (free & !(1 << to)) | (1 << from);
-                    let next_region = board.region(from, next_free);
-                    let least = next_region.trailing_zeros() as usize;
-                    sink.reached(ranker.rank(&moved) * slots + slot_of(next_free, least));
-                    stats.generated += 1;
-                }
-                moved[i] = from as u8;
-            }
+            expander.load(rank);
+            expander.expand_region(state - rank * slots, sink, &mut stats);
         }),
     }
     stats
+}
+
+/// The placement being expanded and what its moves share.
+struct Expander<'a> {
+    space: &'a StateSpace,
+    placement: RankedPlacement,
+    /// Cells free of pattern tiles.
+    free: u32,
+    loaded: bool,
+}
+
+impl<'a> Expander<'a> {
+    fn new(space: &'a StateSpace) -> Self {
+        Expander {
+            space,
+            placement: RankedPlacement::new(space.ranker(), 0),
+            free: 0,
+            loaded: false,
+        }
+    }
+
+    /// Unranks `rank` unless it is the placement already loaded.
+    #[inline]
+    fn load(&mut self, rank: u64) {
+        if !self.loaded || self.placement.rank != rank {
+            self.placement.load(self.space.ranker(), rank);
+            self.free = self.space.board().all_cells() & !self.placement.occupied;
+            self.loaded = true;
+        }
+    }
+
+    /// The blank ignored: each tile steps to each free neighbour cell.
+    #[inline]
+    fn expand_ignored(&self, sink: &mut impl ReachedSink, stats: &mut ExpandStats) {
+        let (board, ranker, p) = (self.space.board(), self.space.ranker(), &self.placement);
+        stats.expanded += 1;
+        for i in 0..self.space.k() {
+            let mut targets = board.neighbours(p.cells[i] as usize) & self.free;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as usize;
+                targets &= targets - 1;
+                sink.reached(p.rank_after_move(ranker, i, to));
+                stats.generated += 1;
+            }
+        }
+    }
+
+    /// The state (placement, region of the free cell of `slot`): each tile next to the region
+    /// steps into each region cell next to it; the blank ends in the region of the tile's old
+    /// cell.
+    ///
+    /// The successor's region is worked out from the parent's instead of a flood fill per
+    /// move: with tile `a -> b`, the new region of `a` is `a` itself, the parts of `R - b` next
+    /// to `a` (all of `R - b` when removing `b` does not split `R`, found once per `b`), and
+    /// the other regions of the placement next to `a`.
+    #[inline]
+    fn expand_region(&self, slot: u64, sink: &mut impl ReachedSink, stats: &mut ExpandStats) {
+        let (board, ranker, p) = (self.space.board(), self.space.ranker(), &self.placement);
+        let slots = self.space.slots();
+        let free = self.free;
+        let region = board.region(select_bit(free, slot as u32) as usize, free);
+        let others = free & !region;
+        stats.expanded += 1;
+        // Region cells a tile can step into, and those whose filling splits the region.
+        let mut splits = 0u32;
+        let mut entries = board.dilate(p.occupied) & region;
+        while entries != 0 {
+            let to = entries.trailing_zeros() as usize;
+            entries &= entries - 1;
+            let rest = region & !(1 << to);
+            let touching = board.neighbours(to) & rest;
+            if touching & touching.wrapping_sub(1) != 0
+                && !board.connects(touching & touching.wrapping_neg(), touching, rest)
+            {
+                splits |= 1 << to;
+            }
+        }
+        let mut movers = board.dilate(region) & p.occupied;
+        while movers != 0 {
+            let from = movers.trailing_zeros() as usize;
+            movers &= movers - 1;
+            let i = p.tile_on(from);
+            let near = board.neighbours(from);
+            // Other regions next to the tile's old cell join the blank's new region.
+            let pockets = if near & others != 0 {
+                board.flood(near & others, others)
+            } else {
+                0
+            };
+            let mut targets = near & region;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as usize;
+                targets &= targets - 1;
+                let rest = region & !(1 << to);
+                let joined = if splits & (1 << to) != 0 {
+                    board.flood(near & rest, rest)
+                } else {
+                    rest & ((near & rest != 0) as u32).wrapping_neg()
+                };
+                let next_region = (1 << from) | joined | pockets;
+                let next_free = rest | others | (1 << from);
+                let least = next_region.trailing_zeros() as usize;
+                sink.reached(p.rank_after_move(ranker, i, to) * slots + slot_of(next_free, least));
+                stats.generated += 1;
+            }
+        }
+    }
 }

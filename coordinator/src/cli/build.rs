@@ -98,10 +98,49 @@ struct BuildSummary {
     tables: Vec<TableReport>,
 }
 
+<<<<<<< HEAD
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let partition = args.job.partition()?;
     let goal = args.job.goal();
     let rule = args.job.rule();
+=======
+/// The partition that the arguments name.
+fn resolve_partition(args: &BuildArgs) -> anyhow::Result<Partition> {
+    let board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
+    if !args.pattern.is_empty() {
+        return Ok(Partition::custom(
+            board.unwrap_or("15".parse()?),
+            &args.pattern,
+        )?);
+    }
+    if let Some(name) = &args.partition {
+        let partition = Partition::named(name)?;
+        if let Some(b) = board.filter(|&b| b != partition.board()) {
+            bail!(
+                "partition {name} is for the {} board, not {b}",
+                partition.board()
+            );
+        }
+        return Ok(partition);
+    }
+    Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
+}
+
+/// Most worker threads a build accepts: far more than any machine's cores, few enough that
+/// starting the pool cannot exhaust the system (100,000 threads stalled the build for minutes).
+const MAX_THREADS: usize = 1024;
+
+pub fn run(args: BuildArgs) -> anyhow::Result<()> {
+    if args.threads > MAX_THREADS {
+        bail!(
+            "--threads {} is too many: at most {MAX_THREADS} worker threads (0 means one per core)",
+            args.threads
+        );
+    }
+    let partition = resolve_partition(&args)?;
+    let goal = args.goal.unwrap_or_default();
+    let rule = args.blank.unwrap_or_default();
+>>>>>>> main
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
     if args.workers > 0 {
         return super::serve::run_local_cluster(
