@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
 use tilepdb_common::{BlankRule, StateSpace};
@@ -98,34 +98,6 @@ struct BuildSummary {
     tables: Vec<TableReport>,
 }
 
-<<<<<<< HEAD
-pub fn run(args: BuildArgs) -> anyhow::Result<()> {
-    let partition = args.job.partition()?;
-    let goal = args.job.goal();
-    let rule = args.job.rule();
-=======
-/// The partition that the arguments name.
-fn resolve_partition(args: &BuildArgs) -> anyhow::Result<Partition> {
-    let board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
-    if !args.pattern.is_empty() {
-        return Ok(Partition::custom(
-            board.unwrap_or("15".parse()?),
-            &args.pattern,
-        )?);
-    }
-    if let Some(name) = &args.partition {
-        let partition = Partition::named(name)?;
-        if let Some(b) = board.filter(|&b| b != partition.board()) {
-            bail!(
-                "partition {name} is for the {} board, not {b}",
-                partition.board()
-            );
-        }
-        return Ok(partition);
-    }
-    Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
-}
-
 /// Most worker threads a build accepts: far more than any machine's cores, few enough that
 /// starting the pool cannot exhaust the system (100,000 threads stalled the build for minutes).
 const MAX_THREADS: usize = 1024;
@@ -137,10 +109,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             args.threads
         );
     }
-    let partition = resolve_partition(&args)?;
-    let goal = args.goal.unwrap_or_default();
-    let rule = args.blank.unwrap_or_default();
->>>>>>> main
+    let partition = args.job.partition()?;
+    let goal = args.job.goal();
+    let rule = args.job.rule();
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
     if args.workers > 0 {
         return super::serve::run_local_cluster(
