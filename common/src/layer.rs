@@ -100,11 +100,6 @@ impl StateCodes {
         states.div_ceil(FIELDS_PER_WORD)
     }
 
-    /// The word that holds `state`'s code.
-    pub fn word_of(state: u64) -> u64 {
-        state / FIELDS_PER_WORD
-    }
-
     /// Writes a file-backed array's changes to its file and waits; nothing for a heap array.
     pub fn flush(&self) -> std::io::Result<()> {
         match &self.backing {
@@ -117,15 +112,6 @@ impl StateCodes {
     fn words(&self) -> &[AtomicU64] {
         // SAFETY: `ptr` points to `len` words owned by `self.backing`.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    /// A copy of the words `words` (each read atomically): a task's input for the wire.
-    /// Panics if the range is out of the array.
-    pub fn copy_words(&self, words: Range<u64>) -> Vec<u64> {
-        self.words()[words.start as usize..words.end as usize]
-            .iter()
-            .map(|w| w.load(Relaxed))
-            .collect()
     }
 
     /// The code of the states of the layer at `depth` until they are expanded: 1 or 2,
@@ -250,64 +236,6 @@ fn scan_codes(load: impl Fn(u64) -> u64, states: Range<u64>, code: u8, mut f: im
     }
 }
 
-/// A copy of some words of a two-bit state array: a task's input as a worker receives it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CodesWindow {
-    first_word: u64,
-    words: Vec<u64>,
-}
-
-impl CodesWindow {
-    /// The words `first_word..first_word + words.len()` of a state array.
-    pub fn new(first_word: u64, words: Vec<u64>) -> CodesWindow {
-        CodesWindow { first_word, words }
-    }
-
-    /// The states whose codes the window holds.
-    pub fn states(&self) -> Range<u64> {
-        self.first_word * FIELDS_PER_WORD
-            ..(self.first_word + self.words.len() as u64) * FIELDS_PER_WORD
-    }
-
-    /// The code of `state`, `None` outside the window.
-    #[inline]
-    pub fn get(&self, state: u64) -> Option<u8> {
-        let w = (state / FIELDS_PER_WORD).checked_sub(self.first_word)?;
-        let word = *self.words.get(w as usize)?;
-        Some(((word >> (2 * (state % FIELDS_PER_WORD))) & 3) as u8)
-    }
-
-    /// Calls `f` with every state of `states` (clamped to the window) whose code is `code`.
-    #[inline]
-    pub fn for_each_with_code(&self, states: Range<u64>, code: u8, f: impl FnMut(u64)) {
-        let window = self.states();
-        let states = states.start.max(window.start)..states.end.min(window.end);
-        let base = self.first_word;
-        scan_codes(|w| self.words[(w - base) as usize], states, code, f)
-    }
-
-    /// The layer of `depth` as the expansion kernel reads it.
-    pub fn layer(&self, depth: u32) -> WindowLayer<'_> {
-        WindowLayer {
-            window: self,
-            code: StateCodes::code_of_depth(depth),
-        }
-    }
-}
-
-/// The layer of one depth in a [`CodesWindow`].
-pub struct WindowLayer<'a> {
-    window: &'a CodesWindow,
-    code: u8,
-}
-
-impl CurrentLayer for WindowLayer<'_> {
-    #[inline]
-    fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
-        self.window.for_each_with_code(states, self.code, f)
-    }
-}
-
 /// One bit per state of a range of states: a layer's states (a task's input) or the states a
 /// task reached (its output).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -425,6 +353,20 @@ impl CurrentLayer for LayerBitmap {
     #[inline]
     fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
         self.for_each_in(states, f)
+    }
+}
+
+/// An increasing list of states: a task's input as a worker receives it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateList(pub Vec<u64>);
+
+impl CurrentLayer for StateList {
+    #[inline]
+    fn for_each_current(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
+        let from = self.0.partition_point(|&s| s < states.start);
+        for &s in self.0[from..].iter().take_while(|&&s| s < states.end) {
+            f(s)
+        }
     }
 }
 

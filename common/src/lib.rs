@@ -22,7 +22,7 @@ pub mod wire;
 
 pub use board::{Board, Goal, MAX_CELLS};
 pub use error::{Error, Result};
-pub use layer::{CodesWindow, LayerBitmap, StateCodes};
+pub use layer::{LayerBitmap, StateCodes, StateList};
 pub use pattern::{KNOWN_PARTITIONS, Partition, Pattern};
 pub use puzzle::PuzzleState;
 pub use rank::PlacementRanker;

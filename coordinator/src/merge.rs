@@ -166,9 +166,16 @@ impl<'a> LayerMerge<'a> {
             .retire(states, StateCodes::code_of_depth(self.depth - 1));
     }
 
-    /// Merges a bitmap of reached states (a task's result as it comes off the wire).
+    /// Merges a bitmap of reached states.
     pub fn merge_bitmap(&mut self, reached: &LayerBitmap) {
         reached.for_each_in(reached.states(), |s| self.reached(s));
+    }
+
+    /// Merges a list of reached states (a task's result as it comes off the wire).
+    pub fn merge_list(&mut self, reached: &[u64]) {
+        for &s in reached {
+            self.reached(s);
+        }
     }
 }
 

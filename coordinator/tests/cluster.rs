@@ -1,7 +1,9 @@
 //! The distributed build with real processes on 127.0.0.1: a `tilepdb-coordinator serve` and
-//! `tilepdb-worker`s (the worker program next to the coordinator's when the workspace built it,
-//! else the coordinator's `worker` subcommand, the same code). Each test compares the tables
-//! with a single-machine build of the same job, byte for byte.
+//! worker processes. The workers are `tilepdb-coordinator worker`, the worker library behind
+//! the `tilepdb-worker` program, built with this crate, so that a stale worker program can
+//! never be tested by mistake; `worker/tests/worker_process.rs` runs the `tilepdb-worker`
+//! program itself. Each test compares the tables with a single-machine build of the same job,
+//! byte for byte.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -14,16 +16,6 @@ const TOKEN: &str = "cluster-test-token";
 
 fn coordinator_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
-}
-
-/// The worker program, and the arguments that come before its own.
-fn worker_program() -> (PathBuf, Vec<&'static str>) {
-    let sibling = coordinator_bin().with_file_name("tilepdb-worker");
-    if sibling.is_file() {
-        (sibling, vec![])
-    } else {
-        (coordinator_bin(), vec!["worker"])
-    }
 }
 
 /// A scratch directory of one test.
@@ -208,9 +200,8 @@ struct Worker(Child);
 
 impl Worker {
     fn start(url: &str, extra: &[&str]) -> Worker {
-        let (program, pre) = worker_program();
-        let child = Command::new(program)
-            .args(pre)
+        let child = Command::new(coordinator_bin())
+            .arg("worker")
             .args([
                 "--coordinator",
                 url,
@@ -296,12 +287,12 @@ fn a_worker_killed_mid_layer_loses_nothing() {
         "127.0.0.1:0",
         &[&MANY_TASKS[..], &["--lease-timeout", "1"]].concat(),
     );
-    let slow = ["--debug-task-delay-ms", "10"];
-    let victim = Worker::start(&c.url(), &slow);
-    let other = Worker::start(&c.url(), &slow);
+    // The victim sits on each task for a while, so that it holds one when it is killed.
+    let victim = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
+    let other = Worker::start(&c.url(), &["--debug-task-delay-ms", "5"]);
     c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
     victim.signal("KILL");
-    c.wait_for(&["lease expired"], MINUTES);
+    c.wait_for(&["lease expired"], Duration::from_secs(60));
     c.finish(MINUTES);
     assert!(other.wait(Duration::from_secs(30)));
     assert_same_tables(&dir.join("single"), &dir.join("out"));
@@ -318,12 +309,12 @@ fn a_worker_stalled_past_its_lease_loses_nothing() {
         "127.0.0.1:0",
         &[&MANY_TASKS[..], &["--lease-timeout", "1"]].concat(),
     );
-    let slow = ["--debug-task-delay-ms", "10"];
-    let stalled = Worker::start(&c.url(), &slow);
-    let other = Worker::start(&c.url(), &slow);
+    // It sits on each task for a while, so that it holds one when it is stopped.
+    let stalled = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
+    let other = Worker::start(&c.url(), &["--debug-task-delay-ms", "5"]);
     c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
     stalled.signal("STOP");
-    c.wait_for(&["lease expired"], MINUTES);
+    c.wait_for(&["lease expired"], Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(500));
     // Back to life: its late result is recognised (dropped or, if first, merged) and it goes on.
     stalled.signal("CONT");
@@ -373,7 +364,7 @@ mod bad_clients {
         Chunk, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
         result_message, task_message,
     };
-    use tilepdb_common::wire::states::bitmap_bytes;
+    use tilepdb_common::wire::states::encode_deltas;
     use tilepdb_common::wire::{PROTOCOL_VERSION, TaskId};
     use tonic::Code;
     use tonic::metadata::MetadataValue;
@@ -429,7 +420,7 @@ mod bad_clients {
         }
     }
 
-    fn header(job: &str, worker: u64, t: &Task, states: u64) -> ResultHeader {
+    fn header(job: &str, worker: u64, t: &Task, list: &[u8], states: u64) -> ResultHeader {
         ResultHeader {
             job_id: job.into(),
             worker_id: worker,
@@ -439,9 +430,8 @@ mod bad_clients {
             depth: t.depth,
             first_rank: t.first_rank,
             end_rank: t.end_rank,
-            own_bitmap_bytes: bitmap_bytes(states),
-            outside_bytes: 0,
-            outside_states: 0,
+            reached_states: states,
+            reached_bytes: list.len() as u64,
             expanded: 0,
             generated: 0,
         }
@@ -469,8 +459,6 @@ mod bad_clients {
     fn are_refused_and_the_build_finishes() {
         let dir = scratch("bad");
         single_machine(&SMALL_JOB, &dir.join("single"));
-        // One table of 524160 placements x 11 slots; 5 tiles.
-        let own_states_of = |t: &Task| (t.end_rank - t.first_rank) * 11;
         let c = Coordinator::start(
             &SMALL_JOB,
             &dir,
@@ -509,74 +497,78 @@ mod bad_clients {
 
             let (job, worker) = register(&mut client).await;
             let t = take(&mut client, &job, worker).await;
-            let states = own_states_of(&t);
-            let empty = vec![0u8; bitmap_bytes(states) as usize];
-            let good_chunks = encode_section(Section::OwnBitmap, &empty, 1 << 20, 1);
+            // A plausible result: two states of the task's own ranks (not its true result).
+            let first = t.first_rank * 11;
+            let list = encode_deltas(&[first, first + 1]);
+            let good = encode_section(Section::ReachedStates, &list, 1 << 20, 1);
+            let h = || header(&job, worker, &t, &list, 2);
 
             // A forged task id (a task index past the layer's tasks).
-            let mut h = header(&job, worker, &t, states);
+            let mut forged = h();
             let mut id = TaskId::from_u64(t.task_id).unwrap();
             id.index = 1_000_000;
-            h.task_id = id.to_u64();
-            let e = deliver(&mut client, h, good_chunks.clone()).await;
-            assert_eq!(e, Err(Code::InvalidArgument));
-            // A forged attempt.
-            let mut h = header(&job, worker, &t, states);
-            h.attempt ^= 0x5555;
+            forged.task_id = id.to_u64();
             assert_eq!(
-                deliver(&mut client, h, good_chunks.clone()).await,
+                deliver(&mut client, forged, good.clone()).await,
+                Err(Code::InvalidArgument)
+            );
+            // A forged attempt.
+            let mut forged = h();
+            forged.attempt ^= 0x5555;
+            assert_eq!(
+                deliver(&mut client, forged, good.clone()).await,
                 Err(Code::InvalidArgument)
             );
             // A range outside the job.
-            let mut h = header(&job, worker, &t, states);
-            h.first_rank = 1 << 40;
-            h.end_rank = (1 << 40) + 10;
+            let mut outside = h();
+            outside.first_rank = 1 << 40;
+            outside.end_rank = (1 << 40) + 10;
             assert_eq!(
-                deliver(&mut client, h, good_chunks.clone()).await,
+                deliver(&mut client, outside, good.clone()).await,
                 Err(Code::InvalidArgument)
             );
-            // A wrong job id in a result.
-            let mut h = header(&job, worker, &t, states);
-            h.job_id = "another-job".into();
+            // Another job's result.
+            let mut other = h();
+            other.job_id = "another-job".into();
             assert_eq!(
-                deliver(&mut client, h, good_chunks.clone()).await,
+                deliver(&mut client, other, good.clone()).await,
                 Err(Code::FailedPrecondition)
             );
             // A chunk whose checksum does not match its data.
-            let mut bad = good_chunks.clone();
+            let mut bad = good.clone();
             bad[0].crc32 ^= 0xdead_beef;
-            let h = header(&job, worker, &t, states);
             assert_eq!(
-                deliver(&mut client, h, bad).await,
+                deliver(&mut client, h(), bad).await,
                 Err(Code::InvalidArgument)
             );
             // A frame that decompresses past its declared size (a "zstd bomb").
-            let mut bomb = good_chunks.clone();
-            let big = vec![0u8; 64 << 20];
-            bomb[0].data = zstd::bulk::compress(&big, 1).unwrap();
+            let mut bomb = good.clone();
+            bomb[0].data = zstd::bulk::compress(&vec![0u8; 64 << 20], 1).unwrap();
             bomb[0].crc32 = crc32fast::hash(&bomb[0].data);
-            let h = header(&job, worker, &t, states);
             assert_eq!(
-                deliver(&mut client, h, bomb).await,
+                deliver(&mut client, h(), bomb).await,
                 Err(Code::InvalidArgument)
             );
-            // A declared decompressed size over the chunk limit.
-            let mut oversized = good_chunks.clone();
+            // A declared decompressed size over the chunk limit, and over the section.
+            let mut oversized = good.clone();
             oversized[0].decompressed_size = 64 << 20;
-            let h = header(&job, worker, &t, states);
             assert_eq!(
-                deliver(&mut client, h, oversized).await,
+                deliver(&mut client, h(), oversized).await,
                 Err(Code::InvalidArgument)
             );
-            // A state outside the job in the outside list.
-            let mut h = header(&job, worker, &t, states);
-            let list = tilepdb_common::wire::states::encode_deltas(&[u64::MAX / 2]);
-            h.outside_states = 1;
-            h.outside_bytes = list.len() as u64;
-            let mut chunks = good_chunks.clone();
-            chunks.extend(encode_section(Section::OutsideDeltas, &list, 1 << 20, 1));
+            let mut big = h();
+            big.reached_bytes = 1 << 40;
+            big.reached_states = 1 << 40;
             assert_eq!(
-                deliver(&mut client, h, chunks).await,
+                deliver(&mut client, big, good.clone()).await,
+                Err(Code::InvalidArgument)
+            );
+            // A state outside the table.
+            let far = encode_deltas(&[first, u64::MAX / 2]);
+            let far_chunks = encode_section(Section::ReachedStates, &far, 1 << 20, 1);
+            let far_header = header(&job, worker, &t, &far, 2);
+            assert_eq!(
+                deliver(&mut client, far_header, far_chunks).await,
                 Err(Code::InvalidArgument)
             );
             // Nothing above was merged: the task is still open, and its true result (here

@@ -16,9 +16,9 @@ use tilepdb_common::wire::proto::{
     HeartbeatRequest, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
     result_message, task_message,
 };
-use tilepdb_common::wire::states::{bytes_to_words, encode_deltas, input_words, words_to_bytes};
+use tilepdb_common::wire::states::{decode_deltas, encode_deltas, own_states};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
-use tilepdb_common::{CodesWindow, StateCodes, StateSpace};
+use tilepdb_common::{StateList, StateSpace};
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -424,7 +424,7 @@ async fn take_and_run(
     };
     let space =
         check_task(&task, spaces).map_err(|m| Failure::Dropped(Status::invalid_argument(m)))?;
-    let mut reader = SectionReader::new(Section::InputCodes, task.word_count * 8, max_chunk);
+    let mut reader = SectionReader::new(Section::InputStates, task.input_bytes, max_chunk);
     while !reader.is_complete() {
         let msg = stream
             .message()
@@ -443,48 +443,32 @@ async fn take_and_run(
             }
         }
     }
-    let words = reader
+    let ranks = task.first_rank..task.end_rank;
+    let input = reader
         .finish()
-        .and_then(|b| bytes_to_words(&b))
+        .and_then(|b| decode_deltas(&b, task.states, own_states(&ranks, space.slots())))
         .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?;
-    let window = CodesWindow::new(task.first_word, words);
-    let (pool, spaces2) = (pool.clone(), spaces.clone());
-    let (ranks, depth, level) = (
-        task.first_rank..task.end_rank,
-        task.depth,
-        config.zstd_level,
-    );
+    let (pool, spaces) = (pool.clone(), spaces.clone());
+    let level = config.zstd_level;
     let table = task.table as usize;
     let started = Instant::now();
-    let (header_counts, messages) = tokio::task::spawn_blocking(move || {
-        let space = &spaces2[table];
-        let out = pool.install(|| run_task(space, ranks, depth, &window));
-        let own_bytes = words_to_bytes(&out.own_words);
-        let deltas = encode_deltas(&out.outside);
-        let mut chunks = encode_section(Section::OwnBitmap, &own_bytes, max_chunk, level);
-        chunks.extend(encode_section(
-            Section::OutsideDeltas,
-            &deltas,
-            max_chunk,
-            level,
-        ));
+    let (reached_states, reached_bytes, stats, chunks) = tokio::task::spawn_blocking(move || {
+        let space = &spaces[table];
+        let out = pool.install(|| run_task(space, ranks, &StateList(input)));
+        let list = encode_deltas(&out.reached);
+        let chunks = encode_section(Section::ReachedStates, &list, max_chunk, level);
         (
-            (
-                own_bytes.len() as u64,
-                deltas.len() as u64,
-                out.outside.len() as u64,
-                out.stats,
-            ),
+            out.reached.len() as u64,
+            list.len() as u64,
+            out.stats,
             chunks,
         )
     })
     .await
     .map_err(|e| Failure::Fatal(Error::Start(format!("expansion thread failed: {e}"))))?;
-    let (own_bytes, outside_bytes, outside_states, stats) = header_counts;
     if !config.task_delay.is_zero() {
         tokio::time::sleep(config.task_delay).await;
     }
-    let _ = space;
     let header = ResultHeader {
         job_id,
         worker_id,
@@ -494,16 +478,15 @@ async fn take_and_run(
         depth: task.depth,
         first_rank: task.first_rank,
         end_rank: task.end_rank,
-        own_bitmap_bytes: own_bytes,
-        outside_bytes,
-        outside_states,
+        reached_states,
+        reached_bytes,
         expanded: stats.expanded,
         generated: stats.generated,
     };
     let mut msgs = vec![ResultMessage {
         kind: Some(result_message::Kind::Header(header)),
     }];
-    msgs.extend(messages.into_iter().map(|c| ResultMessage {
+    msgs.extend(chunks.into_iter().map(|c| ResultMessage {
         kind: Some(result_message::Kind::Chunk(c)),
     }));
     let sent: u64 = msgs
@@ -546,10 +529,11 @@ fn check_task<'a>(task: &Task, spaces: &'a [StateSpace]) -> Result<&'a StateSpac
             space.placements()
         ));
     }
-    let words = input_words(&(task.first_rank..task.end_rank), space.slots());
-    if task.first_word != words.start || task.word_count != words.end - words.start {
-        return Err("task input words do not cover its ranks".into());
+    if task.states > task.input_bytes || task.input_bytes > 10 * task.states {
+        return Err(format!(
+            "{} bytes cannot list {} states",
+            task.input_bytes, task.states
+        ));
     }
-    debug_assert!(words.end <= StateCodes::words_for(space.states()));
     Ok(space)
 }

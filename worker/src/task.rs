@@ -1,57 +1,36 @@
-//! Executing one task off the wire: expand the layer's states of a rank range (with every
-//! thread of a pool) and collect what they reach, ready for the wire.
+//! Executing one task off the wire: expand the current-layer states of a rank range (with
+//! every thread of a pool) and collect the distinct states they reach, in order.
 //!
-//! The input is a [`CodesWindow`]: the coordinator's two-bit codes of the words covering the
-//! task's states. Successors that land in the window and are seen already (any code but
-//! unseen) are dropped on the spot; the unseen ones among the task's own states go into a
-//! bitmap, the others into a sorted list.
+//! Successors inside the task's own states (all moves of a task of whole blocks but those of
+//! the pattern's first tile) are collected in a bitmap of the own states, which removes
+//! duplicates at one bit per own state; the others in per-thread lists, sorted and deduplicated
+//! at the end. So a worker's memory is bounded by its task, not by the successors generated.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
-use tilepdb_common::{CodesWindow, StateSpace};
+use tilepdb_common::wire::states::own_states;
+use tilepdb_common::{StateList, StateSpace};
 
 use crate::expand::{ExpandStats, expand_range};
 
 /// What a task reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskOutput {
-    /// The task's own states (its ranks times the slots).
-    pub own: Range<u64>,
-    /// One bit per own state: the unseen ones it reached.
-    pub own_words: Vec<u64>,
-    /// States reached outside the own states (and not seen in the window), increasing.
-    pub outside: Vec<u64>,
+    /// The distinct states reached, increasing.
+    pub reached: Vec<u64>,
     pub stats: ExpandStats,
 }
 
-impl TaskOutput {
-    /// Reached states, own and outside.
-    pub fn reached(&self) -> u64 {
-        self.own_words
-            .iter()
-            .map(|w| w.count_ones() as u64)
-            .sum::<u64>()
-            + self.outside.len() as u64
-    }
-}
-
-/// Expands the states of `window` coded for `depth` whose ranks lie in `ranks`, cutting the
-/// range into pieces for the threads of the current rayon pool.
-pub fn run_task(
-    space: &StateSpace,
-    ranks: Range<u64>,
-    depth: u32,
-    window: &CodesWindow,
-) -> TaskOutput {
-    let slots = space.slots();
-    let own = ranks.start * slots..ranks.end * slots;
+/// Expands the states of `input` (the layer's states of `ranks`), cutting the range into
+/// pieces for the threads of the current rayon pool.
+pub fn run_task(space: &StateSpace, ranks: Range<u64>, input: &StateList) -> TaskOutput {
+    let own = own_states(&ranks, space.slots());
     let own_len = own.end - own.start;
     let bits: Vec<AtomicU64> = (0..own_len.div_ceil(64))
         .map(|_| AtomicU64::new(0))
         .collect();
-    let layer = window.layer(depth);
     let threads = rayon::current_num_threads() as u64;
     let piece = (ranks.end - ranks.start).div_ceil(threads * 8).max(64);
     let pieces: Vec<Range<u64>> = (ranks.start..ranks.end)
@@ -66,14 +45,16 @@ pub fn run_task(
                 if own.contains(&s) {
                     let i = s - own.start;
                     let (w, bit) = ((i / 64) as usize, 1u64 << (i % 64));
-                    if bits[w].load(Relaxed) & bit == 0 && window.get(s) == Some(0) {
+                    if bits[w].load(Relaxed) & bit == 0 {
                         bits[w].fetch_or(bit, Relaxed);
                     }
-                } else if window.get(s).is_none_or(|c| c == 0) {
+                } else {
                     outside.push(s);
                 }
             };
-            let stats = expand_range(space, piece, &layer, &mut sink);
+            let stats = expand_range(space, piece, input, &mut sink);
+            outside.sort_unstable();
+            outside.dedup();
             (stats, outside)
         })
         .reduce(
@@ -89,67 +70,64 @@ pub fn run_task(
         );
     outside.par_sort_unstable();
     outside.dedup();
-    TaskOutput {
-        own,
-        own_words: bits.into_iter().map(AtomicU64::into_inner).collect(),
-        outside,
-        stats,
+    // Below the own states, the own states, above them: one increasing list.
+    let split = outside.partition_point(|&s| s < own.start);
+    let own_count: usize = bits
+        .iter()
+        .map(|w| w.load(Relaxed).count_ones() as usize)
+        .sum();
+    let mut reached = Vec::with_capacity(outside.len() + own_count);
+    reached.extend_from_slice(&outside[..split]);
+    for (i, w) in bits.iter().enumerate() {
+        let mut w = w.load(Relaxed);
+        while w != 0 {
+            reached.push(own.start + i as u64 * 64 + w.trailing_zeros() as u64);
+            w &= w - 1;
+        }
     }
+    reached.extend_from_slice(&outside[split..]);
+    TaskOutput { reached, stats }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tilepdb_common::wire::states::input_words;
+    use tilepdb_common::layer::CodeLayer;
     use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateCodes};
 
-    /// The states a task reports are exactly the unseen successors of its states.
+    /// A task reports exactly the distinct successors of its states, in order.
     #[test]
-    fn reports_the_unseen_successors() {
+    fn reports_the_distinct_successors() {
         let board: Board = "3x3".parse().unwrap();
         let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
         let space =
             StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Minimized).unwrap();
         let codes = StateCodes::new(space.states());
-        // A layer at depth 1 of a few states, some seen states around.
-        let layer: Vec<u64> = (0..space.states()).step_by(7).take(60).collect();
-        for &s in &layer {
+        for s in (0..space.states()).step_by(7) {
             codes.try_mark(s, StateCodes::code_of_depth(1));
         }
-        for s in (3..space.states()).step_by(5) {
-            codes.try_mark(s, tilepdb_common::layer::DONE);
-        }
-        let ranks = 8..40;
-        let words = input_words(&ranks, space.slots());
-        let window = CodesWindow::new(words.start, codes.copy_words(words));
-        let out = run_task(&space, ranks.clone(), 1, &window);
-        let mut want = vec![];
-        let mut all = |s: u64| {
-            if codes.get(s) == 0 {
-                want.push(s)
-            }
-        };
-        expand_range(
-            &space,
-            ranks,
-            &tilepdb_common::layer::CodeLayer {
+        for ranks in [8..40, 0..space.placements(), 100..101] {
+            let mut input = vec![];
+            codes.for_each_with_code(
+                own_states(&ranks, space.slots()),
+                StateCodes::code_of_depth(1),
+                |s| input.push(s),
+            );
+            let out = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap()
+                .install(|| run_task(&space, ranks.clone(), &StateList(input.clone())));
+            let mut want = vec![];
+            let layer = CodeLayer {
                 codes: &codes,
                 depth: 1,
-            },
-            &mut all,
-        );
-        want.sort_unstable();
-        want.dedup();
-        let mut got = out.outside.clone();
-        for (i, w) in out.own_words.iter().enumerate() {
-            for b in 0..64 {
-                if w >> b & 1 == 1 {
-                    got.push(out.own.start + i as u64 * 64 + b);
-                }
-            }
+            };
+            let stats = expand_range(&space, ranks, &layer, &mut |s: u64| want.push(s));
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(out.reached, want);
+            assert_eq!(out.stats, stats);
         }
-        got.sort_unstable();
-        assert_eq!(got, want);
-        assert!(!want.is_empty());
     }
 }

@@ -10,9 +10,9 @@
 //! use tilepdb_common::wire::chunk::{SectionReader, encode_section};
 //! use tilepdb_common::wire::proto::Section;
 //! let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 7) as u8).collect();
-//! let chunks = encode_section(Section::OwnBitmap, &bytes, 1 << 20, 1);
+//! let chunks = encode_section(Section::ReachedStates, &bytes, 1 << 20, 1);
 //! assert_eq!(chunks.len(), 3);
-//! let mut reader = SectionReader::new(Section::OwnBitmap, bytes.len() as u64, 1 << 20);
+//! let mut reader = SectionReader::new(Section::ReachedStates, bytes.len() as u64, 1 << 20);
 //! for c in &chunks {
 //!     reader.push(c).unwrap();
 //! }
@@ -29,7 +29,13 @@ pub fn encode_section(section: Section, bytes: &[u8], max_chunk: u32, level: i32
         .chunks(max_chunk.max(1) as usize)
         .enumerate()
         .map(|(i, piece)| {
-            let data = zstd::bulk::compress(piece, level).expect("zstd compresses to memory");
+            let data = ENCODER
+                .with(|e| {
+                    let mut e = e.borrow_mut();
+                    e.set_compression_level(level)?;
+                    e.compress(piece)
+                })
+                .expect("zstd compresses to memory");
             Chunk {
                 section: section as i32,
                 offset: i as u64 * max_chunk.max(1) as u64,
@@ -41,13 +47,20 @@ pub fn encode_section(section: Section, bytes: &[u8], max_chunk: u32, level: i32
         .collect()
 }
 
+thread_local! {
+    /// zstd contexts cost more to make than a small chunk costs to code: one per thread.
+    static ENCODER: std::cell::RefCell<zstd::bulk::Compressor<'static>> =
+        std::cell::RefCell::new(zstd::bulk::Compressor::new(1).expect("a zstd context"));
+    static DECODER: std::cell::RefCell<zstd::bulk::Decompressor<'static>> =
+        std::cell::RefCell::new(zstd::bulk::Decompressor::new().expect("a zstd context"));
+}
+
 /// Puts a section back together from its chunks, checking each.
 pub struct SectionReader {
     section: Section,
     expected: u64,
     max_chunk: u32,
     bytes: Vec<u8>,
-    decoder: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 impl SectionReader {
@@ -59,7 +72,6 @@ impl SectionReader {
             expected,
             max_chunk,
             bytes: Vec::new(),
-            decoder: None,
         }
     }
 
@@ -109,16 +121,9 @@ impl SectionReader {
                 chunk.offset, chunk.crc32
             )));
         }
-        let decoder = match &mut self.decoder {
-            Some(d) => d,
-            None => self.decoder.insert(
-                zstd::bulk::Decompressor::new()
-                    .map_err(|e| wire(format!("cannot start a zstd decoder: {e}")))?,
-            ),
-        };
         // Room for exactly the declared size: a frame that decompresses to more fails.
-        let out = decoder
-            .decompress(&chunk.data, size as usize)
+        let out = DECODER
+            .with(|d| d.borrow_mut().decompress(&chunk.data, size as usize))
             .map_err(|e| {
                 wire(format!(
                     "chunk of {name} at offset {}: not a zstd frame of at most {size} bytes: {e}",
@@ -162,14 +167,14 @@ mod tests {
     use super::*;
 
     fn one_chunk(bytes: &[u8]) -> Chunk {
-        encode_section(Section::OwnBitmap, bytes, 1 << 20, 1).remove(0)
+        encode_section(Section::ReachedStates, bytes, 1 << 20, 1).remove(0)
     }
 
     #[test]
     fn refuses_a_bad_checksum() {
         let mut c = one_chunk(&[1, 2, 3]);
         c.crc32 ^= 1;
-        let mut r = SectionReader::new(Section::OwnBitmap, 3, 1 << 20);
+        let mut r = SectionReader::new(Section::ReachedStates, 3, 1 << 20);
         let e = r.push(&c).unwrap_err().to_string();
         assert!(e.contains("CRC-32"), "{e}");
     }
@@ -181,37 +186,37 @@ mod tests {
         let zeros = vec![0u8; 64 << 20];
         let data = zstd::bulk::compress(&zeros, 1).unwrap();
         let c = Chunk {
-            section: Section::OwnBitmap as i32,
+            section: Section::ReachedStates as i32,
             offset: 0,
             decompressed_size: 1024,
             crc32: crc32fast::hash(&data),
             data,
         };
-        let mut r = SectionReader::new(Section::OwnBitmap, 1024, 1 << 20);
+        let mut r = SectionReader::new(Section::ReachedStates, 1024, 1 << 20);
         assert!(r.push(&c).is_err());
         // Declaring the true size is refused too: over the chunk limit.
         let mut c2 = c.clone();
         c2.decompressed_size = 64 << 20;
-        let mut r = SectionReader::new(Section::OwnBitmap, 64 << 20, 1 << 20);
+        let mut r = SectionReader::new(Section::ReachedStates, 64 << 20, 1 << 20);
         assert!(r.push(&c2).unwrap_err().to_string().contains("declares"));
     }
 
     #[test]
     fn refuses_wrong_offsets_sections_and_sizes() {
         let c = one_chunk(&[1, 2, 3]);
-        let mut r = SectionReader::new(Section::OutsideDeltas, 3, 1 << 20);
+        let mut r = SectionReader::new(Section::InputStates, 3, 1 << 20);
         assert!(r.push(&c).is_err());
-        let mut r = SectionReader::new(Section::OwnBitmap, 2, 1 << 20);
+        let mut r = SectionReader::new(Section::ReachedStates, 2, 1 << 20);
         assert!(r.push(&c).is_err());
         let mut c2 = c.clone();
         c2.offset = 1;
-        let mut r = SectionReader::new(Section::OwnBitmap, 4, 1 << 20);
+        let mut r = SectionReader::new(Section::ReachedStates, 4, 1 << 20);
         assert!(r.push(&c2).is_err());
         let mut c3 = c.clone();
         c3.decompressed_size = 2;
-        let mut r = SectionReader::new(Section::OwnBitmap, 3, 1 << 20);
+        let mut r = SectionReader::new(Section::ReachedStates, 3, 1 << 20);
         assert!(r.push(&c3).is_err());
-        let r = SectionReader::new(Section::OwnBitmap, 3, 1 << 20);
+        let r = SectionReader::new(Section::ReachedStates, 3, 1 << 20);
         assert!(r.finish().is_err());
     }
 }

@@ -54,8 +54,8 @@ pub struct ServeArgs {
     /// Require workers to present a certificate signed by this CA (mutual TLS).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_client_ca: Option<PathBuf>,
-    /// Most ranks (placements) per task (default: about 64 tasks a layer, along the rank's
-    /// blocks).
+    /// Most ranks (placements) per task (default: a block of the rank, the placements with
+    /// the pattern's first tile on one cell, or less to make at least 16 tasks a layer).
     #[arg(long, value_name = "N")]
     task_ranks: Option<u64>,
     /// Threads of the coordinator's own passes over the arrays (default: every core).
@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// Seconds to wait, once the job is done, for every worker to hear so before exiting.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     linger: f64,
+    /// Do not wait for the disk after each layer: the job still survives a killed
+    /// coordinator, but not a crashed machine (faster for small tables).
+    #[arg(long)]
+    no_sync: bool,
     /// Print the summary as JSON on standard output.
     #[arg(long)]
     json: bool,
@@ -129,7 +133,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         out: args.out.clone(),
         lease_timeout: seconds(args.lease_timeout, "--lease-timeout")?,
         task_ranks: args.task_ranks,
-        tasks_per_layer: 64,
+        tasks_per_layer: 16,
+        sync: !args.no_sync,
         threads: args.threads,
         zstd_level: 1,
     };
@@ -247,7 +252,9 @@ pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Res
         out: a.out.clone(),
         lease_timeout: seconds(a.lease_timeout, "--lease-timeout")?,
         task_ranks: a.task_ranks,
-        tasks_per_layer: 64,
+        tasks_per_layer: 16,
+        // A data directory of its own is removed at the end: no need to survive a crash.
+        sync: !remove_data,
         threads: total,
         zstd_level: 1,
     };

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader};
-use tilepdb_common::wire::states::{bitmap_bytes, own_states};
-use tilepdb_common::{BlankRule, Goal, LayerBitmap, Partition, StateCodes, StateSpace};
+use tilepdb_common::wire::states::own_states;
+use tilepdb_common::{BlankRule, Goal, Partition, StateCodes, StateSpace, cut_layer};
 use tonic::Status;
 
 use super::store::{DataDir, MANIFEST_FORMAT, Manifest, TableArrays, TableCheckpoint};
@@ -52,9 +52,13 @@ pub struct JobConfig {
     pub out: PathBuf,
     /// A worker silent for this long loses its leases.
     pub lease_timeout: Duration,
-    /// Most ranks per task; `None`: about `tasks_per_layer` tasks a layer.
+    /// Most ranks per task; `None`: tasks cut along the layer (see `Job::plan_layer`).
     pub task_ranks: Option<u64>,
+    /// Without `task_ranks`: cut each layer into about this many tasks (or more, along blocks).
     pub tasks_per_layer: u64,
+    /// Flush the arrays and sync the manifest after every layer (survives a machine crash);
+    /// without it the job survives a killed coordinator but not a crashed machine.
+    pub sync: bool,
     /// Threads of the coordinator's own passes (counting, finishing layers).
     pub threads: usize,
     /// zstd level of task inputs.
@@ -170,13 +174,11 @@ pub struct AcceptedResult {
     pub index: usize,
     pub table: usize,
     pub depth: u32,
-    /// The task's own states (the bitmap section covers them).
-    pub own: Range<u64>,
     /// All states of the table.
     pub states: u64,
-    pub own_bitmap_bytes: u64,
-    pub outside_bytes: u64,
-    pub outside_states: u64,
+    /// The states the result lists, in how many bytes.
+    pub reached_states: u64,
+    pub reached_bytes: u64,
     pub expanded: u64,
     pub generated: u64,
 }
@@ -482,26 +484,18 @@ impl Job {
         if matches!(slot.status, Status_::Done | Status_::Merging) {
             return Ok(ResultCheck::Drop("the task is done already"));
         }
-        let own = own_states(&slot.ranks, space.slots());
-        let want_bitmap = bitmap_bytes(own.end - own.start);
-        if h.own_bitmap_bytes != want_bitmap {
-            return bad(format!(
-                "own bitmap of {} bytes where the task's states need {want_bitmap}",
-                h.own_bitmap_bytes
-            ));
-        }
         // Each state has at most 4 moves per pattern tile.
         let most = (slot.states * 4 * space.k() as u64).min(space.states());
-        if h.outside_states > most {
+        if h.reached_states > most {
             return bad(format!(
-                "{} outside states from {} states expanded (at most {most})",
-                h.outside_states, slot.states
+                "{} states reached from {} states expanded (at most {most})",
+                h.reached_states, slot.states
             ));
         }
-        if h.outside_bytes < h.outside_states || h.outside_bytes > 10 * h.outside_states {
+        if h.reached_bytes < h.reached_states || h.reached_bytes > 10 * h.reached_states {
             return bad(format!(
                 "{} bytes cannot list {} states",
-                h.outside_bytes, h.outside_states
+                h.reached_bytes, h.reached_states
             ));
         }
         if h.expanded > slot.states {
@@ -514,11 +508,9 @@ impl Job {
             index,
             table,
             depth: id.depth,
-            own,
             states: space.states(),
-            own_bitmap_bytes: h.own_bitmap_bytes,
-            outside_bytes: h.outside_bytes,
-            outside_states: h.outside_states,
+            reached_states: h.reached_states,
+            reached_bytes: h.reached_bytes,
             expanded: h.expanded,
             generated: h.generated,
         }))
@@ -526,7 +518,7 @@ impl Job {
 
     /// Merges a checked, decoded result (blocking: call off the async threads). Returns
     /// whether it was merged (false: another attempt of the task got there first).
-    pub fn commit(&self, r: &AcceptedResult, own: &LayerBitmap, outside: &[u64]) -> bool {
+    pub fn commit(&self, r: &AcceptedResult, reached: &[u64]) -> bool {
         let arrays = {
             let mut st = self.lock();
             if (st.table, st.depth) != (r.table, r.depth) || st.phase != Phase::Expanding {
@@ -547,10 +539,7 @@ impl Job {
             space.slots(),
             r.depth + 1,
         );
-        merge.merge_bitmap(own);
-        for &s in outside {
-            tilepdb_worker::ReachedSink::reached(&mut merge, s);
-        }
+        merge.merge_list(reached);
         self.counters.expanded.fetch_add(r.expanded, Relaxed);
         self.counters.generated.fetch_add(r.generated, Relaxed);
         self.counters.results_accepted.fetch_add(1, Relaxed);
@@ -653,7 +642,7 @@ impl Job {
                     tables_written: 0,
                     table: None,
                 };
-                data.write_manifest(&m)?;
+                data.write_manifest(&m, true)?;
                 m
             }
         };
@@ -691,7 +680,7 @@ impl Job {
                         generated: 0,
                     };
                     manifest.table = Some(c.clone());
-                    data.write_manifest(&manifest)?;
+                    data.write_manifest(&manifest, self.config.sync)?;
                     (arrays, c)
                 }
             };
@@ -707,9 +696,11 @@ impl Job {
             let arrays = Arc::new(arrays);
             while !checkpoint.search_done {
                 self.run_layer(table, &arrays, &mut checkpoint)?;
-                arrays.flush(data, table)?;
+                if self.config.sync {
+                    arrays.flush(data, table)?;
+                }
                 manifest.table = Some(checkpoint.clone());
-                data.write_manifest(&manifest)?;
+                data.write_manifest(&manifest, self.config.sync)?;
             }
             self.set_phase(Phase::WritingTable);
             if space.rule() == BlankRule::Aware {
@@ -745,7 +736,7 @@ impl Job {
             }
             manifest.tables_written = table as u32 + 1;
             manifest.table = None;
-            data.write_manifest(&manifest)?;
+            data.write_manifest(&manifest, self.config.sync)?;
             data.remove_arrays(table);
             let report = TableReport::new(space, &built, peak_rss_bytes(), Some(file));
             tracing::info!(table, file = %out_dir.display(), "{}", report.line());
@@ -764,6 +755,93 @@ impl Job {
             out_dir.display()
         );
         Ok(reports)
+    }
+
+    /// The tasks of a layer and their current states. With `--task-ranks`, fixed ranges (as
+    /// the single-machine build cuts them). Otherwise tasks follow the layer: whole blocks of
+    /// the rank (the placements with the pattern's first tile on one cell, so that only that
+    /// tile's moves leave a task), grouped until a task holds about 1/`tasks_per_layer` of the
+    /// layer's states, and blocks that hold more are cut along eighths of a block. Ranges
+    /// without a current state are left out.
+    fn plan_layer(
+        &self,
+        space: &StateSpace,
+        arrays: &TableArrays,
+        code: u8,
+    ) -> (Vec<Range<u64>>, Vec<u64>) {
+        let slots = space.slots();
+        let count = |ranges: &[Range<u64>]| -> Vec<u64> {
+            self.pool.install(|| {
+                ranges
+                    .par_iter()
+                    .map(|r| arrays.codes.count_with_code(own_states(r, slots), code))
+                    .collect()
+            })
+        };
+        if let Some(task_ranks) = self.config.task_ranks {
+            let ranges = layer_tasks(space, Some(task_ranks), 1);
+            let counts = count(&ranges);
+            return ranges
+                .into_iter()
+                .zip(counts)
+                .filter(|(_, c)| *c > 0)
+                .unzip();
+        }
+        let block = space.ranker().block_len();
+        let units = cut_layer(space.placements(), block, block.div_ceil(8));
+        let unit_counts = count(&units);
+        let total: u64 = unit_counts.iter().sum();
+        let target = total.div_ceil(self.config.tasks_per_layer.max(1)).max(1);
+        let mut tasks: Vec<(Range<u64>, u64)> = Vec::new();
+        let mut open: Option<(Range<u64>, u64)> = None;
+        let mut i = 0;
+        while i < units.len() {
+            // The units of one block.
+            let block_index = units[i].start / block;
+            let mut j = i;
+            while j < units.len() && units[j].start / block == block_index {
+                j += 1;
+            }
+            let block_states: u64 = unit_counts[i..j].iter().sum();
+            let block_range = units[i].start..units[j - 1].end;
+            if block_states > 2 * target {
+                // Close the open task; cut this block along its units.
+                tasks.extend(open.take());
+                for (u, &c) in units[i..j].iter().zip(&unit_counts[i..j]) {
+                    if c == 0 {
+                        tasks.extend(open.take());
+                        continue;
+                    }
+                    match &mut open {
+                        Some((r, n)) if *n + c <= target => {
+                            r.end = u.end;
+                            *n += c;
+                        }
+                        _ => {
+                            tasks.extend(open.take());
+                            open = Some((u.clone(), c));
+                        }
+                    }
+                }
+                tasks.extend(open.take());
+            } else if block_states > 0 {
+                match &mut open {
+                    Some((r, n)) if *n + block_states <= target && r.end == block_range.start => {
+                        r.end = block_range.end;
+                        *n += block_states;
+                    }
+                    _ => {
+                        tasks.extend(open.take());
+                        open = Some((block_range, block_states));
+                    }
+                }
+            } else {
+                tasks.extend(open.take());
+            }
+            i = j;
+        }
+        tasks.extend(open);
+        tasks.into_iter().unzip()
     }
 
     /// Expands the layer `checkpoint.next_depth` of `table` with the workers and finishes it.
@@ -786,13 +864,7 @@ impl Job {
         let generated_before = self.counters.generated.load(Relaxed);
         let slots = space.slots();
         let current = StateCodes::code_of_depth(depth);
-        let ranges = layer_tasks(space, self.config.task_ranks, self.config.tasks_per_layer);
-        let counts: Vec<u64> = self.pool.install(|| {
-            ranges
-                .par_iter()
-                .map(|r| arrays.codes.count_with_code(own_states(r, slots), current))
-                .collect()
-        });
+        let (ranges, counts) = self.plan_layer(space, arrays, current);
         let layer_states: u64 = counts.iter().sum();
         {
             let mut st = self.lock();

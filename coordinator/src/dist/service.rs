@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use prost::Message;
-use tilepdb_common::LayerBitmap;
+use tilepdb_common::StateCodes;
 use tilepdb_common::wire::chunk::{SectionReader, encode_section};
 use tilepdb_common::wire::proto::coordinator_server::Coordinator;
 use tilepdb_common::wire::proto::{
@@ -23,7 +23,7 @@ use tilepdb_common::wire::proto::{
     JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
     Task, TaskMessage, Wait, result_message, task_message,
 };
-use tilepdb_common::wire::states::{bytes_to_words, decode_deltas, input_words, words_to_bytes};
+use tilepdb_common::wire::states::{decode_deltas, encode_deltas, own_states};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
@@ -170,10 +170,14 @@ impl Coordinator for CoordinatorService {
             Lease::Task(t) => {
                 let level = self.job.config.zstd_level;
                 tokio::task::spawn_blocking(move || {
-                    let words = input_words(&t.ranks, t.slots);
-                    let bytes = words_to_bytes(&t.arrays.codes.copy_words(words.clone()));
+                    let mut input = Vec::with_capacity(t.states as usize);
+                    let code = StateCodes::code_of_depth(t.id.depth);
+                    t.arrays
+                        .codes
+                        .for_each_with_code(own_states(&t.ranks, t.slots), code, |s| input.push(s));
+                    let bytes = encode_deltas(&input);
                     let chunks =
-                        encode_section(Section::InputCodes, &bytes, MAX_CHUNK_BYTES, level);
+                        encode_section(Section::InputStates, &bytes, MAX_CHUNK_BYTES, level);
                     let mut messages = vec![TaskMessage {
                         kind: Some(task_message::Kind::Task(Task {
                             task_id: t.id.to_u64(),
@@ -182,9 +186,8 @@ impl Coordinator for CoordinatorService {
                             depth: t.id.depth,
                             first_rank: t.ranks.start,
                             end_rank: t.ranks.end,
-                            first_word: words.start,
-                            word_count: words.end - words.start,
-                            states: t.states,
+                            states: input.len() as u64,
+                            input_bytes: bytes.len() as u64,
                         })),
                     }];
                     messages.extend(chunks.into_iter().map(|c| TaskMessage {
@@ -233,30 +236,15 @@ impl Coordinator for CoordinatorService {
             }
             ResultCheck::Accept(a) => a,
         };
-        let mut own = SectionReader::new(
-            Section::OwnBitmap,
-            accepted.own_bitmap_bytes,
-            MAX_CHUNK_BYTES,
-        );
-        let mut outside = SectionReader::new(
-            Section::OutsideDeltas,
-            accepted.outside_bytes,
+        let mut reader = SectionReader::new(
+            Section::ReachedStates,
+            accepted.reached_bytes,
             MAX_CHUNK_BYTES,
         );
         while let Some(msg) = next(&mut stream).await? {
             self.count_received(msg.encoded_len());
             let Some(result_message::Kind::Chunk(chunk)) = msg.kind else {
                 return Err(Status::invalid_argument("a second header in a result"));
-            };
-            let reader = match Section::try_from(chunk.section) {
-                Ok(Section::OwnBitmap) => &mut own,
-                Ok(Section::OutsideDeltas) => &mut outside,
-                _ => {
-                    return Err(Status::invalid_argument(format!(
-                        "a result has no section {}",
-                        chunk.section
-                    )));
-                }
             };
             reader
                 .push(&chunk)
@@ -265,18 +253,10 @@ impl Coordinator for CoordinatorService {
         let job = self.job.clone();
         let merged = tokio::task::spawn_blocking(move || -> Result<bool, Status> {
             let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
-            let words = bytes_to_words(&own.finish().map_err(invalid)?).map_err(invalid)?;
-            let bitmap = LayerBitmap::from_words(accepted.own.clone(), words).ok_or_else(|| {
-                Status::invalid_argument("own bitmap has bits past the task's states")
-            })?;
-            let list = decode_deltas(
-                &outside.finish().map_err(invalid)?,
-                accepted.outside_states,
-                0..accepted.states,
-                accepted.own.clone(),
-            )
-            .map_err(invalid)?;
-            Ok(job.commit(&accepted, &bitmap, &list))
+            let bytes = reader.finish().map_err(invalid)?;
+            let reached = decode_deltas(&bytes, accepted.reached_states, 0..accepted.states)
+                .map_err(invalid)?;
+            Ok(job.commit(&accepted, &reached))
         })
         .await
         .map_err(|e| Status::internal(format!("merge: {e}")))??;
