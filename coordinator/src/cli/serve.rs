@@ -2,16 +2,16 @@
 //! and `build --workers N`: the same with N local worker processes.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
-use tilepdb_coordinator::dist::job::job_id;
+use tilepdb_coordinator::dist::job::{Phase, job_id};
 use tilepdb_coordinator::dist::store::DataDir;
 use tilepdb_coordinator::dist::{Job, JobConfig, ServeOptions, TlsFiles, bind, serve_on};
 use tilepdb_coordinator::output::set_dir;
@@ -267,7 +267,7 @@ pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Res
         linger: Duration::from_secs(5),
     };
     let started = Instant::now();
-    let mut children: Vec<Child> = Vec::new();
+    let children: Arc<Mutex<Vec<Child>>> = Arc::default();
     let result = runtime()?.block_on(async {
         let (listener, addr) = bind("127.0.0.1:0".parse().expect("an address")).await?;
         tracing::info!(job = %job.id, "listening on {addr}");
@@ -279,15 +279,35 @@ pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Res
             a.workers
         );
         for i in 0..a.workers {
-            children.push(spawn_worker(addr, worker_threads, &token, i)?);
+            let child = spawn_worker(addr, worker_threads, &token, i)?;
+            children.lock().unwrap().push(child);
         }
-        serve_on(listener, job.clone(), data, options)
-            .await
-            .map_err(anyhow::Error::from)
+        // If every worker process dies before the job is done, nobody would finish it.
+        let (watch_job, watch_children) = (job.clone(), children.clone());
+        let watcher = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let all_gone = watch_children
+                    .lock()
+                    .unwrap()
+                    .iter_mut()
+                    .all(|c| matches!(c.try_wait(), Ok(Some(_))));
+                if all_gone {
+                    if watch_job.phase() != Phase::Done {
+                        tracing::error!("every worker process exited before the job was done");
+                        watch_job.fail();
+                    }
+                    break;
+                }
+            }
+        });
+        let result = serve_on(listener, job.clone(), data, options).await;
+        watcher.abort();
+        result.map_err(anyhow::Error::from)
     });
     // Workers exit by themselves once told the job is done; stop any that do not.
     let deadline = Instant::now() + Duration::from_secs(if result.is_ok() { 10 } else { 0 });
-    for mut child in children {
+    for child in children.lock().unwrap().iter_mut() {
         loop {
             match child.try_wait() {
                 Ok(Some(status)) => {
@@ -353,6 +373,3 @@ fn random_token() -> anyhow::Result<String> {
         .context("cannot read /dev/urandom")?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
-
-#[allow(dead_code)]
-fn _unused(_: &Path) {}

@@ -652,6 +652,10 @@ impl Job {
             self.config.rule,
             self.config.goal,
         );
+        for table in 0..manifest.tables_written as usize {
+            // Arrays of tables written before a kill that came before their removal.
+            data.remove_arrays(table);
+        }
         let mut reports = Vec::new();
         for table in manifest.tables_written as usize..self.spaces.len() {
             let space = &self.spaces[table];
@@ -868,6 +872,9 @@ impl Job {
         let layer_states: u64 = counts.iter().sum();
         {
             let mut st = self.lock();
+            if st.phase == Phase::Failed {
+                return Err(Error::Serve("the job was stopped".into()));
+            }
             st.table = table;
             st.depth = depth;
             st.arrays = Some(arrays.clone());
