@@ -273,6 +273,24 @@ fn one_and_three_workers_give_the_single_machine_tables() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The 15-puzzle 7-8 set with 3 workers (heavy: about 1.5 GB of memory and several minutes on
+/// 2 cores): `cargo test --release -p tilepdb-coordinator --test cluster -- --ignored`.
+#[test]
+#[ignore]
+fn three_workers_give_the_single_machine_7_8_tables() {
+    let dir = scratch("same-7-8");
+    let job = ["--partition", "15:7-8"];
+    single_machine(&job, &dir.join("single"));
+    let c = Coordinator::start(&job, &dir, "127.0.0.1:0", &["--no-sync"]);
+    let ws: Vec<Worker> = (0..3).map(|_| Worker::start(&c.url(), &[])).collect();
+    c.finish(Duration::from_secs(3 * 3600));
+    for w in ws {
+        assert!(w.wait(Duration::from_secs(60)), "a worker did not exit 0");
+    }
+    assert_same_tables(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A job small enough to be quick, cut into many tasks so that each layer takes a while.
 const SMALL_JOB: [&str; 4] = ["--pattern", "1,2,3,4,5", "--pattern", "6,7,8"];
 const MANY_TASKS: [&str; 2] = ["--task-ranks", "2048"];
@@ -292,6 +310,22 @@ fn a_worker_killed_mid_layer_loses_nothing() {
     let other = Worker::start(&c.url(), &["--debug-task-delay-ms", "5"]);
     c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
     victim.signal("KILL");
+    // The status command shows the job's progress meanwhile.
+    let status = Command::new(coordinator_bin())
+        .args(["status", "--json", "--coordinator", &c.url()])
+        .env("TILEPDB_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["tables"], 2);
+    assert!(status["tasks_total"].as_u64().unwrap() > 0, "{status}");
+    assert!(status["states_found"].as_u64().unwrap() > 1, "{status}");
+    assert!(!status["done"].as_bool().unwrap());
     c.wait_for(&["lease expired"], Duration::from_secs(60));
     c.finish(MINUTES);
     assert!(other.wait(Duration::from_secs(30)));
