@@ -307,8 +307,10 @@ fn a_worker_killed_mid_layer_loses_nothing() {
     );
     // The victim sits on each task for a while, so that it holds one when it is killed.
     let victim = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
-    let other = Worker::start(&c.url(), &["--debug-task-delay-ms", "5"]);
+    let other = Worker::start(&c.url(), &[]);
     c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
+    // Layer 10 is published right after; the victim takes a task at once and holds it 300 ms.
+    std::thread::sleep(Duration::from_millis(150));
     victim.signal("KILL");
     // The status command shows the job's progress meanwhile.
     let status = Command::new(coordinator_bin())
@@ -345,8 +347,9 @@ fn a_worker_stalled_past_its_lease_loses_nothing() {
     );
     // It sits on each task for a while, so that it holds one when it is stopped.
     let stalled = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
-    let other = Worker::start(&c.url(), &["--debug-task-delay-ms", "5"]);
+    let other = Worker::start(&c.url(), &[]);
     c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
+    std::thread::sleep(Duration::from_millis(150));
     stalled.signal("STOP");
     c.wait_for(&["lease expired"], Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(500));
