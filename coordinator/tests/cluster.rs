@@ -443,6 +443,7 @@ mod bad_clients {
                     TakeTaskRequest {
                         job_id: job.into(),
                         worker_id: worker,
+                        holding: vec![],
                     },
                     TOKEN,
                 ))

@@ -6,8 +6,8 @@
 //! result cannot be delivered is simply dropped (the coordinator hands it out again).
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::chunk::{SectionReader, encode_section};
@@ -210,6 +210,8 @@ enum Failure {
     Fatal(Error),
     /// This task's result was refused: drop it and go on.
     Dropped(Status),
+    /// The job is done.
+    JobDone,
 }
 
 fn classify(status: Status) -> Failure {
@@ -244,11 +246,8 @@ pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
     );
     let threads = pool.current_num_threads();
     let mut backoff = Backoff::new(config.give_up_after, &config.coordinator);
-    let mut summary = WorkerSummary::default();
-    let done = Arc::new(AtomicBool::new(false));
-    let worker_id = Arc::new(AtomicU64::new(0));
-    let mut heartbeat: Option<tokio::task::JoinHandle<()>> = None;
-    let result = 'register: loop {
+    let summary = Arc::new(Mutex::new(WorkerSummary::default()));
+    loop {
         let request = RegisterRequest {
             protocol_version: PROTOCOL_VERSION,
             job_id: config.job_id.clone().unwrap_or_default(),
@@ -258,23 +257,22 @@ pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
         let reg = match client.clone().register(request).await {
             Ok(r) => r.into_inner(),
             Err(status) => match classify(status) {
-                Failure::Fatal(e) => break Err(e),
+                Failure::Fatal(e) => return Err(e),
                 Failure::Transient(s) | Failure::Dropped(s) => {
-                    if let Err(e) = backoff.failed(&s).await {
-                        break Err(e);
-                    }
+                    backoff.failed(&s).await?;
                     continue;
                 }
-                Failure::Reregister => continue,
+                Failure::Reregister | Failure::JobDone => continue,
             },
         };
         backoff.ok();
-        let job = reg.job.unwrap_or_default();
-        let spaces = match job.spaces() {
-            Ok(s) => Arc::new(s),
-            Err(e) => break Err(Error::Refused(format!("the job's definition: {e}"))),
-        };
-        worker_id.store(reg.worker_id, Relaxed);
+        let spaces = Arc::new(
+            reg.job
+                .clone()
+                .unwrap_or_default()
+                .spaces()
+                .map_err(|e| Error::Refused(format!("the job's definition: {e}")))?,
+        );
         tracing::info!(
             job = %reg.job_id,
             worker = reg.worker_id,
@@ -282,75 +280,345 @@ pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
             threads,
             "registered"
         );
-        if let Some(h) = heartbeat.take() {
-            h.abort();
-        }
-        heartbeat = Some(tokio::spawn(heartbeats(
-            client.clone(),
-            reg.job_id.clone(),
-            worker_id.clone(),
-            done.clone(),
-            Duration::from_millis(reg.heartbeat_interval_ms.max(50) as u64),
-        )));
-        let max_chunk = reg.max_chunk_bytes.clamp(1, MAX_CHUNK_BYTES);
-        loop {
-            if done.load(Relaxed) {
-                break 'register Ok(());
+        let session = Session {
+            client: client.clone(),
+            job_id: reg.job_id.clone(),
+            worker_id: reg.worker_id,
+            spaces,
+            pool: pool.clone(),
+            config: Arc::new(config.clone()),
+            max_chunk: reg.max_chunk_bytes.clamp(1, MAX_CHUNK_BYTES),
+            summary: summary.clone(),
+            holding: Arc::default(),
+        };
+        let interval = Duration::from_millis(reg.heartbeat_interval_ms.max(50) as u64);
+        match session.run(interval).await {
+            SessionEnd::Done => break,
+            SessionEnd::Reregister => {
+                tracing::info!("the coordinator does not know this worker: registering again");
             }
-            let request = TakeTaskRequest {
-                job_id: reg.job_id.clone(),
-                worker_id: reg.worker_id,
-            };
-            let outcome = take_and_run(
-                &client,
-                request,
-                &spaces,
-                &pool,
-                &config,
-                max_chunk,
-                &mut summary,
-            )
-            .await;
-            match outcome {
-                Ok(Step::Worked | Step::Waited) => backoff.ok(),
-                Ok(Step::Done) => {
-                    done.store(true, Relaxed);
+            SessionEnd::Fatal(e) => return Err(e),
+        }
+    }
+    let summary = summary.lock().unwrap().clone();
+    tracing::info!(
+        tasks = summary.tasks,
+        expanded = summary.expanded,
+        bytes_received = summary.bytes_received,
+        bytes_sent = summary.bytes_sent,
+        "job done"
+    );
+    Ok(summary)
+}
+
+/// How a session (one registration) ends.
+enum SessionEnd {
+    Done,
+    Reregister,
+    Fatal(Error),
+}
+
+/// Tasks a worker holds at once: one expanding, one fetched ahead (or being delivered), so
+/// that neither the network nor the coordinator's merge leaves the cores idle.
+const TASKS_IN_FLIGHT: usize = 2;
+
+/// One registration: a fetcher takes tasks ahead, an executor expands them one at a time
+/// with the whole pool and hands each result to a delivery of its own, and heartbeats go on
+/// beside them.
+#[derive(Clone)]
+struct Session {
+    client: Client,
+    job_id: String,
+    worker_id: u64,
+    spaces: Arc<Vec<StateSpace>>,
+    pool: Arc<rayon::ThreadPool>,
+    config: Arc<WorkerConfig>,
+    max_chunk: u32,
+    summary: Arc<Mutex<WorkerSummary>>,
+    /// Attempts this worker works on.
+    holding: Arc<Mutex<Vec<u64>>>,
+}
+
+/// A task and its input, with its place among the tasks in flight.
+struct Fetched {
+    task: Task,
+    input: Vec<u64>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Session {
+    async fn run(self, heartbeat_interval: Duration) -> SessionEnd {
+        let done = Arc::new(AtomicBool::new(false));
+        let (end_tx, mut end_rx) = tokio::sync::mpsc::channel::<SessionEnd>(8);
+        let (task_tx, mut task_rx) = tokio::sync::mpsc::channel::<Fetched>(1);
+        let permits = Arc::new(tokio::sync::Semaphore::new(TASKS_IN_FLIGHT));
+        let mut handles = vec![tokio::spawn(heartbeats(
+            self.client.clone(),
+            self.job_id.clone(),
+            self.worker_id,
+            done.clone(),
+            heartbeat_interval,
+        ))];
+        // Fetcher.
+        let (me, end) = (self.clone(), end_tx.clone());
+        handles.push(tokio::spawn(async move {
+            let mut backoff = Backoff::new(me.config.give_up_after, &me.config.coordinator);
+            loop {
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
+                if done.load(Relaxed) {
+                    let _ = end.send(SessionEnd::Done).await;
+                    return;
                 }
-                Err(Failure::Transient(s)) => {
-                    if let Err(e) = backoff.failed(&s).await {
-                        break 'register Err(e);
+                match me.fetch().await {
+                    Ok(Some((task, input))) => {
+                        backoff.ok();
+                        me.holding.lock().unwrap().push(task.attempt);
+                        let fetched = Fetched {
+                            task,
+                            input,
+                            _permit: permit,
+                        };
+                        if task_tx.send(fetched).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => backoff.ok(),
+                    Err(Failure::Transient(s)) => {
+                        if let Err(e) = backoff.failed(&s).await {
+                            let _ = end.send(SessionEnd::Fatal(e)).await;
+                            return;
+                        }
+                    }
+                    Err(Failure::Dropped(s)) => {
+                        tracing::warn!(code = ?s.code(), "task dropped: {}", s.message());
+                    }
+                    Err(Failure::Reregister) => {
+                        let _ = end.send(SessionEnd::Reregister).await;
+                        return;
+                    }
+                    Err(Failure::Fatal(e)) => {
+                        let _ = end.send(SessionEnd::Fatal(e)).await;
+                        return;
+                    }
+                    Err(Failure::JobDone) => {
+                        let _ = end.send(SessionEnd::Done).await;
+                        return;
                     }
                 }
-                Err(Failure::Reregister) => {
-                    tracing::info!("the coordinator does not know this worker: registering again");
-                    continue 'register;
+            }
+        }));
+        // Executor.
+        let (me, end) = (self.clone(), end_tx);
+        handles.push(tokio::spawn(async move {
+            while let Some(Fetched {
+                task,
+                input,
+                _permit: permit,
+            }) = task_rx.recv().await
+            {
+                let attempt = task.attempt;
+                let Some(result) = me.expand(&task, input).await else {
+                    me.holding.lock().unwrap().retain(|&a| a != attempt);
+                    continue;
+                };
+                if !me.config.task_delay.is_zero() {
+                    tokio::time::sleep(me.config.task_delay).await;
                 }
-                Err(Failure::Fatal(e)) => break 'register Err(e),
-                Err(Failure::Dropped(s)) => {
-                    tracing::warn!(code = ?s.code(), "task dropped: {}", s.message());
+                let (me, end) = (me.clone(), end.clone());
+                tokio::spawn(async move {
+                    let outcome = me.deliver(&task, result).await;
+                    me.holding.lock().unwrap().retain(|&a| a != attempt);
+                    drop(permit);
+                    match outcome {
+                        Ok(()) => {}
+                        Err(Failure::Reregister) => {
+                            let _ = end.send(SessionEnd::Reregister).await;
+                        }
+                        Err(Failure::Fatal(e)) => {
+                            let _ = end.send(SessionEnd::Fatal(e)).await;
+                        }
+                        Err(Failure::Transient(s) | Failure::Dropped(s)) => {
+                            tracing::warn!(
+                                code = ?s.code(),
+                                attempt,
+                                "result not delivered (the task will be handed out again): {}",
+                                s.message()
+                            );
+                        }
+                        Err(Failure::JobDone) => {}
+                    }
+                });
+            }
+        }));
+        let end = end_rx.recv().await.unwrap_or(SessionEnd::Reregister);
+        for h in handles {
+            h.abort();
+        }
+        end
+    }
+
+    /// Takes a task and reads its input; `None` after waiting when there was none.
+    async fn fetch(&self) -> Result<Option<(Task, Vec<u64>)>, Failure> {
+        let request = TakeTaskRequest {
+            job_id: self.job_id.clone(),
+            worker_id: self.worker_id,
+            holding: self.holding.lock().unwrap().clone(),
+        };
+        let mut stream = self
+            .client
+            .clone()
+            .take_task(request)
+            .await
+            .map_err(classify)?
+            .into_inner();
+        let first = stream
+            .message()
+            .await
+            .map_err(classify)?
+            .ok_or_else(|| Failure::Transient(Status::unavailable("empty task stream")))?;
+        let mut received = prost::Message::encoded_len(&first) as u64;
+        let task = match first.kind {
+            Some(task_message::Kind::Task(t)) => t,
+            Some(task_message::Kind::Wait(w)) => {
+                tracing::debug!(reason = %w.reason, "no task yet");
+                let pause = Duration::from_millis(w.retry_after_ms.clamp(1, 5000) as u64);
+                tokio::time::sleep(pause).await;
+                return Ok(None);
+            }
+            Some(task_message::Kind::Done(_)) => return Err(Failure::JobDone),
+            _ => {
+                return Err(Failure::Transient(Status::internal(
+                    "task stream starts with neither task, wait nor done",
+                )));
+            }
+        };
+        let space = check_task(&task, &self.spaces)
+            .map_err(|m| Failure::Dropped(Status::invalid_argument(m)))?;
+        let mut reader = SectionReader::new(Section::InputStates, task.input_bytes, self.max_chunk);
+        while !reader.is_complete() {
+            let msg =
+                stream.message().await.map_err(classify)?.ok_or_else(|| {
+                    Failure::Transient(Status::unavailable("task input cut short"))
+                })?;
+            received += prost::Message::encoded_len(&msg) as u64;
+            match msg.kind {
+                Some(task_message::Kind::Input(chunk)) => reader
+                    .push(&chunk)
+                    .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?,
+                _ => {
+                    return Err(Failure::Dropped(Status::data_loss(
+                        "task input interrupted by another message",
+                    )));
                 }
             }
         }
-    };
-    if let Some(h) = heartbeat.take() {
-        h.abort();
+        let ranks = task.first_rank..task.end_rank;
+        let input = reader
+            .finish()
+            .and_then(|b| decode_deltas(&b, task.states, own_states(&ranks, space.slots())))
+            .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?;
+        self.summary.lock().unwrap().bytes_received += received;
+        Ok(Some((task, input)))
     }
-    result.map(|()| {
-        tracing::info!(
-            tasks = summary.tasks,
-            expanded = summary.expanded,
-            bytes_received = summary.bytes_received,
-            bytes_sent = summary.bytes_sent,
-            "job done"
+
+    /// Expands a task with the whole pool; its result, encoded.
+    async fn expand(&self, task: &Task, input: Vec<u64>) -> Option<Expanded> {
+        let (pool, spaces) = (self.pool.clone(), self.spaces.clone());
+        let (level, max_chunk) = (self.config.zstd_level, self.max_chunk);
+        let (table, ranks) = (task.table as usize, task.first_rank..task.end_rank);
+        let input = StateList(input);
+        let started = Instant::now();
+        let result = tokio::task::spawn_blocking(move || {
+            let out = pool.install(|| run_task(&spaces[table], ranks, &input));
+            let list = encode_deltas(&out.reached);
+            let chunks = encode_section(Section::ReachedStates, &list, max_chunk, level);
+            Expanded {
+                reached_states: out.reached.len() as u64,
+                reached_bytes: list.len() as u64,
+                stats: out.stats,
+                chunks,
+                started,
+            }
+        })
+        .await;
+        match result {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::error!("expansion failed: {e}");
+                None
+            }
+        }
+    }
+
+    /// Sends a task's result.
+    async fn deliver(&self, task: &Task, result: Expanded) -> Result<(), Failure> {
+        let header = ResultHeader {
+            job_id: self.job_id.clone(),
+            worker_id: self.worker_id,
+            task_id: task.task_id,
+            attempt: task.attempt,
+            table: task.table,
+            depth: task.depth,
+            first_rank: task.first_rank,
+            end_rank: task.end_rank,
+            reached_states: result.reached_states,
+            reached_bytes: result.reached_bytes,
+            expanded: result.stats.expanded,
+            generated: result.stats.generated,
+        };
+        let mut msgs = vec![ResultMessage {
+            kind: Some(result_message::Kind::Header(header)),
+        }];
+        msgs.extend(result.chunks.into_iter().map(|c| ResultMessage {
+            kind: Some(result_message::Kind::Chunk(c)),
+        }));
+        let sent: u64 = msgs
+            .iter()
+            .map(|m| prost::Message::encoded_len(m) as u64)
+            .sum();
+        let response = self
+            .client
+            .clone()
+            .deliver_result(tokio_stream::iter(msgs))
+            .await
+            .map_err(classify)?
+            .into_inner();
+        {
+            let mut summary = self.summary.lock().unwrap();
+            summary.bytes_sent += sent;
+            summary.tasks += 1;
+            summary.expanded += result.stats.expanded;
+        }
+        tracing::debug!(
+            task = task.task_id,
+            attempt = task.attempt,
+            depth = task.depth,
+            expanded = result.stats.expanded,
+            bytes = sent,
+            ms = result.started.elapsed().as_millis() as u64,
+            accepted = response.accepted,
+            "task delivered {}",
+            response.reason
         );
-        summary
-    })
+        Ok(())
+    }
+}
+
+/// A task's result, ready to send.
+struct Expanded {
+    reached_states: u64,
+    reached_bytes: u64,
+    stats: crate::expand::ExpandStats,
+    chunks: Vec<tilepdb_common::wire::proto::Chunk>,
+    started: Instant,
 }
 
 async fn heartbeats(
     mut client: Client,
     job_id: String,
-    worker_id: Arc<AtomicU64>,
+    worker_id: u64,
     done: Arc<AtomicBool>,
     interval: Duration,
 ) {
@@ -360,7 +628,7 @@ async fn heartbeats(
         ticker.tick().await;
         let request = HeartbeatRequest {
             job_id: job_id.clone(),
-            worker_id: worker_id.load(Relaxed),
+            worker_id,
         };
         let call = tokio::time::timeout(
             interval.max(Duration::from_secs(1)),
@@ -376,144 +644,6 @@ async fn heartbeats(
             Err(_) => tracing::debug!("heartbeat timed out"),
         }
     }
-}
-
-enum Step {
-    Worked,
-    Waited,
-    Done,
-}
-
-/// Takes a task, runs it and delivers its result.
-async fn take_and_run(
-    client: &Client,
-    request: TakeTaskRequest,
-    spaces: &Arc<Vec<StateSpace>>,
-    pool: &Arc<rayon::ThreadPool>,
-    config: &WorkerConfig,
-    max_chunk: u32,
-    summary: &mut WorkerSummary,
-) -> Result<Step, Failure> {
-    let job_id = request.job_id.clone();
-    let worker_id = request.worker_id;
-    let mut stream = client
-        .clone()
-        .take_task(request)
-        .await
-        .map_err(classify)?
-        .into_inner();
-    let first = stream
-        .message()
-        .await
-        .map_err(classify)?
-        .ok_or_else(|| Failure::Transient(Status::unavailable("empty task stream")))?;
-    summary.bytes_received += prost::Message::encoded_len(&first) as u64;
-    let task = match first.kind {
-        Some(task_message::Kind::Task(t)) => t,
-        Some(task_message::Kind::Wait(w)) => {
-            tracing::debug!(reason = %w.reason, "no task yet");
-            tokio::time::sleep(Duration::from_millis(w.retry_after_ms.clamp(1, 5000) as u64)).await;
-            return Ok(Step::Waited);
-        }
-        Some(task_message::Kind::Done(_)) => return Ok(Step::Done),
-        _ => {
-            return Err(Failure::Transient(Status::internal(
-                "task stream starts with neither task, wait nor done",
-            )));
-        }
-    };
-    let space =
-        check_task(&task, spaces).map_err(|m| Failure::Dropped(Status::invalid_argument(m)))?;
-    let mut reader = SectionReader::new(Section::InputStates, task.input_bytes, max_chunk);
-    while !reader.is_complete() {
-        let msg = stream
-            .message()
-            .await
-            .map_err(classify)?
-            .ok_or_else(|| Failure::Transient(Status::unavailable("task input cut short")))?;
-        summary.bytes_received += prost::Message::encoded_len(&msg) as u64;
-        match msg.kind {
-            Some(task_message::Kind::Input(chunk)) => reader
-                .push(&chunk)
-                .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?,
-            _ => {
-                return Err(Failure::Dropped(Status::data_loss(
-                    "task input interrupted by another message",
-                )));
-            }
-        }
-    }
-    let ranks = task.first_rank..task.end_rank;
-    let input = reader
-        .finish()
-        .and_then(|b| decode_deltas(&b, task.states, own_states(&ranks, space.slots())))
-        .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?;
-    let (pool, spaces) = (pool.clone(), spaces.clone());
-    let level = config.zstd_level;
-    let table = task.table as usize;
-    let started = Instant::now();
-    let (reached_states, reached_bytes, stats, chunks) = tokio::task::spawn_blocking(move || {
-        let space = &spaces[table];
-        let out = pool.install(|| run_task(space, ranks, &StateList(input)));
-        let list = encode_deltas(&out.reached);
-        let chunks = encode_section(Section::ReachedStates, &list, max_chunk, level);
-        (
-            out.reached.len() as u64,
-            list.len() as u64,
-            out.stats,
-            chunks,
-        )
-    })
-    .await
-    .map_err(|e| Failure::Fatal(Error::Start(format!("expansion thread failed: {e}"))))?;
-    if !config.task_delay.is_zero() {
-        tokio::time::sleep(config.task_delay).await;
-    }
-    let header = ResultHeader {
-        job_id,
-        worker_id,
-        task_id: task.task_id,
-        attempt: task.attempt,
-        table: task.table,
-        depth: task.depth,
-        first_rank: task.first_rank,
-        end_rank: task.end_rank,
-        reached_states,
-        reached_bytes,
-        expanded: stats.expanded,
-        generated: stats.generated,
-    };
-    let mut msgs = vec![ResultMessage {
-        kind: Some(result_message::Kind::Header(header)),
-    }];
-    msgs.extend(chunks.into_iter().map(|c| ResultMessage {
-        kind: Some(result_message::Kind::Chunk(c)),
-    }));
-    let sent: u64 = msgs
-        .iter()
-        .map(|m| prost::Message::encoded_len(m) as u64)
-        .sum();
-    let response = client
-        .clone()
-        .deliver_result(tokio_stream::iter(msgs))
-        .await
-        .map_err(classify)?
-        .into_inner();
-    summary.bytes_sent += sent;
-    summary.tasks += 1;
-    summary.expanded += stats.expanded;
-    tracing::debug!(
-        task = task.task_id,
-        attempt = task.attempt,
-        depth = task.depth,
-        expanded = stats.expanded,
-        bytes = sent,
-        ms = started.elapsed().as_millis() as u64,
-        accepted = response.accepted,
-        "task delivered {}",
-        response.reason
-    );
-    Ok(Step::Worked)
 }
 
 /// The task's table, if its fields are consistent with the job.

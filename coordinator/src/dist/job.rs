@@ -111,8 +111,8 @@ struct TaskSlot {
 struct WorkerInfo {
     name: String,
     last_seen: Instant,
-    /// The task (index) and attempt the worker holds, if any.
-    holding: Option<(usize, u64)>,
+    /// The tasks (index, attempt) leased to the worker and not yet done.
+    holding: Vec<(usize, u64)>,
     told_done: bool,
 }
 
@@ -300,7 +300,7 @@ impl Job {
             WorkerInfo {
                 name: name.to_string(),
                 last_seen: Instant::now(),
-                holding: None,
+                holding: Vec::new(),
                 told_done: false,
             },
         );
@@ -326,8 +326,9 @@ impl Job {
     }
 
     /// Leases a task to `worker`, if one is free (a pending one, or one whose holders are
-    /// silent past the lease timeout).
-    pub fn take_task(&self, worker: u64) -> Result<Lease, Status> {
+    /// silent past the lease timeout). `still_holding` lists the attempts the worker still
+    /// works on; its other leases are given up (it lost them: a failed delivery, a restart).
+    pub fn take_task(&self, worker: u64, still_holding: &[u64]) -> Result<Lease, Status> {
         let timeout = self.config.lease_timeout;
         let mut st = self.lock();
         let now = Instant::now();
@@ -343,8 +344,16 @@ impl Job {
                 return Ok(Lease::Done);
             }
         }
-        // A worker works on one task at a time: asking for another gives up the one it held.
-        if let Some((index, attempt)) = st.workers.get_mut(&worker).and_then(|w| w.holding.take()) {
+        let lost: Vec<(usize, u64)> = {
+            let w = st.workers.get_mut(&worker).expect("checked above");
+            let (kept, lost) = w
+                .holding
+                .iter()
+                .partition(|(_, a)| still_holding.contains(a));
+            w.holding = kept;
+            lost
+        };
+        for (index, attempt) in lost {
             release(&mut st, index, attempt);
         }
         match phase {
@@ -401,7 +410,7 @@ impl Job {
         slot.issued.push(attempt);
         let (ranks, states) = (slot.ranks.clone(), slot.states);
         if let Some(w) = st.workers.get_mut(&worker) {
-            w.holding = Some((index, attempt));
+            w.holding.push((index, attempt));
         }
         Ok(Lease::Task(LeasedTask {
             id: TaskId {
@@ -550,9 +559,7 @@ impl Job {
         st.tasks_done += 1;
         st.states_found += merge.added;
         for w in st.workers.values_mut() {
-            if w.holding.is_some_and(|(i, _)| i == r.index) {
-                w.holding = None;
-            }
+            w.holding.retain(|&(i, _)| i != r.index);
         }
         if st.tasks_done == st.tasks.len() {
             self.changed.notify_all();
@@ -898,7 +905,7 @@ impl Job {
             st.pending = (0..st.tasks.len()).filter(|&i| counts[i] > 0).collect();
             st.tasks_done = st.tasks.len() - st.pending.len();
             for w in st.workers.values_mut() {
-                w.holding = None;
+                w.holding.clear();
             }
             st.phase = Phase::Expanding;
         }

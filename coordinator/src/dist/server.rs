@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::proto::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
 use super::job::{Job, Phase};
@@ -110,7 +110,13 @@ pub async fn serve_on(
     };
     builder
         .add_service(service)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(
+            // Small messages must not wait for the peer's delayed ACK (Nagle's algorithm).
+            TcpIncoming::from(listener)
+                .with_nodelay(Some(true))
+                .with_keepalive(Some(Duration::from_secs(30))),
+            shutdown,
+        )
         .await
         .map_err(|e| Error::Serve(e.to_string()))?;
     let result = result_rx
