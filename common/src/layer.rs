@@ -31,22 +31,87 @@ const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 pub const DONE: u8 = 3;
 
 /// Two bits per state: unseen, current or next layer, done. Safe to mark from many threads.
+///
+/// The words live on the heap ([`StateCodes::new`]) or in a memory-mapped file
+/// ([`StateCodes::from_mmap`], the coordinator's checkpointed state array).
 pub struct StateCodes {
-    words: Box<[AtomicU64]>,
+    /// The words of `backing`; valid as long as `backing` lives.
+    ptr: *const AtomicU64,
+    len: usize,
     states: u64,
+    backing: Backing,
 }
+
+/// Who owns the memory of a [`StateCodes`].
+enum Backing {
+    Heap(#[allow(dead_code)] Box<[AtomicU64]>),
+    Mapped(memmap2::MmapMut),
+}
+
+// SAFETY: the words are only accessed through atomics; the backing is owned and never moved
+// out while `ptr` is in use (moving a Box or an MmapMut does not move the memory).
+unsafe impl Send for StateCodes {}
+unsafe impl Sync for StateCodes {}
 
 impl StateCodes {
     /// All `states` unseen. Memory comes zeroed from the allocator (untouched pages cost nothing).
     pub fn new(states: u64) -> StateCodes {
-        let len = states.div_ceil(FIELDS_PER_WORD) as usize;
+        let len = Self::words_for(states) as usize;
         let words: Vec<u64> = vec![0; len];
         let words = words.into_boxed_slice();
         // SAFETY: AtomicU64 has the size and alignment of u64 on every 64-bit target (checked
         // below), and the box is uniquely owned.
         const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
         let words = unsafe { Box::from_raw(Box::into_raw(words) as *mut [AtomicU64]) };
-        StateCodes { words, states }
+        StateCodes {
+            ptr: words.as_ptr(),
+            len,
+            states,
+            backing: Backing::Heap(words),
+        }
+    }
+
+    /// The codes of `states` kept in a writable shared mapping of a file of at least
+    /// [`StateCodes::file_bytes`] bytes (a new file of zeros holds every state unseen).
+    /// Changes reach the file; [`StateCodes::flush`] waits for them. `None` if the mapping is
+    /// too small.
+    pub fn from_mmap(map: memmap2::MmapMut, states: u64) -> Option<StateCodes> {
+        let len = Self::words_for(states) as usize;
+        if (map.len() as u64) < Self::file_bytes(states)
+            || map.as_ptr() as usize % std::mem::align_of::<AtomicU64>() != 0
+        {
+            return None;
+        }
+        Some(StateCodes {
+            ptr: map.as_ptr() as *const AtomicU64,
+            len,
+            states,
+            backing: Backing::Mapped(map),
+        })
+    }
+
+    /// Bytes of a file that holds the codes of `states`.
+    pub fn file_bytes(states: u64) -> u64 {
+        Self::words_for(states) * 8
+    }
+
+    /// Words (of 32 codes each) that hold `states` codes.
+    pub fn words_for(states: u64) -> u64 {
+        states.div_ceil(FIELDS_PER_WORD)
+    }
+
+    /// Writes a file-backed array's changes to its file and waits; nothing for a heap array.
+    pub fn flush(&self) -> std::io::Result<()> {
+        match &self.backing {
+            Backing::Heap(_) => Ok(()),
+            Backing::Mapped(map) => map.flush(),
+        }
+    }
+
+    #[inline(always)]
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: `ptr` points to `len` words owned by `self.backing`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// The code of the states of the layer at `depth` until they are expanded: 1 or 2,
@@ -67,7 +132,7 @@ impl StateCodes {
         let first = states.start / FIELDS_PER_WORD;
         let last = (states.end - 1) / FIELDS_PER_WORD;
         for w in first..=last {
-            let word = &self.words[w as usize];
+            let word = &self.words()[w as usize];
             let x = word.load(Relaxed) ^ pattern;
             let mut matches = !(x | (x >> 1)) & LOW_BITS;
             if w == first {
@@ -93,7 +158,7 @@ impl StateCodes {
 
     /// Bytes of memory the array holds.
     pub fn bytes(&self) -> u64 {
-        self.words.len() as u64 * 8
+        self.len as u64 * 8
     }
 
     /// Asks the processor to bring the word of `state` into the cache (a hint; no effect on
@@ -102,7 +167,7 @@ impl StateCodes {
     pub fn prefetch(&self, state: u64) {
         #[cfg(target_arch = "x86_64")]
         {
-            let word = &self.words[(state / FIELDS_PER_WORD) as usize];
+            let word = &self.words()[(state / FIELDS_PER_WORD) as usize];
             // SAFETY: prefetching is a hint that never faults; the address is in bounds.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
@@ -117,7 +182,7 @@ impl StateCodes {
     /// The code of `state`.
     #[inline]
     pub fn get(&self, state: u64) -> u8 {
-        let w = self.words[(state / FIELDS_PER_WORD) as usize].load(Relaxed);
+        let w = self.words()[(state / FIELDS_PER_WORD) as usize].load(Relaxed);
         ((w >> (2 * (state % FIELDS_PER_WORD))) & 3) as u8
     }
 
@@ -125,7 +190,7 @@ impl StateCodes {
     #[inline]
     pub fn try_mark(&self, state: u64, code: u8) -> bool {
         debug_assert!((1..=3).contains(&code));
-        let word = &self.words[(state / FIELDS_PER_WORD) as usize];
+        let word = &self.words()[(state / FIELDS_PER_WORD) as usize];
         let shift = 2 * (state % FIELDS_PER_WORD);
         let mut current = word.load(Relaxed);
         loop {
@@ -146,32 +211,9 @@ impl StateCodes {
 
     /// Calls `f` with every state of `states` whose code is `code`, in increasing order.
     #[inline]
-    pub fn for_each_with_code(&self, states: Range<u64>, code: u8, mut f: impl FnMut(u64)) {
-        if states.is_empty() {
-            return;
-        }
-        let pattern = LOW_BITS * code as u64;
-        let first = states.start / FIELDS_PER_WORD;
-        let last = (states.end - 1) / FIELDS_PER_WORD;
-        for w in first..=last {
-            let x = self.words[w as usize].load(Relaxed) ^ pattern;
-            // A field matches when both of its bits are zero in x.
-            let mut matches = !(x | (x >> 1)) & LOW_BITS;
-            if w == first {
-                matches &= u64::MAX << (2 * (states.start % FIELDS_PER_WORD));
-            }
-            if w == last {
-                let end = states.end - w * FIELDS_PER_WORD;
-                if end < FIELDS_PER_WORD {
-                    matches &= (1u64 << (2 * end)) - 1;
-                }
-            }
-            while matches != 0 {
-                let bit = matches.trailing_zeros() as u64;
-                f(w * FIELDS_PER_WORD + bit / 2);
-                matches &= matches - 1;
-            }
-        }
+    pub fn for_each_with_code(&self, states: Range<u64>, code: u8, f: impl FnMut(u64)) {
+        let words = self.words();
+        scan_codes(|w| words[w as usize].load(Relaxed), states, code, f)
     }
 
     /// Number of states of `states` with `code`.
@@ -179,6 +221,36 @@ impl StateCodes {
         let mut count = 0;
         self.for_each_with_code(states, code, |_| count += 1);
         count
+    }
+}
+
+/// Calls `f` with every state of `states` whose code is `code`, reading word `w` with `load(w)`.
+#[inline(always)]
+fn scan_codes(load: impl Fn(u64) -> u64, states: Range<u64>, code: u8, mut f: impl FnMut(u64)) {
+    if states.is_empty() {
+        return;
+    }
+    let pattern = LOW_BITS * code as u64;
+    let first = states.start / FIELDS_PER_WORD;
+    let last = (states.end - 1) / FIELDS_PER_WORD;
+    for w in first..=last {
+        let x = load(w) ^ pattern;
+        // A field matches when both of its bits are zero in x.
+        let mut matches = !(x | (x >> 1)) & LOW_BITS;
+        if w == first {
+            matches &= u64::MAX << (2 * (states.start % FIELDS_PER_WORD));
+        }
+        if w == last {
+            let end = states.end - w * FIELDS_PER_WORD;
+            if end < FIELDS_PER_WORD {
+                matches &= (1u64 << (2 * end)) - 1;
+            }
+        }
+        while matches != 0 {
+            let bit = matches.trailing_zeros() as u64;
+            f(w * FIELDS_PER_WORD + bit / 2);
+            matches &= matches - 1;
+        }
     }
 }
 
@@ -299,6 +371,20 @@ impl CurrentLayer for LayerBitmap {
     #[inline]
     fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
         self.for_each_in(states, f)
+    }
+}
+
+/// An increasing list of states: a task's input as a worker receives it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateList(pub Vec<u64>);
+
+impl CurrentLayer for StateList {
+    #[inline]
+    fn for_each_current(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
+        let from = self.0.partition_point(|&s| s < states.start);
+        for &s in self.0[from..].iter().take_while(|&&s| s < states.end) {
+            f(s)
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
 //! * [`task`]: the unit of work of a build, a rank range of one layer;
 //! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets.
+//! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
 pub mod board;
 pub mod error;
@@ -18,10 +19,12 @@ pub mod rank;
 pub mod space;
 pub mod table;
 pub mod task;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use board::{Board, Goal, MAX_CELLS};
 pub use error::{Error, Result};
-pub use layer::{LayerBitmap, StateCodes};
+pub use layer::{LayerBitmap, StateCodes, StateList};
 pub use pattern::{KNOWN_PARTITIONS, Partition, Pattern};
 pub use puzzle::PuzzleState;
 pub use rank::PlacementRanker;

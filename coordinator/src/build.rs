@@ -144,11 +144,7 @@ pub fn build_table(
     let goal = space.goal_state();
     LayerMerge::new(&codes, &depths, space.rule(), space.slots(), 0).reached_goal(goal);
 
-    let placements = space.placements();
-    let max_ranks = options
-        .task_ranks
-        .unwrap_or_else(|| (placements / (threads * 16)).max(4096));
-    let tasks = cut_layer(placements, space.ranker().block_len(), max_ranks);
+    let tasks = layer_tasks(space, options.task_ranks, threads * 16);
 
     let mut total = ExpandStats::default();
     let mut layer_states = 1u64;
@@ -216,15 +212,26 @@ pub fn build_table(
     })
 }
 
+/// The tasks of each layer of `space`, for both single-machine and distributed builds:
+/// rank ranges of at most `task_ranks` ranks (default: about `parts` tasks, at least 4096
+/// ranks each) cut along the rank's blocks ([`cut_layer`]).
+pub fn layer_tasks(space: &StateSpace, task_ranks: Option<u64>, parts: u64) -> Vec<Range<u64>> {
+    let placements = space.placements();
+    let max_ranks = task_ranks.unwrap_or_else(|| (placements / parts.max(1)).max(4096));
+    cut_layer(placements, space.ranker().block_len(), max_ranks)
+}
+
 impl LayerMerge<'_> {
-    fn reached_goal(mut self, goal: u64) {
+    /// Marks the goal as the layer of depth 0 (`self.depth` must be 0).
+    pub fn reached_goal(mut self, goal: u64) {
         use tilepdb_worker::ReachedSink;
         self.reached(goal);
     }
 }
 
-/// An aware table gives every cell of a region the value of the region's least cell.
-fn spread_region_values(space: &StateSpace, depths: &DepthBytes, tasks: &[Range<u64>]) {
+/// An aware table gives every cell of a region the value of the region's least cell
+/// (idempotent: the least cell's value never changes).
+pub fn spread_region_values(space: &StateSpace, depths: &DepthBytes, tasks: &[Range<u64>]) {
     let slots = space.slots();
     let board = space.board();
     tasks.par_iter().for_each(|ranks| {

@@ -32,12 +32,33 @@ pub enum Error {
     },
     #[error("check failed for {table}: {reason}")]
     Check { table: String, reason: String },
+    #[error(
+        "{path}: the disk is full ({error}); free some space and start the coordinator again \
+         with the same --data-dir: it resumes from the last completed layer"
+    )]
+    DiskFull {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("data directory {path}: {reason}")]
+    DataDir { path: PathBuf, reason: String },
+    #[error("cannot serve: {0}")]
+    Serve(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An I/O error on `path` (a full disk gets its own message).
     pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Error {
+        if error.kind() == std::io::ErrorKind::StorageFull
+            || error.raw_os_error() == Some(libc::ENOSPC)
+        {
+            return Error::DiskFull {
+                path: path.into(),
+                error,
+            };
+        }
         Error::Io {
             path: path.into(),
             error,

@@ -3,6 +3,7 @@
 //! * [`build`]: the layered breadth-first search of one pattern, cut into tasks for a pool of
 //!   in-process workers;
 //! * [`merge`]: how reached states join the next layer;
+//! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`check`]: the facts every table must satisfy (lower bound on Manhattan, parity,
 //!   consistency of aware and ignored tables, minimized = least aware value);
 //! * [`output`]: writing finished tables and set manifests to disk (format:
@@ -14,6 +15,7 @@
 pub mod build;
 pub mod cache;
 pub mod check;
+pub mod dist;
 pub mod error;
 pub mod merge;
 pub mod output;

@@ -12,9 +12,24 @@ use tilepdb_common::{BlankRule, LayerBitmap, StateCodes};
 use tilepdb_worker::ReachedSink;
 
 /// The depth of every entry, stored as `depth + 1` so that 0 means not reached yet.
+///
+/// The bytes live on the heap ([`DepthBytes::new`]) or in a memory-mapped file
+/// ([`DepthBytes::from_mmap`], the distributed coordinator's checkpointed copy).
 pub struct DepthBytes {
-    bytes: Box<[AtomicU8]>,
+    /// The bytes of `backing`; valid as long as `backing` lives.
+    ptr: *const AtomicU8,
+    len: usize,
+    backing: Backing,
 }
+
+enum Backing {
+    Heap(Box<[AtomicU8]>),
+    Mapped(memmap2::MmapMut),
+}
+
+// SAFETY: the bytes are only accessed through atomics; moving the owner does not move them.
+unsafe impl Send for DepthBytes {}
+unsafe impl Sync for DepthBytes {}
 
 impl DepthBytes {
     /// `entries` bytes, all "not reached"; zeroed pages cost nothing until touched.
@@ -22,24 +37,55 @@ impl DepthBytes {
         let bytes = vec![0u8; entries as usize].into_boxed_slice();
         // SAFETY: AtomicU8 has the size and alignment of u8.
         let bytes = unsafe { Box::from_raw(Box::into_raw(bytes) as *mut [AtomicU8]) };
-        DepthBytes { bytes }
+        DepthBytes {
+            ptr: bytes.as_ptr(),
+            len: entries as usize,
+            backing: Backing::Heap(bytes),
+        }
+    }
+
+    /// The bytes of `entries` entries in a writable shared mapping of a file of at least
+    /// `entries` bytes (a new file of zeros: nothing reached). `None` if it is too small.
+    pub fn from_mmap(map: memmap2::MmapMut, entries: u64) -> Option<DepthBytes> {
+        if (map.len() as u64) < entries {
+            return None;
+        }
+        Some(DepthBytes {
+            ptr: map.as_ptr() as *const AtomicU8,
+            len: entries as usize,
+            backing: Backing::Mapped(map),
+        })
+    }
+
+    #[inline(always)]
+    fn bytes(&self) -> &[AtomicU8] {
+        // SAFETY: `ptr` points to `len` bytes owned by `self.backing`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Writes a file-backed array's changes to its file and waits; nothing on the heap.
+    pub fn flush(&self) -> std::io::Result<()> {
+        match &self.backing {
+            Backing::Heap(_) => Ok(()),
+            Backing::Mapped(map) => map.flush(),
+        }
     }
 
     #[inline]
     pub fn get(&self, entry: u64) -> u8 {
-        self.bytes[entry as usize].load(Relaxed)
+        self.bytes()[entry as usize].load(Relaxed)
     }
 
     #[inline]
     pub fn set(&self, entry: u64, stored: u8) {
-        self.bytes[entry as usize].store(stored, Relaxed)
+        self.bytes()[entry as usize].store(stored, Relaxed)
     }
 
     /// Records `depth` for `entry` unless it was reached before: within a layer every writer
     /// stores the same value, so the race is benign and the result deterministic.
     #[inline]
     pub fn record_first(&self, entry: u64, depth: u32) {
-        let b = &self.bytes[entry as usize];
+        let b = &self.bytes()[entry as usize];
         if b.load(Relaxed) == 0 {
             b.store(depth as u8 + 1, Relaxed);
         }
@@ -50,7 +96,7 @@ impl DepthBytes {
     pub fn prefetch(&self, entry: u64) {
         #[cfg(target_arch = "x86_64")]
         {
-            let byte = &self.bytes[entry as usize];
+            let byte = &self.bytes()[entry as usize];
             // SAFETY: prefetching is a hint that never faults; the address is in bounds.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
@@ -63,22 +109,35 @@ impl DepthBytes {
     }
 
     pub fn len(&self) -> u64 {
-        self.bytes.len() as u64
+        self.len as u64
     }
 
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.len == 0
+    }
+
+    /// A copy of the table's values (see [`DepthBytes::into_values`]).
+    pub fn values(&self) -> Vec<u8> {
+        self.bytes()
+            .iter()
+            .map(|b| b.load(Relaxed).wrapping_sub(1))
+            .collect()
     }
 
     /// The table's values: the depth of each entry, [`UNREACHED`] where none was recorded.
     pub fn into_values(self) -> Vec<u8> {
-        // SAFETY: AtomicU8 has the layout of u8 and the box is uniquely owned.
-        let bytes = unsafe { Box::from_raw(Box::into_raw(self.bytes) as *mut [u8]) };
-        let mut values = bytes.into_vec();
-        for v in &mut values {
-            *v = v.wrapping_sub(1);
+        match self.backing {
+            Backing::Heap(bytes) => {
+                // SAFETY: AtomicU8 has the layout of u8 and the box is uniquely owned.
+                let bytes = unsafe { Box::from_raw(Box::into_raw(bytes) as *mut [u8]) };
+                let mut values = bytes.into_vec();
+                for v in &mut values {
+                    *v = v.wrapping_sub(1);
+                }
+                values
+            }
+            Backing::Mapped(_) => self.values(),
         }
-        values
     }
 }
 
@@ -136,6 +195,13 @@ impl<'a> LayerMerge<'a> {
     /// Merges a bitmap of reached states (a task's result as it comes off the wire).
     pub fn merge_bitmap(&mut self, reached: &LayerBitmap) {
         reached.for_each_in(reached.states(), |s| self.reached(s));
+    }
+
+    /// Merges a list of reached states (a task's result as it comes off the wire).
+    pub fn merge_list(&mut self, reached: &[u64]) {
+        for &s in reached {
+            self.reached(s);
+        }
     }
 }
 

@@ -2,8 +2,19 @@
 //!
 //! A task expands the current-layer states of a rank range ([`expand_range`]) and reports every
 //! state it reaches to a [`ReachedSink`]. In single-machine mode the coordinator's merge is the
-//! sink itself; a remote worker collects reached states in bitmaps for the wire.
+//! sink itself; a remote worker ([`client`]) takes tasks over gRPC, expands them with every
+//! core ([`task`]) and streams back the states they reached.
+//!
+//! * [`expand`]: the breadth-first expansion kernel;
+//! * [`task`]: one task off the wire, expanded in parallel, its result collected;
+//! * [`client`]: the worker process's loop (register, heartbeat, take, expand, deliver);
+//! * [`cli`]: the `tilepdb-worker` command line.
 
+pub mod cli;
+pub mod client;
+pub mod error;
 pub mod expand;
+pub mod task;
 
+pub use error::{Error, Result};
 pub use expand::{ExpandStats, ReachedSink, expand_range};

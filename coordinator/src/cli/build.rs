@@ -6,8 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
-use tilepdb_common::table::Encoding;
-use tilepdb_common::{BlankRule, Board, Goal, Partition, StateSpace};
+use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table, check_memory, human_bytes};
 use tilepdb_coordinator::check::{
     check_consistent, check_lower_bound, check_minimized_against_aware,
@@ -18,56 +17,16 @@ use tilepdb_coordinator::report::{
 };
 use tilepdb_coordinator::verify::verify_deep;
 
+use super::job::JobArgs;
 use super::progress::LayerProgress;
 
 #[derive(Args, Default)]
 pub struct BuildArgs {
-    /// Board: 8, 15 or 24 (3x3, 4x4, 5x5), or WxH (W columns, H rows, at most 25 cells).
-    /// Defaults to the partition's board, else 15.
-    #[arg(long)]
-    puzzle: Option<String>,
-    /// A known partition (see `partitions`), e.g. 15:7-8 or 24:6-6-6-6.
-    /// Default: 15:6-6-3 on the 15-puzzle, 8:8 on the 8-puzzle, 24:6-6-6-6 on the 24-puzzle.
-    #[arg(long, conflicts_with = "pattern")]
-    partition: Option<String>,
-    /// A pattern of your own, as tiles `1,2,3`; repeat for each pattern (they must be disjoint).
-    #[arg(long, value_name = "TILES")]
-    pattern: Vec<String>,
-    /// The goal: blank-first (blank on cell 0, tile t on cell t; Korf's) or blank-last
-    /// (tiles 1..n-1 then the blank; the textbooks').
-    #[arg(long, default_value = "blank-first")]
-    goal: Option<Goal>,
-    /// What the abstraction does with the blank: minimized (least value over the blank's
-    /// regions, one entry per placement), aware (one entry per placement and blank cell:
-    /// larger, stronger, consistent) or ignored (weaker, consistent).
-    #[arg(long, default_value = "minimized")]
-    blank: Option<BlankRule>,
+    #[command(flatten)]
+    job: JobArgs,
     /// Worker threads (default: every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// How the values are stored: byte, nibble, mod3 or min-nibble:C (--help tells what each
-    /// costs).
-    ///
-    /// Sizes are for one 6-tile 24-puzzle pattern (127.5 M placements); lookup rates are of
-    /// random states on 2 cores (`cargo bench -p tilepdb-coordinator --bench lookup`).
-    ///
-    /// byte: 8 bits/entry, lossless, all tables (127.5 MB minimized). Lookup: one load (3.2 M
-    /// lookups/s from the 495 MiB 15-puzzle 8-tile table, 20 M/s from a 5.5 MiB one).
-    ///
-    /// nibble: 4 bits/entry (63.8 MB), all tables; lossless up to 30 moves over the Manhattan
-    /// distance, a lower bound above. Lookup: one load plus the pattern's Manhattan distance, as
-    /// fast as byte.
-    ///
-    /// mod3: 1.6 bits/entry, lossless, aware and ignored tables only (aware: 484.5 MB for
-    /// 2.42 G entries). Lookup: a search takes a child's value from its parent's with one load
-    /// (7.4 M/s on a 15-puzzle 6-tile aware table); a lone state needs a descent of h steps to
-    /// the goal (0.16 M/s).
-    ///
-    /// min-nibble:C: 4 bits per group of C consecutive entries (C a power of two; min-nibble:2
-    /// of a minimized table: 31.9 MB), lossy but admissible. Lookup: one load plus the Manhattan
-    /// distance, 1.0 to 2.7 times the rate of byte (smaller tables stay in cache).
-    #[arg(long, default_value = "byte", value_name = "ENCODING")]
-    encoding: Encoding,
     /// Where to write the table set (a directory per set is made inside). It is also a cache:
     /// a table whose valid file is already in the set's directory is not built again.
     #[arg(long, default_value = "tables")]
@@ -89,9 +48,26 @@ pub struct BuildArgs {
     /// Most memory a table's build may hold, e.g. 8G or 512M (default: the memory available).
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     memory_limit: Option<u64>,
+    /// Build with a local cluster instead: a gRPC coordinator in this process and N worker
+    /// processes on loopback (the distributed path, for trying it and comparing).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    workers: usize,
+    /// With --workers: the job's data directory (default: a directory in --out, removed
+    /// when the build succeeds).
+    #[arg(long, value_name = "DIR", requires = "workers")]
+    data_dir: Option<PathBuf>,
+    /// With --workers: seconds without a heartbeat after which a worker's task is handed out
+    /// again.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        requires = "workers"
+    )]
+    lease_timeout: f64,
 }
 
-fn parse_bytes(s: &str) -> Result<u64, String> {
+pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, mult) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
         Some((i, _)) => {
@@ -127,29 +103,6 @@ struct BuildSummary {
     tables: Vec<TableReport>,
 }
 
-/// The partition that a board, a partition name and patterns of one's own name.
-pub(super) fn resolve_partition(
-    puzzle: Option<&str>,
-    partition: Option<&str>,
-    patterns: &[String],
-) -> anyhow::Result<Partition> {
-    let board: Option<Board> = puzzle.map(str::parse).transpose()?;
-    if !patterns.is_empty() {
-        return Ok(Partition::custom(board.unwrap_or("15".parse()?), patterns)?);
-    }
-    if let Some(name) = partition {
-        let partition = Partition::named(name)?;
-        if let Some(b) = board.filter(|&b| b != partition.board()) {
-            bail!(
-                "partition {name} is for the {} board, not {b}",
-                partition.board()
-            );
-        }
-        return Ok(partition);
-    }
-    Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
-}
-
 /// Most worker threads a build accepts: far more than any machine's cores, few enough that
 /// starting the pool cannot exhaust the system (100,000 threads stalled the build for minutes).
 const MAX_THREADS: usize = 1024;
@@ -161,16 +114,26 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             args.threads
         );
     }
-    let partition = resolve_partition(
-        args.puzzle.as_deref(),
-        args.partition.as_deref(),
-        &args.pattern,
-    )?;
-    let goal = args.goal.unwrap_or_default();
-    let rule = args.blank.unwrap_or_default();
-    let encoding = args.encoding;
+    let partition = args.job.partition()?;
+    let goal = args.job.goal();
+    let rule = args.job.rule();
+    let encoding = args.job.encoding;
     encoding.check_rule(rule)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
+    if args.workers > 0 {
+        return super::serve::run_local_cluster(
+            &args.job,
+            super::serve::LocalClusterArgs {
+                workers: args.workers,
+                threads: args.threads,
+                out,
+                data_dir: args.data_dir.clone(),
+                lease_timeout: args.lease_timeout,
+                task_ranks: args.task_ranks,
+                json: args.json,
+            },
+        );
+    }
     let dir = set_dir(&out, &partition, rule, goal, encoding);
     let memory_limit = args.memory_limit.or_else(available_memory_bytes);
     let options = BuildOptions {

@@ -11,7 +11,7 @@ use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
 use tilepdb_coordinator::build::human_bytes;
 
-use super::build::resolve_partition;
+use super::job::resolve_partition;
 
 #[derive(Args)]
 pub struct InspectArgs {

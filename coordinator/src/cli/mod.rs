@@ -2,8 +2,11 @@
 
 mod build;
 mod inspect;
+mod job;
 mod partitions;
 mod progress;
+mod serve;
+mod status;
 mod verify;
 
 use std::process::ExitCode;
@@ -32,6 +35,13 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Check table files: magic, version, sizes, checksums (and with --deep every entry).
     Verify(verify::VerifyArgs),
+    /// Serve a distributed build to worker processes over gRPC (checkpointed in --data-dir,
+    /// resumable); exits when the tables are written.
+    Serve(serve::ServeArgs),
+    /// Print the progress of a running `serve`.
+    Status(status::StatusArgs),
+    /// Run a worker (the same as the `tilepdb-worker` program).
+    Worker(tilepdb_worker::cli::WorkerArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -49,6 +59,11 @@ pub fn main() -> ExitCode {
         Some(Command::Partitions(args)) => partitions::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Verify(args)) => verify::run(args),
+        Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Status(args)) => status::run(args),
+        Some(Command::Worker(args)) => tilepdb_worker::cli::run_worker(args)
+            .map(|_| ())
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

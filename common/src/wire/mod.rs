@@ -1,0 +1,107 @@
+//! The wire protocol between coordinator and workers (feature `wire`).
+//!
+//! * [`proto`]: the generated messages, client and server of `proto/tilepdb/v1`;
+//! * [`chunk`]: sections of bytes as checked, bounded zstd chunks;
+//! * [`states`]: the encodings of a task's input and result.
+
+pub mod chunk;
+pub mod states;
+
+/// The generated code of package `tilepdb.v1`.
+pub mod proto {
+    #![allow(clippy::all, missing_docs)]
+    tonic::include_proto!("tilepdb.v1");
+}
+
+/// The protocol version of this build; a peer of another version is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Largest decompressed chunk (1 MiB): far below gRPC's 4 MiB message limit even when the
+/// data does not compress.
+pub const MAX_CHUNK_BYTES: u32 = 1 << 20;
+
+/// The metadata key of the shared token (`Bearer <token>`).
+pub const AUTH_HEADER: &str = "authorization";
+
+use crate::error::{Error, Result};
+use crate::{BlankRule, Board, Goal, Partition, Pattern, StateSpace};
+
+impl proto::JobSpec {
+    /// The definition of the job that builds `partition`'s tables.
+    pub fn new(partition: &Partition, goal: Goal, rule: BlankRule) -> proto::JobSpec {
+        proto::JobSpec {
+            board: partition.board().to_string(),
+            goal: goal.to_string(),
+            blank_rule: rule.to_string(),
+            patterns: partition
+                .patterns()
+                .iter()
+                .map(|p| proto::PatternSpec {
+                    tiles: p.tiles().iter().map(|&t| t as u32).collect(),
+                })
+                .collect(),
+            name: partition.name().to_string(),
+        }
+    }
+
+    /// The partition, checked (board, tiles, disjointness).
+    pub fn partition(&self) -> Result<Partition> {
+        let board: Board = self.board.parse()?;
+        let patterns = self
+            .patterns
+            .iter()
+            .map(|p| {
+                let tiles = p
+                    .tiles
+                    .iter()
+                    .map(|&t| u8::try_from(t).map_err(|_| Error::Wire(format!("tile {t}"))))
+                    .collect::<Result<Vec<u8>>>()?;
+                Pattern::new(board, tiles)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Partition::new(self.name.clone(), board, patterns)
+    }
+
+    pub fn goal(&self) -> Result<Goal> {
+        self.goal.parse()
+    }
+
+    pub fn rule(&self) -> Result<BlankRule> {
+        self.blank_rule.parse()
+    }
+
+    /// The state space of each table, in order.
+    pub fn spaces(&self) -> Result<Vec<StateSpace>> {
+        let partition = self.partition()?;
+        let (goal, rule) = (self.goal()?, self.rule()?);
+        partition
+            .patterns()
+            .iter()
+            .map(|p| StateSpace::new(partition.board(), goal, p.clone(), rule))
+            .collect()
+    }
+}
+
+/// A task id: the table, the depth and the task's index in the layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskId {
+    pub table: u32,
+    pub depth: u32,
+    pub index: u32,
+}
+
+impl TaskId {
+    pub fn to_u64(self) -> u64 {
+        (self.table as u64) << 48 | (self.depth as u64 & 0xffff) << 32 | self.index as u64
+    }
+
+    /// `None` for an id no coordinator makes (a depth over 16 bits).
+    pub fn from_u64(id: u64) -> Option<TaskId> {
+        let table = u32::try_from(id >> 48).ok()?;
+        Some(TaskId {
+            table,
+            depth: ((id >> 32) & 0xffff) as u32,
+            index: id as u32,
+        })
+    }
+}

@@ -1,0 +1,108 @@
+//! `tilepdb-coordinator status`: a running job's progress, from its coordinator.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use tilepdb_common::wire::proto::JobStatusRequest;
+use tilepdb_coordinator::build::human_bytes;
+use tilepdb_worker::cli::read_token;
+use tilepdb_worker::client::connect;
+
+#[derive(Args)]
+pub struct StatusArgs {
+    /// The coordinator: http://HOST:PORT, or https://HOST:PORT with TLS.
+    #[arg(long, value_name = "URL", env = "TILEPDB_COORDINATOR")]
+    coordinator: String,
+    /// A file holding the shared token (default: the TILEPDB_TOKEN environment variable).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// CA certificate (PEM) to trust for https://.
+    #[arg(long, value_name = "PEM")]
+    tls_ca: Option<PathBuf>,
+    /// The name in the coordinator's certificate, if not the address's host.
+    #[arg(long, value_name = "NAME")]
+    tls_domain: Option<String>,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: StatusArgs) -> anyhow::Result<()> {
+    let token = read_token(args.token_file.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let s = runtime
+        .block_on(async {
+            let mut client = connect(
+                &args.coordinator,
+                token.as_deref(),
+                args.tls_ca.as_deref(),
+                args.tls_domain.as_deref(),
+            )?;
+            anyhow::Ok(client.job_status(JobStatusRequest {}).await?.into_inner())
+        })
+        .with_context(|| format!("cannot get the status of {}", args.coordinator))?;
+    let job = s.job.clone().unwrap_or_default();
+    let patterns: Vec<Vec<u32>> = job.patterns.iter().map(|p| p.tiles.clone()).collect();
+    if args.json {
+        let v = serde_json::json!({
+            "job_id": s.job_id,
+            "partition": job.name,
+            "board": job.board,
+            "goal": job.goal,
+            "blank_rule": job.blank_rule,
+            "patterns": patterns,
+            "phase": s.phase,
+            "done": s.done,
+            "table": s.table,
+            "tables": s.tables,
+            "tables_written": s.tables_written,
+            "depth": s.depth,
+            "layer_states": s.layer_states,
+            "states_found": s.states_found,
+            "tasks_done": s.tasks_done,
+            "tasks_total": s.tasks_total,
+            "workers_alive": s.workers_alive,
+            "states_expanded": s.states_expanded,
+            "states_per_second": s.states_per_second,
+            "bytes_received": s.bytes_received,
+            "bytes_sent": s.bytes_sent,
+            "elapsed_seconds": s.elapsed_seconds,
+            "peak_rss_bytes": s.peak_rss_bytes,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "job        {} ({} {} {} {})",
+        s.job_id, job.name, job.board, job.blank_rule, job.goal
+    );
+    println!("phase      {}", s.phase);
+    println!(
+        "table      {} of {} ({} written)",
+        (s.table + 1).min(s.tables),
+        s.tables,
+        s.tables_written
+    );
+    println!(
+        "layer      depth {}: {} states; {} states found so far",
+        s.depth, s.layer_states, s.states_found
+    );
+    println!("tasks      {} of {} done", s.tasks_done, s.tasks_total);
+    println!("workers    {} alive", s.workers_alive);
+    println!(
+        "rate       {:.2} M states/s ({} expanded in {:.1} s)",
+        s.states_per_second / 1e6,
+        s.states_expanded,
+        s.elapsed_seconds
+    );
+    println!(
+        "wire       {} received, {} sent",
+        human_bytes(s.bytes_received),
+        human_bytes(s.bytes_sent)
+    );
+    println!("memory     {} peak", human_bytes(s.peak_rss_bytes));
+    Ok(())
+}

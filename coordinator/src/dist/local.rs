@@ -1,0 +1,1 @@
+//! A local cluster: worker processes on loopback for a coordinator in this process.

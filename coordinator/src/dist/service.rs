@@ -1,0 +1,282 @@
+//! The coordinator's gRPC service: every field from the wire is checked before it touches
+//! the job.
+//!
+//! * the shared token ([`check_token`]): UNAUTHENTICATED;
+//! * another protocol version or job: FAILED_PRECONDITION;
+//! * an unknown worker (say, after a coordinator restart): NOT_FOUND, "register again";
+//! * a forged task id or attempt, a range that is not the task's, sizes that do not fit the
+//!   task, a chunk whose checksum, offset or declared size is wrong, a zstd frame larger than
+//!   declared, a state outside the job: INVALID_ARGUMENT, and nothing is merged (a result is
+//!   read and checked in full before its merge starts).
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use prost::Message;
+use tilepdb_common::StateCodes;
+use tilepdb_common::wire::chunk::{SectionReader, encode_section};
+use tilepdb_common::wire::proto::coordinator_server::Coordinator;
+use tilepdb_common::wire::proto::{
+    DeliverResultResponse, HeartbeatRequest, HeartbeatResponse, JobDone, JobStatusRequest,
+    JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
+    Task, TaskMessage, Wait, result_message, task_message,
+};
+use tilepdb_common::wire::states::{decode_deltas, encode_deltas, own_states};
+use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::job::{Job, Lease, ResultCheck};
+
+/// How long a `TakeTask` waits for a task before answering `Wait`.
+const LONG_POLL: Duration = Duration::from_secs(2);
+/// Longest silence inside a result stream.
+const CHUNK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The service of one job.
+pub struct CoordinatorService {
+    pub job: Arc<Job>,
+}
+
+/// Checks the `authorization` metadata against the shared token (in constant time).
+pub fn check_token(
+    token: Option<Arc<str>>,
+) -> impl Fn(Request<()>) -> Result<Request<()>, Status> + Clone {
+    move |request: Request<()>| {
+        let Some(token) = &token else {
+            return Ok(request);
+        };
+        let given = request
+            .metadata()
+            .get(AUTH_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        let (a, b) = (given.as_bytes(), token.as_bytes());
+        let mut diff = a.len() ^ b.len();
+        for (i, &x) in b.iter().enumerate() {
+            diff |= (x ^ a.get(i).copied().unwrap_or(0)) as usize;
+        }
+        if diff != 0 {
+            return Err(Status::unauthenticated("missing or wrong token"));
+        }
+        Ok(request)
+    }
+}
+
+impl CoordinatorService {
+    fn check_job(&self, job_id: &str) -> Result<(), Status> {
+        if job_id != self.job.id {
+            return Err(Status::failed_precondition(format!(
+                "this coordinator runs job {}, not {job_id:?}",
+                self.job.id
+            )));
+        }
+        Ok(())
+    }
+
+    fn count_received(&self, bytes: usize) {
+        self.job
+            .counters
+            .bytes_received
+            .fetch_add(bytes as u64, Relaxed);
+    }
+}
+
+/// The next message of a result stream, unless it stalls.
+async fn next(stream: &mut Streaming<ResultMessage>) -> Result<Option<ResultMessage>, Status> {
+    match tokio::time::timeout(CHUNK_TIMEOUT, stream.message()).await {
+        Ok(r) => r,
+        Err(_) => Err(Status::deadline_exceeded("result stream stalled")),
+    }
+}
+
+type TaskStream = Pin<Box<dyn Stream<Item = Result<TaskMessage, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Coordinator for CoordinatorService {
+    async fn register(
+        &self,
+        request: Request<RegisterRequest>,
+    ) -> Result<Response<RegisterResponse>, Status> {
+        let r = request.into_inner();
+        self.count_received(r.encoded_len());
+        if r.protocol_version != PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version {} where this coordinator speaks {PROTOCOL_VERSION}",
+                r.protocol_version
+            )));
+        }
+        if !r.job_id.is_empty() {
+            self.check_job(&r.job_id)?;
+        }
+        let name: String = r.worker_name.chars().take(100).collect();
+        let worker_id = self.job.register(&name);
+        Ok(Response::new(RegisterResponse {
+            job_id: self.job.id.clone(),
+            worker_id,
+            job: Some(self.job.spec.clone()),
+            heartbeat_interval_ms: self.job.heartbeat_interval().as_millis() as u32,
+            max_chunk_bytes: MAX_CHUNK_BYTES,
+        }))
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<HeartbeatRequest>,
+    ) -> Result<Response<HeartbeatResponse>, Status> {
+        let r = request.into_inner();
+        self.count_received(r.encoded_len());
+        self.check_job(&r.job_id)?;
+        let job_done = self.job.heartbeat(r.worker_id)?;
+        Ok(Response::new(HeartbeatResponse { job_done }))
+    }
+
+    type TakeTaskStream = TaskStream;
+
+    async fn take_task(
+        &self,
+        request: Request<TakeTaskRequest>,
+    ) -> Result<Response<TaskStream>, Status> {
+        let r = request.into_inner();
+        self.count_received(r.encoded_len());
+        self.check_job(&r.job_id)?;
+        let deadline = Instant::now() + LONG_POLL;
+        let lease = loop {
+            let notified = self.job.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match self.job.take_task(r.worker_id, &r.holding)? {
+                Lease::Wait(reason) if Instant::now() < deadline => {
+                    // Woken when a layer starts; otherwise look again for expired leases.
+                    let _ = tokio::time::timeout(Duration::from_millis(250), notified).await;
+                    let _ = reason;
+                }
+                other => break other,
+            }
+        };
+        let messages = match lease {
+            Lease::Done => vec![TaskMessage {
+                kind: Some(task_message::Kind::Done(JobDone {})),
+            }],
+            Lease::Wait(reason) => vec![TaskMessage {
+                kind: Some(task_message::Kind::Wait(Wait {
+                    retry_after_ms: 100,
+                    reason: reason.to_string(),
+                })),
+            }],
+            Lease::Task(t) => {
+                let level = self.job.config.zstd_level;
+                tokio::task::spawn_blocking(move || {
+                    let mut input = Vec::with_capacity(t.states as usize);
+                    let code = StateCodes::code_of_depth(t.id.depth);
+                    t.arrays
+                        .codes
+                        .for_each_with_code(own_states(&t.ranks, t.slots), code, |s| input.push(s));
+                    let bytes = encode_deltas(&input);
+                    let chunks =
+                        encode_section(Section::InputStates, &bytes, MAX_CHUNK_BYTES, level);
+                    let mut messages = vec![TaskMessage {
+                        kind: Some(task_message::Kind::Task(Task {
+                            task_id: t.id.to_u64(),
+                            attempt: t.attempt,
+                            table: t.id.table,
+                            depth: t.id.depth,
+                            first_rank: t.ranks.start,
+                            end_rank: t.ranks.end,
+                            states: input.len() as u64,
+                            input_bytes: bytes.len() as u64,
+                        })),
+                    }];
+                    messages.extend(chunks.into_iter().map(|c| TaskMessage {
+                        kind: Some(task_message::Kind::Input(c)),
+                    }));
+                    messages
+                })
+                .await
+                .map_err(|e| Status::internal(format!("task input: {e}")))?
+            }
+        };
+        let bytes: usize = messages.iter().map(|m| m.encoded_len()).sum();
+        self.job
+            .counters
+            .bytes_sent
+            .fetch_add(bytes as u64, Relaxed);
+        let stream = tokio_stream::iter(messages.into_iter().map(Ok));
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn deliver_result(
+        &self,
+        request: Request<Streaming<ResultMessage>>,
+    ) -> Result<Response<DeliverResultResponse>, Status> {
+        let mut stream = request.into_inner();
+        let first = next(&mut stream)
+            .await?
+            .ok_or_else(|| Status::invalid_argument("empty result stream"))?;
+        self.count_received(first.encoded_len());
+        let Some(result_message::Kind::Header(header)) = first.kind else {
+            return Err(Status::invalid_argument("a result starts with its header"));
+        };
+        self.check_job(&header.job_id)?;
+        let accepted = match self.job.check_result(&header)? {
+            ResultCheck::Drop(reason) => {
+                self.job.counters.results_dropped.fetch_add(1, Relaxed);
+                tracing::debug!(
+                    task = header.task_id,
+                    attempt = header.attempt,
+                    "result dropped: {reason}"
+                );
+                return Ok(Response::new(DeliverResultResponse {
+                    accepted: false,
+                    reason: reason.to_string(),
+                }));
+            }
+            ResultCheck::Accept(a) => a,
+        };
+        let mut reader = SectionReader::new(
+            Section::ReachedStates,
+            accepted.reached_bytes,
+            MAX_CHUNK_BYTES,
+        );
+        while let Some(msg) = next(&mut stream).await? {
+            self.count_received(msg.encoded_len());
+            let Some(result_message::Kind::Chunk(chunk)) = msg.kind else {
+                return Err(Status::invalid_argument("a second header in a result"));
+            };
+            reader
+                .push(&chunk)
+                .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        }
+        let job = self.job.clone();
+        let merged = tokio::task::spawn_blocking(move || -> Result<bool, Status> {
+            let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
+            let bytes = reader.finish().map_err(invalid)?;
+            let reached = decode_deltas(&bytes, accepted.reached_states, 0..accepted.states)
+                .map_err(invalid)?;
+            Ok(job.commit(&accepted, &reached))
+        })
+        .await
+        .map_err(|e| Status::internal(format!("merge: {e}")))??;
+        if !merged {
+            self.job.counters.results_dropped.fetch_add(1, Relaxed);
+        }
+        Ok(Response::new(DeliverResultResponse {
+            accepted: merged,
+            reason: if merged {
+                String::new()
+            } else {
+                "the task is done already".into()
+            },
+        }))
+    }
+
+    async fn job_status(
+        &self,
+        _request: Request<JobStatusRequest>,
+    ) -> Result<Response<JobStatusResponse>, Status> {
+        Ok(Response::new(self.job.status()))
+    }
+}

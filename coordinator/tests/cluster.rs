@@ -1,0 +1,621 @@
+//! The distributed build with real processes on 127.0.0.1: a `tilepdb-coordinator serve` and
+//! worker processes. The workers are `tilepdb-coordinator worker`, the worker library behind
+//! the `tilepdb-worker` program, built with this crate, so that a stale worker program can
+//! never be tested by mistake; `worker/tests/worker_process.rs` runs the `tilepdb-worker`
+//! program itself. Each test compares the tables with a single-machine build of the same job,
+//! byte for byte.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "cluster-test-token";
+
+fn coordinator_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
+}
+
+/// A scratch directory of one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tilepdb-cluster-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every file of the table set under `out`, by name.
+fn tables(out: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![];
+    for set in std::fs::read_dir(out).unwrap() {
+        let set = set.unwrap().path();
+        if !set.is_dir() || set.file_name().unwrap().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        for f in std::fs::read_dir(&set).unwrap() {
+            let f = f.unwrap().path();
+            let name = format!(
+                "{}/{}",
+                set.file_name().unwrap().to_string_lossy(),
+                f.file_name().unwrap().to_string_lossy()
+            );
+            files.push((name, std::fs::read(&f).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+fn assert_same_tables(want: &Path, got: &Path) {
+    let (a, b) = (tables(want), tables(got));
+    assert!(!a.is_empty(), "no tables in {}", want.display());
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b), "table files differ");
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        assert!(
+            x == y,
+            "{name} differs between {} and {}",
+            want.display(),
+            got.display()
+        );
+    }
+}
+
+/// Builds `job` on this machine into `out`.
+fn single_machine(job: &[&str], out: &Path) {
+    let status = Command::new(coordinator_bin())
+        .arg("build")
+        .args(job)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A running `serve`, its log lines collected.
+struct Coordinator {
+    child: Child,
+    addr: SocketAddr,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Coordinator {
+    fn start(job: &[&str], dir: &Path, listen: &str, extra: &[&str]) -> Coordinator {
+        let mut child = Command::new(coordinator_bin())
+            .arg("serve")
+            .args(job)
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            .arg("--out")
+            .arg(dir.join("out"))
+            .arg("--listen")
+            .arg(listen)
+            .args(["--linger", "3"])
+            .args(extra)
+            .env("TILEPDB_TOKEN", TOKEN)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            let mut first = true;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if first {
+                    first = false;
+                    let addr = line
+                        .split("listening on ")
+                        .nth(1)
+                        .and_then(|rest| rest.split_whitespace().next())
+                        .and_then(|a| a.parse::<SocketAddr>().ok());
+                    let _ = tx.send((addr, line.clone()));
+                }
+                log2.lock().unwrap().push(line);
+            }
+        });
+        let (addr, line) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the coordinator logs a first line");
+        let addr = addr.unwrap_or_else(|| panic!("first log line names no address: {line}"));
+        Coordinator { child, addr, log }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Waits until a log line contains every one of `words`.
+    fn wait_for(&self, words: &[&str], timeout: Duration) -> String {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(l) = self
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| words.iter().all(|w| l.contains(w)))
+            {
+                return l.clone();
+            }
+            assert!(
+                Instant::now() < until,
+                "no log line with {words:?} within {timeout:?}; log:\n{}",
+                self.log.lock().unwrap().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn has(&self, words: &[&str]) -> bool {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| words.iter().all(|w| l.contains(w)))
+    }
+
+    /// Waits for the coordinator to exit; asserts it succeeded.
+    fn finish(mut self, timeout: Duration) {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "coordinator failed: {status}; log:\n{}",
+                    self.log.lock().unwrap().join("\n")
+                );
+                return;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!(
+                    "coordinator still running after {timeout:?}; log:\n{}",
+                    self.log.lock().unwrap().join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Coordinator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A running worker process.
+struct Worker(Child);
+
+impl Worker {
+    fn start(url: &str, extra: &[&str]) -> Worker {
+        let child = Command::new(coordinator_bin())
+            .arg("worker")
+            .args([
+                "--coordinator",
+                url,
+                "--threads",
+                "1",
+                "--give-up-after",
+                "60",
+            ])
+            .args(extra)
+            .env("TILEPDB_TOKEN", TOKEN)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Worker(child)
+    }
+
+    fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the worker to exit by itself; whether it exited 0.
+    fn wait(mut self, timeout: Duration) -> bool {
+        let until = Instant::now() + timeout;
+        while Instant::now() < until {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const MINUTES: Duration = Duration::from_secs(300);
+
+/// The 15-puzzle 5-5-5 set: single-machine, 1 worker and 3 workers give the same bytes.
+#[test]
+fn one_and_three_workers_give_the_single_machine_tables() {
+    let dir = scratch("same");
+    let job = ["--partition", "15:5-5-5"];
+    single_machine(&job, &dir.join("single"));
+    for workers in [1, 3] {
+        let run = dir.join(format!("w{workers}"));
+        let c = Coordinator::start(&job, &run, "127.0.0.1:0", &[]);
+        let ws: Vec<Worker> = (0..workers).map(|_| Worker::start(&c.url(), &[])).collect();
+        c.finish(MINUTES);
+        for w in ws {
+            assert!(w.wait(Duration::from_secs(30)), "a worker did not exit 0");
+        }
+        assert_same_tables(&dir.join("single"), &run.join("out"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The 15-puzzle 7-8 set with 3 workers (heavy: about 1.5 GB of memory and several minutes on
+/// 2 cores): `cargo test --release -p tilepdb-coordinator --test cluster -- --ignored`.
+#[test]
+#[ignore]
+fn three_workers_give_the_single_machine_7_8_tables() {
+    let dir = scratch("same-7-8");
+    let job = ["--partition", "15:7-8"];
+    single_machine(&job, &dir.join("single"));
+    let c = Coordinator::start(&job, &dir, "127.0.0.1:0", &["--no-sync"]);
+    let ws: Vec<Worker> = (0..3).map(|_| Worker::start(&c.url(), &[])).collect();
+    c.finish(Duration::from_secs(3 * 3600));
+    for w in ws {
+        assert!(w.wait(Duration::from_secs(60)), "a worker did not exit 0");
+    }
+    assert_same_tables(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A job small enough to be quick, cut into many tasks so that each layer takes a while.
+const SMALL_JOB: [&str; 4] = ["--pattern", "1,2,3,4,5", "--pattern", "6,7,8"];
+const MANY_TASKS: [&str; 2] = ["--task-ranks", "2048"];
+
+#[test]
+fn a_worker_killed_mid_layer_loses_nothing() {
+    let dir = scratch("kill");
+    single_machine(&SMALL_JOB, &dir.join("single"));
+    let c = Coordinator::start(
+        &SMALL_JOB,
+        &dir,
+        "127.0.0.1:0",
+        &[&MANY_TASKS[..], &["--lease-timeout", "1"]].concat(),
+    );
+    // The victim sits on each task for a while, so that it holds one when it is killed.
+    let victim = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
+    let other = Worker::start(&c.url(), &[]);
+    c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
+    // Layer 10 is published right after; the victim takes a task at once and holds it 300 ms.
+    std::thread::sleep(Duration::from_millis(150));
+    victim.signal("KILL");
+    // The status command shows the job's progress meanwhile.
+    let status = Command::new(coordinator_bin())
+        .args(["status", "--json", "--coordinator", &c.url()])
+        .env("TILEPDB_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["tables"], 2);
+    assert!(status["tasks_total"].as_u64().unwrap() > 0, "{status}");
+    assert!(status["states_found"].as_u64().unwrap() > 1, "{status}");
+    assert!(!status["done"].as_bool().unwrap());
+    c.wait_for(&["lease expired"], Duration::from_secs(60));
+    c.finish(MINUTES);
+    assert!(other.wait(Duration::from_secs(30)));
+    assert_same_tables(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_worker_stalled_past_its_lease_loses_nothing() {
+    let dir = scratch("stall");
+    single_machine(&SMALL_JOB, &dir.join("single"));
+    let c = Coordinator::start(
+        &SMALL_JOB,
+        &dir,
+        "127.0.0.1:0",
+        &[&MANY_TASKS[..], &["--lease-timeout", "1"]].concat(),
+    );
+    // It sits on each task for a while, so that it holds one when it is stopped.
+    let stalled = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
+    let other = Worker::start(&c.url(), &[]);
+    c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
+    std::thread::sleep(Duration::from_millis(150));
+    stalled.signal("STOP");
+    c.wait_for(&["lease expired"], Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    // Back to life: its late result is recognised (dropped or, if first, merged) and it goes on.
+    stalled.signal("CONT");
+    c.finish(MINUTES);
+    assert!(other.wait(Duration::from_secs(30)));
+    assert!(stalled.wait(Duration::from_secs(30)));
+    assert_same_tables(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_coordinator_killed_and_restarted_resumes() {
+    let dir = scratch("restart");
+    single_machine(&SMALL_JOB, &dir.join("single"));
+    let first = Coordinator::start(&SMALL_JOB, &dir, "127.0.0.1:0", &MANY_TASKS);
+    let addr = first.addr;
+    let slow = ["--debug-task-delay-ms", "5"];
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
+    // Kill it in the middle of a layer of the first table, after a few checkpoints.
+    first.wait_for(&["layer done", "table=0", "depth=10 "], MINUTES);
+    std::thread::sleep(Duration::from_millis(50));
+    let mut first = first;
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    drop(first);
+    // Restarted on the same data directory and address, it resumes; the workers reconnect.
+    let second = Coordinator::start(&SMALL_JOB, &dir, &addr.to_string(), &MANY_TASKS);
+    second.wait_for(&["resuming from the data directory"], MINUTES);
+    assert!(
+        !second.has(&["layer done", "table=0", "depth=0 "]),
+        "started over"
+    );
+    second.finish(MINUTES);
+    for w in workers {
+        assert!(w.wait(Duration::from_secs(60)), "a worker did not finish");
+    }
+    assert_same_tables(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Hostile and broken clients get the right status; the build still finishes correctly.
+mod bad_clients {
+    use super::*;
+    use tilepdb_common::wire::chunk::encode_section;
+    use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
+    use tilepdb_common::wire::proto::{
+        Chunk, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
+        result_message, task_message,
+    };
+    use tilepdb_common::wire::states::encode_deltas;
+    use tilepdb_common::wire::{PROTOCOL_VERSION, TaskId};
+    use tonic::Code;
+    use tonic::metadata::MetadataValue;
+    use tonic::transport::Channel;
+
+    type Client = CoordinatorClient<Channel>;
+
+    fn request<T>(message: T, token: &str) -> tonic::Request<T> {
+        let mut r = tonic::Request::new(message);
+        let v: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+        r.metadata_mut().insert("authorization", v);
+        r
+    }
+
+    fn register_request(version: u32, job: &str) -> RegisterRequest {
+        RegisterRequest {
+            protocol_version: version,
+            job_id: job.into(),
+            worker_name: "test".into(),
+            threads: 1,
+        }
+    }
+
+    /// Registers; the job id and worker id.
+    async fn register(client: &mut Client) -> (String, u64) {
+        let r = client
+            .register(request(register_request(PROTOCOL_VERSION, ""), TOKEN))
+            .await
+            .unwrap()
+            .into_inner();
+        (r.job_id, r.worker_id)
+    }
+
+    /// Takes a task (waiting while the coordinator says to).
+    async fn take(client: &mut Client, job: &str, worker: u64) -> Task {
+        loop {
+            let mut s = client
+                .take_task(request(
+                    TakeTaskRequest {
+                        job_id: job.into(),
+                        worker_id: worker,
+                        holding: vec![],
+                    },
+                    TOKEN,
+                ))
+                .await
+                .unwrap()
+                .into_inner();
+            match s.message().await.unwrap().unwrap().kind.unwrap() {
+                task_message::Kind::Task(t) => return t,
+                task_message::Kind::Wait(_) => continue,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+
+    fn header(job: &str, worker: u64, t: &Task, list: &[u8], states: u64) -> ResultHeader {
+        ResultHeader {
+            job_id: job.into(),
+            worker_id: worker,
+            task_id: t.task_id,
+            attempt: t.attempt,
+            table: t.table,
+            depth: t.depth,
+            first_rank: t.first_rank,
+            end_rank: t.end_rank,
+            reached_states: states,
+            reached_bytes: list.len() as u64,
+            expanded: 0,
+            generated: 0,
+        }
+    }
+
+    async fn deliver(
+        client: &mut Client,
+        header: ResultHeader,
+        chunks: Vec<Chunk>,
+    ) -> Result<bool, Code> {
+        let mut msgs = vec![ResultMessage {
+            kind: Some(result_message::Kind::Header(header)),
+        }];
+        msgs.extend(chunks.into_iter().map(|c| ResultMessage {
+            kind: Some(result_message::Kind::Chunk(c)),
+        }));
+        client
+            .deliver_result(request(tokio_stream::iter(msgs), TOKEN))
+            .await
+            .map(|r| r.into_inner().accepted)
+            .map_err(|s| s.code())
+    }
+
+    #[test]
+    fn are_refused_and_the_build_finishes() {
+        let dir = scratch("bad");
+        single_machine(&SMALL_JOB, &dir.join("single"));
+        let c = Coordinator::start(
+            &SMALL_JOB,
+            &dir,
+            "127.0.0.1:0",
+            &[&MANY_TASKS[..], &["--lease-timeout", "1"]].concat(),
+        );
+        let url = c.url();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let mut client = CoordinatorClient::connect(url.clone()).await.unwrap();
+            // No token, a wrong token.
+            let e = client
+                .register(tonic::Request::new(register_request(PROTOCOL_VERSION, "")))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::Unauthenticated);
+            let e = client
+                .register(request(register_request(PROTOCOL_VERSION, ""), "wrong"))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::Unauthenticated);
+            // Another protocol version, another job.
+            let e = client
+                .register(request(register_request(PROTOCOL_VERSION + 1, ""), TOKEN))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
+            let e = client
+                .register(request(
+                    register_request(PROTOCOL_VERSION, "another-job"),
+                    TOKEN,
+                ))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
+
+            let (job, worker) = register(&mut client).await;
+            let t = take(&mut client, &job, worker).await;
+            // A plausible result: two states of the task's own ranks (not its true result).
+            let first = t.first_rank * 11;
+            let list = encode_deltas(&[first, first + 1]);
+            let good = encode_section(Section::ReachedStates, &list, 1 << 20, 1);
+            let h = || header(&job, worker, &t, &list, 2);
+
+            // A forged task id (a task index past the layer's tasks).
+            let mut forged = h();
+            let mut id = TaskId::from_u64(t.task_id).unwrap();
+            id.index = 1_000_000;
+            forged.task_id = id.to_u64();
+            assert_eq!(
+                deliver(&mut client, forged, good.clone()).await,
+                Err(Code::InvalidArgument)
+            );
+            // A forged attempt.
+            let mut forged = h();
+            forged.attempt ^= 0x5555;
+            assert_eq!(
+                deliver(&mut client, forged, good.clone()).await,
+                Err(Code::InvalidArgument)
+            );
+            // A range outside the job.
+            let mut outside = h();
+            outside.first_rank = 1 << 40;
+            outside.end_rank = (1 << 40) + 10;
+            assert_eq!(
+                deliver(&mut client, outside, good.clone()).await,
+                Err(Code::InvalidArgument)
+            );
+            // Another job's result.
+            let mut other = h();
+            other.job_id = "another-job".into();
+            assert_eq!(
+                deliver(&mut client, other, good.clone()).await,
+                Err(Code::FailedPrecondition)
+            );
+            // A chunk whose checksum does not match its data.
+            let mut bad = good.clone();
+            bad[0].crc32 ^= 0xdead_beef;
+            assert_eq!(
+                deliver(&mut client, h(), bad).await,
+                Err(Code::InvalidArgument)
+            );
+            // A frame that decompresses past its declared size (a "zstd bomb").
+            let mut bomb = good.clone();
+            bomb[0].data = zstd::bulk::compress(&vec![0u8; 64 << 20], 1).unwrap();
+            bomb[0].crc32 = crc32fast::hash(&bomb[0].data);
+            assert_eq!(
+                deliver(&mut client, h(), bomb).await,
+                Err(Code::InvalidArgument)
+            );
+            // A declared decompressed size over the chunk limit, and over the section.
+            let mut oversized = good.clone();
+            oversized[0].decompressed_size = 64 << 20;
+            assert_eq!(
+                deliver(&mut client, h(), oversized).await,
+                Err(Code::InvalidArgument)
+            );
+            let mut big = h();
+            big.reached_bytes = 1 << 40;
+            big.reached_states = 1 << 40;
+            assert_eq!(
+                deliver(&mut client, big, good.clone()).await,
+                Err(Code::InvalidArgument)
+            );
+            // A state outside the table.
+            let far = encode_deltas(&[first, u64::MAX / 2]);
+            let far_chunks = encode_section(Section::ReachedStates, &far, 1 << 20, 1);
+            let far_header = header(&job, worker, &t, &far, 2);
+            assert_eq!(
+                deliver(&mut client, far_header, far_chunks).await,
+                Err(Code::InvalidArgument)
+            );
+            // Nothing above was merged: the task is still open, and its true result (here
+            // from a real worker, once the lease of this client lapses) completes the build.
+        });
+        let w = Worker::start(&url, &[]);
+        c.finish(MINUTES);
+        assert!(w.wait(Duration::from_secs(30)));
+        assert_same_tables(&dir.join("single"), &dir.join("out"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

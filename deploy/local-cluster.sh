@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A coordinator and N workers on this machine, over loopback.
+#
+#   deploy/local-cluster.sh N [job arguments of `tilepdb-coordinator serve`...]
+#   deploy/local-cluster.sh 2 --partition 15:6-6-3 --out tables
+#
+# Uses tilepdb-coordinator and tilepdb-worker from $TILEPDB_BIN (default: target/release).
+# The data directory is $TILEPDB_DATA (default: a new temporary directory). `tilepdb-coordinator
+# build --workers N` does the same in one command.
+set -euo pipefail
+workers=${1:?usage: $0 WORKERS [serve arguments...]}
+shift
+bin=${TILEPDB_BIN:-$(dirname "$0")/../target/release}
+data=${TILEPDB_DATA:-$(mktemp -d)}
+export TILEPDB_TOKEN=${TILEPDB_TOKEN:-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')}
+log=$(mktemp)
+"$bin/tilepdb-coordinator" serve --listen 127.0.0.1:0 --data-dir "$data" "$@" 2>"$log" &
+coordinator=$!
+trap 'kill $coordinator 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true' EXIT
+# The coordinator's first log line names the address it bound.
+until addr=$(grep -o -m1 'listening on [0-9.:]*' "$log" | cut -d' ' -f3) && [ -n "$addr" ]; do
+  kill -0 $coordinator 2>/dev/null || { cat "$log"; exit 1; }
+  sleep 0.1
+done
+echo "coordinator on $addr, data in $data; starting $workers worker(s)" >&2
+threads=$(( $(nproc) / workers > 0 ? $(nproc) / workers : 1 ))
+for _ in $(seq "$workers"); do
+  "$bin/tilepdb-worker" --coordinator "http://$addr" --threads "$threads" &
+done
+tail -f "$log" --pid=$coordinator >&2 &
+wait $coordinator

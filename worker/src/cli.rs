@@ -1,0 +1,93 @@
+//! The command line of `tilepdb-worker` (also `tilepdb-coordinator worker`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::client::{WorkerConfig, WorkerSummary, default_name, run};
+use crate::error::{Error, Result};
+
+/// Joins a tilepdb coordinator's job and expands its tasks until the job is done.
+#[derive(Args, Clone, Debug)]
+pub struct WorkerArgs {
+    /// The coordinator: http://HOST:PORT, or https://HOST:PORT with TLS.
+    #[arg(long, value_name = "URL", env = "TILEPDB_COORDINATOR")]
+    pub coordinator: String,
+    /// A file holding the shared token (default: the TILEPDB_TOKEN environment variable).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Expansion threads (default: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// CA certificate (PEM) to trust for https:// (default: the system's roots are not used;
+    /// give the CA that signed the coordinator's certificate).
+    #[arg(long, value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
+    /// The name in the coordinator's certificate, if not the address's host.
+    #[arg(long, value_name = "NAME")]
+    pub tls_domain: Option<String>,
+    /// Join only this job (default: whatever job the coordinator runs).
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
+    /// Give up after the coordinator has been unreachable for this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub give_up_after: u64,
+    /// This worker's name in the coordinator's logs (default: host:pid).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// zstd level of the results (1 is fast; higher sends fewer bytes).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i32).range(-7..=19))]
+    pub zstd_level: i32,
+    /// Testing: sleep this many milliseconds after each task (a slow worker).
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub debug_task_delay_ms: u64,
+}
+
+/// The shared token: from `file` if given, else `TILEPDB_TOKEN`.
+pub fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
+    match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::File {
+                what: "token file",
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let token = text.trim().to_string();
+            if token.is_empty() {
+                return Err(Error::Start(format!(
+                    "token file {} is empty",
+                    path.display()
+                )));
+            }
+            Ok(Some(token))
+        }
+        None => Ok(std::env::var("TILEPDB_TOKEN")
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())),
+    }
+}
+
+/// Runs the worker described by `args` (on a tokio runtime of its own).
+pub fn run_worker(args: WorkerArgs) -> Result<WorkerSummary> {
+    let config = WorkerConfig {
+        coordinator: args.coordinator.clone(),
+        token: read_token(args.token_file.as_deref())?,
+        threads: args.threads,
+        tls_ca: args.tls_ca.clone(),
+        tls_domain: args.tls_domain.clone(),
+        name: args.name.clone().unwrap_or_else(default_name),
+        give_up_after: Duration::from_secs(args.give_up_after),
+        job_id: args.job.clone(),
+        zstd_level: args.zstd_level,
+        task_delay: Duration::from_millis(args.debug_task_delay_ms),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("tilepdb-worker-io")
+        .build()
+        .map_err(|e| Error::Start(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(run(config))
+}

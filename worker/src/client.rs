@@ -1,0 +1,669 @@
+//! The worker process's loop: register, heartbeat, take tasks, expand, deliver.
+//!
+//! Heartbeats come from their own tokio task on their own schedule, while the expansion runs
+//! on a rayon pool, so a busy worker never misses one. Every call that fails because the
+//! coordinator is unreachable (or restarting) is retried with exponential backoff; a task whose
+//! result cannot be delivered is simply dropped (the coordinator hands it out again).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tilepdb_common::wire::chunk::{SectionReader, encode_section};
+use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
+use tilepdb_common::wire::proto::{
+    HeartbeatRequest, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
+    result_message, task_message,
+};
+use tilepdb_common::wire::states::{decode_deltas, encode_deltas, own_states};
+use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use tilepdb_common::{StateList, StateSpace};
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Request, Status};
+
+use crate::error::{Error, Result};
+use crate::task::run_task;
+
+/// How a worker runs.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    /// `http://HOST:PORT` or `https://HOST:PORT`.
+    pub coordinator: String,
+    /// The shared token, if the coordinator wants one.
+    pub token: Option<String>,
+    /// Expansion threads; 0 means every core.
+    pub threads: usize,
+    /// CA certificate (PEM) that signed the coordinator's certificate, for `https://`.
+    pub tls_ca: Option<PathBuf>,
+    /// The name the coordinator's certificate is for, if not the host of the address.
+    pub tls_domain: Option<String>,
+    /// For the coordinator's logs.
+    pub name: String,
+    /// Give up after the coordinator has been unreachable this long.
+    pub give_up_after: Duration,
+    /// Join only this job.
+    pub job_id: Option<String>,
+    /// zstd level of results.
+    pub zstd_level: i32,
+    /// Testing: sleep this long after expanding each task (a slow worker).
+    pub task_delay: Duration,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            coordinator: "http://127.0.0.1:7878".into(),
+            token: None,
+            threads: 0,
+            tls_ca: None,
+            tls_domain: None,
+            name: default_name(),
+            give_up_after: Duration::from_secs(600),
+            job_id: None,
+            zstd_level: 1,
+            task_delay: Duration::ZERO,
+        }
+    }
+}
+
+/// `host:pid`.
+pub fn default_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "worker".into());
+    format!("{host}:{}", std::process::id())
+}
+
+/// What a worker did.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerSummary {
+    pub tasks: u64,
+    pub expanded: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+}
+
+/// Adds the shared token to every call.
+#[derive(Clone)]
+pub struct Auth(Option<MetadataValue<Ascii>>);
+
+impl Auth {
+    pub fn new(token: Option<&str>) -> Result<Auth> {
+        token
+            .map(|t| {
+                format!("Bearer {t}")
+                    .parse()
+                    .map_err(|_| Error::Start("the token must be printable ASCII".into()))
+            })
+            .transpose()
+            .map(Auth)
+    }
+}
+
+impl Interceptor for Auth {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(v) = &self.0 {
+            request.metadata_mut().insert(AUTH_HEADER, v.clone());
+        }
+        Ok(request)
+    }
+}
+
+pub type Client = CoordinatorClient<InterceptedService<Channel, Auth>>;
+
+/// A client of the coordinator at `address` (connecting lazily, reconnecting as needed).
+pub fn connect(
+    address: &str,
+    token: Option<&str>,
+    tls_ca: Option<&std::path::Path>,
+    tls_domain: Option<&str>,
+) -> Result<Client> {
+    let bad = |reason: String| Error::Address {
+        address: address.to_string(),
+        reason,
+    };
+    let mut endpoint = Endpoint::from_shared(address.to_string())
+        .map_err(|e| bad(e.to_string()))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(10))
+        .keep_alive_timeout(Duration::from_secs(20));
+    if address.starts_with("https://") || tls_ca.is_some() {
+        let mut tls = ClientTlsConfig::new();
+        if let Some(path) = tls_ca {
+            let pem = std::fs::read(path).map_err(|source| Error::File {
+                what: "CA certificate",
+                path: path.to_path_buf(),
+                source,
+            })?;
+            tls = tls.ca_certificate(Certificate::from_pem(pem));
+        }
+        if let Some(domain) = tls_domain {
+            tls = tls.domain_name(domain);
+        }
+        endpoint = endpoint.tls_config(tls).map_err(|e| bad(e.to_string()))?;
+    }
+    let channel = endpoint.connect_lazy();
+    Ok(
+        CoordinatorClient::with_interceptor(channel, Auth::new(token)?)
+            .max_decoding_message_size(2 * MAX_CHUNK_BYTES as usize + (1 << 16)),
+    )
+}
+
+/// Exponential backoff while the coordinator is unreachable.
+struct Backoff {
+    delay: Duration,
+    failing_since: Option<Instant>,
+    give_up_after: Duration,
+    address: String,
+}
+
+impl Backoff {
+    fn new(give_up_after: Duration, address: &str) -> Backoff {
+        Backoff {
+            delay: Duration::from_millis(50),
+            failing_since: None,
+            give_up_after,
+            address: address.to_string(),
+        }
+    }
+
+    fn ok(&mut self) {
+        if self.failing_since.take().is_some() {
+            tracing::info!("coordinator reachable again");
+        }
+        self.delay = Duration::from_millis(50);
+    }
+
+    async fn failed(&mut self, status: &Status) -> Result<()> {
+        let since = *self.failing_since.get_or_insert_with(Instant::now);
+        if since.elapsed() > self.give_up_after {
+            return Err(Error::Unreachable {
+                address: self.address.clone(),
+                seconds: since.elapsed().as_secs(),
+                last: status.message().to_string(),
+            });
+        }
+        tracing::warn!(
+            code = ?status.code(),
+            retry_in_ms = self.delay.as_millis() as u64,
+            "coordinator unreachable: {}",
+            status.message()
+        );
+        tokio::time::sleep(self.delay).await;
+        self.delay = (self.delay * 2).min(Duration::from_secs(2));
+        Ok(())
+    }
+}
+
+/// What to do after a call failed.
+enum Failure {
+    /// Unreachable, restarting, overloaded: back off and retry.
+    Transient(Status),
+    /// The coordinator does not know this worker (it restarted): register again.
+    Reregister,
+    /// Refused for good (token, version, job).
+    Fatal(Error),
+    /// This task's result was refused: drop it and go on.
+    Dropped(Status),
+    /// The job is done.
+    JobDone,
+}
+
+fn classify(status: Status) -> Failure {
+    match status.code() {
+        Code::Unauthenticated | Code::PermissionDenied | Code::FailedPrecondition => {
+            Failure::Fatal(Error::Refused(format!(
+                "{:?}: {}",
+                status.code(),
+                status.message()
+            )))
+        }
+        Code::NotFound => Failure::Reregister,
+        Code::InvalidArgument | Code::OutOfRange => Failure::Dropped(status),
+        _ => Failure::Transient(status),
+    }
+}
+
+/// Runs a worker until the job is done.
+pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
+    let client = connect(
+        &config.coordinator,
+        config.token.as_deref(),
+        config.tls_ca.as_deref(),
+        config.tls_domain.as_deref(),
+    )?;
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads)
+            .thread_name(|i| format!("tilepdb-expand-{i}"))
+            .build()
+            .map_err(|e| Error::Start(e.to_string()))?,
+    );
+    let threads = pool.current_num_threads();
+    let mut backoff = Backoff::new(config.give_up_after, &config.coordinator);
+    let summary = Arc::new(Mutex::new(WorkerSummary::default()));
+    loop {
+        let request = RegisterRequest {
+            protocol_version: PROTOCOL_VERSION,
+            job_id: config.job_id.clone().unwrap_or_default(),
+            worker_name: config.name.clone(),
+            threads: threads as u32,
+        };
+        let reg = match client.clone().register(request).await {
+            Ok(r) => r.into_inner(),
+            Err(status) => match classify(status) {
+                Failure::Fatal(e) => return Err(e),
+                Failure::Transient(s) | Failure::Dropped(s) => {
+                    backoff.failed(&s).await?;
+                    continue;
+                }
+                Failure::Reregister | Failure::JobDone => continue,
+            },
+        };
+        backoff.ok();
+        let spaces = Arc::new(
+            reg.job
+                .clone()
+                .unwrap_or_default()
+                .spaces()
+                .map_err(|e| Error::Refused(format!("the job's definition: {e}")))?,
+        );
+        tracing::info!(
+            job = %reg.job_id,
+            worker = reg.worker_id,
+            tables = spaces.len(),
+            threads,
+            "registered"
+        );
+        let session = Session {
+            client: client.clone(),
+            job_id: reg.job_id.clone(),
+            worker_id: reg.worker_id,
+            spaces,
+            pool: pool.clone(),
+            config: Arc::new(config.clone()),
+            max_chunk: reg.max_chunk_bytes.clamp(1, MAX_CHUNK_BYTES),
+            summary: summary.clone(),
+            holding: Arc::default(),
+        };
+        let interval = Duration::from_millis(reg.heartbeat_interval_ms.max(50) as u64);
+        match session.run(interval).await {
+            SessionEnd::Done => break,
+            SessionEnd::Reregister => {
+                tracing::info!("the coordinator does not know this worker: registering again");
+            }
+            SessionEnd::Fatal(e) => return Err(e),
+        }
+    }
+    let summary = summary.lock().unwrap().clone();
+    tracing::info!(
+        tasks = summary.tasks,
+        expanded = summary.expanded,
+        bytes_received = summary.bytes_received,
+        bytes_sent = summary.bytes_sent,
+        "job done"
+    );
+    Ok(summary)
+}
+
+/// How a session (one registration) ends.
+enum SessionEnd {
+    Done,
+    Reregister,
+    Fatal(Error),
+}
+
+/// Tasks a worker holds at once: one expanding, one fetched ahead (or being delivered), so
+/// that neither the network nor the coordinator's merge leaves the cores idle.
+const TASKS_IN_FLIGHT: usize = 2;
+
+/// One registration: a fetcher takes tasks ahead, an executor expands them one at a time
+/// with the whole pool and hands each result to a delivery of its own, and heartbeats go on
+/// beside them.
+#[derive(Clone)]
+struct Session {
+    client: Client,
+    job_id: String,
+    worker_id: u64,
+    spaces: Arc<Vec<StateSpace>>,
+    pool: Arc<rayon::ThreadPool>,
+    config: Arc<WorkerConfig>,
+    max_chunk: u32,
+    summary: Arc<Mutex<WorkerSummary>>,
+    /// Attempts this worker works on.
+    holding: Arc<Mutex<Vec<u64>>>,
+}
+
+/// A task and its input, with its place among the tasks in flight.
+struct Fetched {
+    task: Task,
+    input: Vec<u64>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Session {
+    async fn run(self, heartbeat_interval: Duration) -> SessionEnd {
+        let done = Arc::new(AtomicBool::new(false));
+        let (end_tx, mut end_rx) = tokio::sync::mpsc::channel::<SessionEnd>(8);
+        let (task_tx, mut task_rx) = tokio::sync::mpsc::channel::<Fetched>(1);
+        let permits = Arc::new(tokio::sync::Semaphore::new(TASKS_IN_FLIGHT));
+        let mut handles = vec![tokio::spawn(heartbeats(
+            self.client.clone(),
+            self.job_id.clone(),
+            self.worker_id,
+            done.clone(),
+            heartbeat_interval,
+        ))];
+        // Fetcher.
+        let (me, end) = (self.clone(), end_tx.clone());
+        handles.push(tokio::spawn(async move {
+            let mut backoff = Backoff::new(me.config.give_up_after, &me.config.coordinator);
+            loop {
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
+                if done.load(Relaxed) {
+                    let _ = end.send(SessionEnd::Done).await;
+                    return;
+                }
+                match me.fetch().await {
+                    Ok(Some((task, input))) => {
+                        backoff.ok();
+                        me.holding.lock().unwrap().push(task.attempt);
+                        let fetched = Fetched {
+                            task,
+                            input,
+                            _permit: permit,
+                        };
+                        if task_tx.send(fetched).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => backoff.ok(),
+                    Err(Failure::Transient(s)) => {
+                        if let Err(e) = backoff.failed(&s).await {
+                            let _ = end.send(SessionEnd::Fatal(e)).await;
+                            return;
+                        }
+                    }
+                    Err(Failure::Dropped(s)) => {
+                        tracing::warn!(code = ?s.code(), "task dropped: {}", s.message());
+                    }
+                    Err(Failure::Reregister) => {
+                        let _ = end.send(SessionEnd::Reregister).await;
+                        return;
+                    }
+                    Err(Failure::Fatal(e)) => {
+                        let _ = end.send(SessionEnd::Fatal(e)).await;
+                        return;
+                    }
+                    Err(Failure::JobDone) => {
+                        let _ = end.send(SessionEnd::Done).await;
+                        return;
+                    }
+                }
+            }
+        }));
+        // Executor.
+        let (me, end) = (self.clone(), end_tx);
+        handles.push(tokio::spawn(async move {
+            while let Some(Fetched {
+                task,
+                input,
+                _permit: permit,
+            }) = task_rx.recv().await
+            {
+                let attempt = task.attempt;
+                let Some(result) = me.expand(&task, input).await else {
+                    me.holding.lock().unwrap().retain(|&a| a != attempt);
+                    continue;
+                };
+                if !me.config.task_delay.is_zero() {
+                    tokio::time::sleep(me.config.task_delay).await;
+                }
+                let (me, end) = (me.clone(), end.clone());
+                tokio::spawn(async move {
+                    let outcome = me.deliver(&task, result).await;
+                    me.holding.lock().unwrap().retain(|&a| a != attempt);
+                    drop(permit);
+                    match outcome {
+                        Ok(()) => {}
+                        Err(Failure::Reregister) => {
+                            let _ = end.send(SessionEnd::Reregister).await;
+                        }
+                        Err(Failure::Fatal(e)) => {
+                            let _ = end.send(SessionEnd::Fatal(e)).await;
+                        }
+                        Err(Failure::Transient(s) | Failure::Dropped(s)) => {
+                            tracing::warn!(
+                                code = ?s.code(),
+                                attempt,
+                                "result not delivered (the task will be handed out again): {}",
+                                s.message()
+                            );
+                        }
+                        Err(Failure::JobDone) => {}
+                    }
+                });
+            }
+        }));
+        let end = end_rx.recv().await.unwrap_or(SessionEnd::Reregister);
+        for h in handles {
+            h.abort();
+        }
+        end
+    }
+
+    /// Takes a task and reads its input; `None` after waiting when there was none.
+    async fn fetch(&self) -> Result<Option<(Task, Vec<u64>)>, Failure> {
+        let request = TakeTaskRequest {
+            job_id: self.job_id.clone(),
+            worker_id: self.worker_id,
+            holding: self.holding.lock().unwrap().clone(),
+        };
+        let mut stream = self
+            .client
+            .clone()
+            .take_task(request)
+            .await
+            .map_err(classify)?
+            .into_inner();
+        let first = stream
+            .message()
+            .await
+            .map_err(classify)?
+            .ok_or_else(|| Failure::Transient(Status::unavailable("empty task stream")))?;
+        let mut received = prost::Message::encoded_len(&first) as u64;
+        let task = match first.kind {
+            Some(task_message::Kind::Task(t)) => t,
+            Some(task_message::Kind::Wait(w)) => {
+                tracing::debug!(reason = %w.reason, "no task yet");
+                let pause = Duration::from_millis(w.retry_after_ms.clamp(1, 5000) as u64);
+                tokio::time::sleep(pause).await;
+                return Ok(None);
+            }
+            Some(task_message::Kind::Done(_)) => return Err(Failure::JobDone),
+            _ => {
+                return Err(Failure::Transient(Status::internal(
+                    "task stream starts with neither task, wait nor done",
+                )));
+            }
+        };
+        let space = check_task(&task, &self.spaces)
+            .map_err(|m| Failure::Dropped(Status::invalid_argument(m)))?;
+        let mut reader = SectionReader::new(Section::InputStates, task.input_bytes, self.max_chunk);
+        while !reader.is_complete() {
+            let msg =
+                stream.message().await.map_err(classify)?.ok_or_else(|| {
+                    Failure::Transient(Status::unavailable("task input cut short"))
+                })?;
+            received += prost::Message::encoded_len(&msg) as u64;
+            match msg.kind {
+                Some(task_message::Kind::Input(chunk)) => reader
+                    .push(&chunk)
+                    .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?,
+                _ => {
+                    return Err(Failure::Dropped(Status::data_loss(
+                        "task input interrupted by another message",
+                    )));
+                }
+            }
+        }
+        let ranks = task.first_rank..task.end_rank;
+        let input = reader
+            .finish()
+            .and_then(|b| decode_deltas(&b, task.states, own_states(&ranks, space.slots())))
+            .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?;
+        self.summary.lock().unwrap().bytes_received += received;
+        Ok(Some((task, input)))
+    }
+
+    /// Expands a task with the whole pool; its result, encoded.
+    async fn expand(&self, task: &Task, input: Vec<u64>) -> Option<Expanded> {
+        let (pool, spaces) = (self.pool.clone(), self.spaces.clone());
+        let (level, max_chunk) = (self.config.zstd_level, self.max_chunk);
+        let (table, ranks) = (task.table as usize, task.first_rank..task.end_rank);
+        let input = StateList(input);
+        let started = Instant::now();
+        let result = tokio::task::spawn_blocking(move || {
+            let out = pool.install(|| run_task(&spaces[table], ranks, &input));
+            let list = encode_deltas(&out.reached);
+            let chunks = encode_section(Section::ReachedStates, &list, max_chunk, level);
+            Expanded {
+                reached_states: out.reached.len() as u64,
+                reached_bytes: list.len() as u64,
+                stats: out.stats,
+                chunks,
+                started,
+            }
+        })
+        .await;
+        match result {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::error!("expansion failed: {e}");
+                None
+            }
+        }
+    }
+
+    /// Sends a task's result.
+    async fn deliver(&self, task: &Task, result: Expanded) -> Result<(), Failure> {
+        let header = ResultHeader {
+            job_id: self.job_id.clone(),
+            worker_id: self.worker_id,
+            task_id: task.task_id,
+            attempt: task.attempt,
+            table: task.table,
+            depth: task.depth,
+            first_rank: task.first_rank,
+            end_rank: task.end_rank,
+            reached_states: result.reached_states,
+            reached_bytes: result.reached_bytes,
+            expanded: result.stats.expanded,
+            generated: result.stats.generated,
+        };
+        let mut msgs = vec![ResultMessage {
+            kind: Some(result_message::Kind::Header(header)),
+        }];
+        msgs.extend(result.chunks.into_iter().map(|c| ResultMessage {
+            kind: Some(result_message::Kind::Chunk(c)),
+        }));
+        let sent: u64 = msgs
+            .iter()
+            .map(|m| prost::Message::encoded_len(m) as u64)
+            .sum();
+        let response = self
+            .client
+            .clone()
+            .deliver_result(tokio_stream::iter(msgs))
+            .await
+            .map_err(classify)?
+            .into_inner();
+        {
+            let mut summary = self.summary.lock().unwrap();
+            summary.bytes_sent += sent;
+            summary.tasks += 1;
+            summary.expanded += result.stats.expanded;
+        }
+        tracing::debug!(
+            task = task.task_id,
+            attempt = task.attempt,
+            depth = task.depth,
+            expanded = result.stats.expanded,
+            bytes = sent,
+            ms = result.started.elapsed().as_millis() as u64,
+            accepted = response.accepted,
+            "task delivered {}",
+            response.reason
+        );
+        Ok(())
+    }
+}
+
+/// A task's result, ready to send.
+struct Expanded {
+    reached_states: u64,
+    reached_bytes: u64,
+    stats: crate::expand::ExpandStats,
+    chunks: Vec<tilepdb_common::wire::proto::Chunk>,
+    started: Instant,
+}
+
+async fn heartbeats(
+    mut client: Client,
+    job_id: String,
+    worker_id: u64,
+    done: Arc<AtomicBool>,
+    interval: Duration,
+) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let request = HeartbeatRequest {
+            job_id: job_id.clone(),
+            worker_id,
+        };
+        let call = tokio::time::timeout(
+            interval.max(Duration::from_secs(1)),
+            client.heartbeat(request),
+        );
+        match call.await {
+            Ok(Ok(r)) => {
+                if r.into_inner().job_done {
+                    done.store(true, Relaxed);
+                }
+            }
+            Ok(Err(s)) => tracing::debug!(code = ?s.code(), "heartbeat failed: {}", s.message()),
+            Err(_) => tracing::debug!("heartbeat timed out"),
+        }
+    }
+}
+
+/// The task's table, if its fields are consistent with the job.
+fn check_task<'a>(task: &Task, spaces: &'a [StateSpace]) -> Result<&'a StateSpace, String> {
+    let space = spaces
+        .get(task.table as usize)
+        .ok_or_else(|| format!("task for table {} of {}", task.table, spaces.len()))?;
+    if task.first_rank >= task.end_rank || task.end_rank > space.placements() {
+        return Err(format!(
+            "task ranks {}..{} outside 0..{}",
+            task.first_rank,
+            task.end_rank,
+            space.placements()
+        ));
+    }
+    if task.states > task.input_bytes || task.input_bytes > 10 * task.states {
+        return Err(format!(
+            "{} bytes cannot list {} states",
+            task.input_bytes, task.states
+        ));
+    }
+    Ok(space)
+}

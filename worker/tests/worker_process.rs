@@ -1,0 +1,170 @@
+//! The `tilepdb-worker` program against a coordinator served from this test process: it
+//! builds a job's tables byte for byte as the single-machine build does and exits 0; it exits
+//! with a clear error when refused or when the coordinator stays unreachable.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+use tilepdb_common::table::{Encoding, Pdb};
+
+use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
+use tilepdb_coordinator::build::{BuildOptions, build_table};
+use tilepdb_coordinator::dist::store::DataDir;
+use tilepdb_coordinator::dist::{Job, JobConfig, ServeOptions, bind, serve_on};
+use tilepdb_coordinator::output::{set_dir, table_file_name};
+
+const TOKEN: &str = "worker-test-token";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tilepdb-worker-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn worker(url: &str, token: &str, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tilepdb-worker"));
+    c.args(["--coordinator", url, "--threads", "2"])
+        .args(extra)
+        .env("TILEPDB_TOKEN", token)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null());
+    c
+}
+
+fn config(partition: Partition, rule: BlankRule, dir: &Path) -> JobConfig {
+    JobConfig {
+        partition,
+        goal: Goal::BlankFirst,
+        rule,
+        encoding: Encoding::Byte,
+        data_dir: dir.join("data"),
+        out: dir.join("out"),
+        lease_timeout: Duration::from_secs(5),
+        task_ranks: None,
+        tasks_per_layer: 16,
+        sync: false,
+        threads: 1,
+        zstd_level: 1,
+    }
+}
+
+/// Serves `config`'s job on a free port and runs `workers` worker processes against it;
+/// their outputs once the job is done.
+fn serve_with_workers(config: JobConfig, workers: usize) -> Vec<Output> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let data = DataDir::open(&config.data_dir).unwrap();
+    let job = Arc::new(Job::new(config).unwrap());
+    rt.block_on(async {
+        let (listener, addr) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let options = ServeOptions {
+            token: Some(TOKEN.into()),
+            tls: None,
+            linger: Duration::from_secs(5),
+        };
+        let server = tokio::spawn(serve_on(listener, job, data, options));
+        let url = format!("http://{addr}");
+        // `Command::output` blocks: run the workers on blocking threads.
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let url = url.clone();
+                tokio::task::spawn_blocking(move || worker(&url, TOKEN, &[]).output().unwrap())
+            })
+            .collect();
+        server.await.unwrap().unwrap();
+        let mut outputs = vec![];
+        for h in handles {
+            outputs.push(h.await.unwrap());
+        }
+        outputs
+    })
+}
+
+#[test]
+fn workers_build_the_single_machine_tables_and_exit_0() {
+    for (rule, tiles) in [
+        (BlankRule::Minimized, vec!["1,2,3,4", "5,6,7"]),
+        (BlankRule::Aware, vec!["1,2,3"]),
+        (BlankRule::Ignored, vec!["1,2,3,4,5"]),
+    ] {
+        let dir = scratch(&format!("same-{rule}"));
+        let board = "4x4".parse().unwrap();
+        let tiles: Vec<String> = tiles.into_iter().map(String::from).collect();
+        let partition = Partition::custom(board, &tiles).unwrap();
+        let config = config(partition.clone(), rule, &dir);
+        let outputs = serve_with_workers(config, 2);
+        for o in &outputs {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let set = set_dir(
+            &dir.join("out"),
+            &partition,
+            rule,
+            Goal::BlankFirst,
+            Encoding::Byte,
+        );
+        for pattern in partition.patterns() {
+            let space = StateSpace::new(board, Goal::BlankFirst, pattern.clone(), rule).unwrap();
+            let want = build_table(&space, &BuildOptions::default(), &())
+                .unwrap()
+                .values;
+            let got = Pdb::open(set.join(table_file_name(&space))).unwrap();
+            assert!(got.payload() == &want[..], "{rule} {{{pattern}}} differs");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_wrong_token_is_refused_clearly() {
+    let dir = scratch("token");
+    let partition = Partition::custom("3x3".parse().unwrap(), &["1,2".to_string()]).unwrap();
+    let config = config(partition, BlankRule::Minimized, &dir);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let data = DataDir::open(&config.data_dir).unwrap();
+    let job = Arc::new(Job::new(config).unwrap());
+    rt.block_on(async {
+        let (listener, addr) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let options = ServeOptions {
+            token: Some(TOKEN.into()),
+            tls: None,
+            linger: Duration::from_secs(1),
+        };
+        let server = tokio::spawn(serve_on(listener, job, data, options));
+        let url = format!("http://{addr}");
+        let out = tokio::task::spawn_blocking(move || {
+            worker(&url, "not-the-token", &[]).output().unwrap()
+        })
+        .await
+        .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("refused") && stderr.contains("token"),
+            "{stderr}"
+        );
+        server.abort();
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unreachable_coordinator_is_given_up_after_a_while() {
+    // A port nothing listens on: bind one and let it go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = worker(
+        &format!("http://127.0.0.1:{port}"),
+        TOKEN,
+        &["--give-up-after", "1"],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unreachable"), "{stderr}");
+}
