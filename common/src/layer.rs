@@ -128,22 +128,11 @@ impl StateCodes {
             return;
         }
         debug_assert!(code == 1 || code == 2);
-        let pattern = LOW_BITS * code as u64;
         let first = states.start / FIELDS_PER_WORD;
         let last = (states.end - 1) / FIELDS_PER_WORD;
         for w in first..=last {
             let word = &self.words()[w as usize];
-            let x = word.load(Relaxed) ^ pattern;
-            let mut matches = !(x | (x >> 1)) & LOW_BITS;
-            if w == first {
-                matches &= u64::MAX << (2 * (states.start % FIELDS_PER_WORD));
-            }
-            if w == last {
-                let end = states.end - w * FIELDS_PER_WORD;
-                if end < FIELDS_PER_WORD {
-                    matches &= (1u64 << (2 * end)) - 1;
-                }
-            }
+            let matches = fields_with_code(word.load(Relaxed), code, w, &states);
             if matches != 0 {
                 // Setting both bits of a field that is 01 or 10 gives 11.
                 word.fetch_or(matches | (matches << 1), Relaxed);
@@ -230,28 +219,33 @@ fn scan_codes(load: impl Fn(u64) -> u64, states: Range<u64>, code: u8, mut f: im
     if states.is_empty() {
         return;
     }
-    let pattern = LOW_BITS * code as u64;
     let first = states.start / FIELDS_PER_WORD;
     let last = (states.end - 1) / FIELDS_PER_WORD;
     for w in first..=last {
-        let x = load(w) ^ pattern;
-        // A field matches when both of its bits are zero in x.
-        let mut matches = !(x | (x >> 1)) & LOW_BITS;
-        if w == first {
-            matches &= u64::MAX << (2 * (states.start % FIELDS_PER_WORD));
-        }
-        if w == last {
-            let end = states.end - w * FIELDS_PER_WORD;
-            if end < FIELDS_PER_WORD {
-                matches &= (1u64 << (2 * end)) - 1;
-            }
-        }
+        let mut matches = fields_with_code(load(w), code, w, &states);
         while matches != 0 {
             let bit = matches.trailing_zeros() as u64;
             f(w * FIELDS_PER_WORD + bit / 2);
             matches &= matches - 1;
         }
     }
+}
+
+/// The low bits of the fields of `word` (word `w` of an array) that hold `code` and whose
+/// states lie in `states`.
+#[inline(always)]
+fn fields_with_code(word: u64, code: u8, w: u64, states: &Range<u64>) -> u64 {
+    let x = word ^ (LOW_BITS * code as u64);
+    // A field matches when both of its bits are zero in x.
+    let mut matches = !(x | (x >> 1)) & LOW_BITS;
+    let base = w * FIELDS_PER_WORD;
+    if states.start > base {
+        matches &= u64::MAX << (2 * (states.start - base));
+    }
+    if states.end < base + FIELDS_PER_WORD {
+        matches &= (1u64 << (2 * (states.end - base))) - 1;
+    }
+    matches
 }
 
 /// One bit per state of a range of states: a layer's states (a task's input) or the states a
