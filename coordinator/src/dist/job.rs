@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader};
-use tilepdb_common::wire::states::own_states;
+use tilepdb_common::wire::states::{own_states, walk_deltas};
 use tilepdb_common::{BlankRule, Goal, Partition, StateCodes, StateSpace, cut_layer};
 use tonic::Status;
 
@@ -266,7 +266,9 @@ impl Job {
                 layer_states: 0,
                 states_found: 0,
                 workers: HashMap::new(),
-                next_worker: 1,
+                // Ids of this run: a worker of a previous run of the coordinator is unknown
+                // here (and registers again) rather than mistaken for a new one.
+                next_worker: initial_attempt() >> 20,
                 next_attempt: initial_attempt(),
             }),
             changed: Condvar::new(),
@@ -525,9 +527,10 @@ impl Job {
         }))
     }
 
-    /// Merges a checked, decoded result (blocking: call off the async threads). Returns
-    /// whether it was merged (false: another attempt of the task got there first).
-    pub fn commit(&self, r: &AcceptedResult, reached: &[u64]) -> bool {
+    /// Merges a result, its states as checked varint differences (blocking: call off the
+    /// async threads). Returns whether it was merged (false: another attempt of the task got
+    /// there first).
+    pub fn commit(&self, r: &AcceptedResult, reached: &[u8]) -> bool {
         let arrays = {
             let mut st = self.lock();
             if (st.table, st.depth) != (r.table, r.depth) || st.phase != Phase::Expanding {
@@ -548,7 +551,11 @@ impl Job {
             space.slots(),
             r.depth + 1,
         );
-        merge.merge_list(reached);
+        // Checked by the caller with the same bounds: this walk cannot fail.
+        let walked = walk_deltas(reached, r.reached_states, 0..r.states, |s| {
+            tilepdb_worker::ReachedSink::reached(&mut merge, s)
+        });
+        debug_assert!(walked.is_ok(), "a result is checked before its commit");
         self.counters.expanded.fetch_add(r.expanded, Relaxed);
         self.counters.generated.fetch_add(r.generated, Relaxed);
         self.counters.results_accepted.fetch_add(1, Relaxed);
@@ -1045,11 +1052,87 @@ fn unknown_worker(worker: u64) -> Status {
     ))
 }
 
-/// Attempt numbers start at a value of this run (time-based), so that attempts of a previous
-/// run of the coordinator are not mistaken for this run's.
+/// Attempt numbers and worker ids start at a value of this run (time-based), so that those of
+/// a previous run of the coordinator are not mistaken for this run's.
 fn initial_attempt() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     (nanos ^ (std::process::id() as u64) << 40) & ((1 << 62) - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::DepthBytes;
+
+    fn job(task_ranks: Option<u64>, tiles: &[&str]) -> Job {
+        let tiles: Vec<String> = tiles.iter().map(|t| t.to_string()).collect();
+        Job::new(JobConfig {
+            partition: Partition::custom("4x4".parse().unwrap(), &tiles).unwrap(),
+            goal: Goal::BlankFirst,
+            rule: BlankRule::Minimized,
+            data_dir: "unused".into(),
+            out: "unused".into(),
+            lease_timeout: Duration::from_secs(1),
+            task_ranks,
+            tasks_per_layer: 16,
+            sync: false,
+            threads: 1,
+            zstd_level: 1,
+        })
+        .unwrap()
+    }
+
+    /// The tasks of a layer hold every current state once, whatever the layer's shape.
+    #[test]
+    fn layer_plans_cover_every_current_state_once() {
+        for task_ranks in [None, Some(100), Some(5000)] {
+            let job = job(task_ranks, &["1,2,3,4"]);
+            let space = &job.spaces[0];
+            for (step, offset) in [(1u64, 0u64), (7, 3), (1000, 11), (50_000, 5), (u64::MAX, 7)] {
+                let arrays = TableArrays {
+                    codes: StateCodes::new(space.states()),
+                    depths: DepthBytes::new(space.entries()),
+                };
+                let code = StateCodes::code_of_depth(3);
+                let mut marked = 0;
+                let mut s = offset;
+                while s < space.states() {
+                    arrays.codes.try_mark(s, code);
+                    marked += 1;
+                    s = s.saturating_add(step);
+                }
+                let (ranges, counts) = job.plan_layer(space, &arrays, code);
+                assert_eq!(counts.iter().sum::<u64>(), marked);
+                assert!(counts.iter().all(|&c| c > 0));
+                for w in ranges.windows(2) {
+                    assert!(w[0].end <= w[1].start, "overlapping tasks {ranges:?}");
+                }
+                for (r, &c) in ranges.iter().zip(&counts) {
+                    let own = own_states(r, space.slots());
+                    assert_eq!(arrays.codes.count_with_code(own, code), c);
+                }
+                if task_ranks.is_none() && step == 1 {
+                    // A full layer: tasks of whole blocks.
+                    let block = space.ranker().block_len();
+                    assert!(
+                        ranges
+                            .iter()
+                            .all(|r| r.start % block == 0 && r.end % block == 0)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn task_ids_round_trip() {
+        let id = TaskId {
+            table: 3,
+            depth: 77,
+            index: 123_456,
+        };
+        assert_eq!(TaskId::from_u64(id.to_u64()), Some(id));
+    }
 }
