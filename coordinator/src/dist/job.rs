@@ -727,7 +727,7 @@ impl Job {
                     .install(|| spread_region_values(space, &arrays.depths, &tasks));
             }
             let values = arrays.depths.values();
-            if values.iter().any(|&v| v == UNREACHED - 1) {
+            if values.contains(&(UNREACHED - 1)) {
                 return Err(Error::Check {
                     table: space.pattern().to_string(),
                     reason: "distances exceed what one byte per entry can hold".into(),
