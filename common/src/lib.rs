@@ -7,6 +7,7 @@
 //! * [`space`]: the abstract state space of one table (blank rules, state indices, sizes);
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
 //! * [`task`]: the unit of work of a build, a rank range of one layer;
+//! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets.
 //! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
 pub mod board;
@@ -16,6 +17,7 @@ pub mod pattern;
 pub mod puzzle;
 pub mod rank;
 pub mod space;
+pub mod table;
 pub mod task;
 #[cfg(feature = "wire")]
 pub mod wire;

@@ -25,7 +25,7 @@ use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace, cut_layer};
 use tilepdb_worker::{ExpandStats, expand_range};
 
 use crate::error::{Error, Result};
-use crate::merge::{DepthBytes, LayerMerge, UNREACHED};
+use crate::merge::{DepthBytes, LayerMerge, PrefetchedMerge, UNREACHED};
 
 /// How to run a build.
 #[derive(Clone, Debug, Default)]
@@ -159,9 +159,11 @@ pub fn build_table(
             tasks
                 .par_iter()
                 .map(|ranks| {
-                    let mut merge =
+                    let merge =
                         LayerMerge::new(&codes, &depths, space.rule(), space.slots(), depth + 1);
-                    let stats = expand_range(space, ranks.clone(), &current, &mut merge);
+                    let mut prefetched = PrefetchedMerge::new(merge);
+                    let stats = expand_range(space, ranks.clone(), &current, &mut prefetched);
+                    let merge = prefetched.finish();
                     merge.retire_task(ranks.clone());
                     observer.task_finished(ranks);
                     (stats, merge.added)

@@ -8,9 +8,12 @@ use thiserror::Error;
 pub enum Error {
     #[error(transparent)]
     Domain(#[from] tilepdb_common::Error),
+    #[error(transparent)]
+    Table(#[from] tilepdb_common::table::TableError),
     #[error(
-        "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} allowed; \
-         use a smaller pattern or raise --memory-limit"
+        "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} \
+         it may use (--memory-limit, by default the memory available now); use a smaller pattern, \
+         or a machine with more memory"
     )]
     TooLarge {
         pattern: String,

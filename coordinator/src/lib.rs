@@ -6,15 +6,20 @@
 //! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`check`]: the facts every table must satisfy (lower bound on Manhattan, parity,
 //!   consistency of aware and ignored tables, minimized = least aware value);
-//! * [`output`]: writing a finished table to disk;
+//! * [`output`]: writing finished tables and set manifests to disk (format:
+//!   [`tilepdb_common::table`]);
+//! * [`cache`]: built sets kept in a directory, so that the same set is built once;
+//! * [`verify`]: deep verification of a table file (every entry decoded and re-checked);
 //! * [`report`]: the summary of a build (text and JSON) and the peak memory.
 
 pub mod build;
+pub mod cache;
 pub mod check;
 pub mod dist;
 pub mod error;
 pub mod merge;
 pub mod output;
 pub mod report;
+pub mod verify;
 
 pub use error::{Error, Result};

@@ -1,27 +1,58 @@
-//! Writing a finished table to disk: one byte per entry, in the set's directory.
+//! Writing finished tables to disk: the one place where the coordinator makes table files and
+//! set manifests (the byte format itself lives in [`tilepdb_common::table`]).
 //!
-//! A table set is a directory named after the partition, blank rule and goal
-//! (`4x4-6-6-3-minimized-blank-first`), holding one file per pattern named after its tiles
-//! (`pattern-1-4-5-8-9-12.bytes`). Files are written to a temporary name and renamed, so a
-//! file that exists is complete.
+//! A table set is a directory named after the partition, blank rule, goal and encoding
+//! (`4x4-6-6-3-minimized-blank-first` for a known partition in bytes;
+//! `4x4-1.2.3_4.5.6-aware-blank-first-mod3` for patterns of one's own), holding one file per
+//! pattern named after its tiles (`pattern-1-4-5-8-9-12.pdb`) and the set's `manifest.json`.
+//! Files are written to a temporary name and renamed, so a file that exists is complete; the
+//! manifest is written last.
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use tilepdb_common::table::{EncodedTable, Encoding, Manifest, Pdb};
 use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The directory of a table set under `out`.
-pub fn set_dir(out: &Path, partition: &Partition, rule: BlankRule, goal: Goal) -> PathBuf {
-    let sizes = partition
-        .patterns()
-        .iter()
-        .map(|p| p.len().to_string())
-        .collect::<Vec<_>>()
-        .join("-");
-    out.join(format!("{}-{sizes}-{rule}-{goal}", partition.board()))
+pub fn set_dir(
+    out: &Path,
+    partition: &Partition,
+    rule: BlankRule,
+    goal: Goal,
+    encoding: Encoding,
+) -> PathBuf {
+    let known = Partition::named(partition.name()).is_ok_and(|k| k == *partition);
+    let groups = if known {
+        partition
+            .patterns()
+            .iter()
+            .map(|p| p.len().to_string())
+            .collect::<Vec<_>>()
+            .join("-")
+    } else {
+        partition
+            .patterns()
+            .iter()
+            .map(|p| {
+                p.tiles()
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(".")
+            })
+            .collect::<Vec<_>>()
+            .join("_")
+    };
+    let suffix = match encoding {
+        Encoding::Byte => String::new(),
+        e => format!("-{}", e.to_string().replace(':', "-")),
+    };
+    out.join(format!(
+        "{}-{groups}-{rule}-{goal}{suffix}",
+        partition.board()
+    ))
 }
 
 /// The file name of a pattern's table.
@@ -33,23 +64,55 @@ pub fn table_file_name(space: &StateSpace) -> String {
         .map(|t| t.to_string())
         .collect::<Vec<_>>()
         .join("-");
-    format!("pattern-{tiles}.bytes")
+    format!("pattern-{tiles}.pdb")
 }
 
-/// Writes `values` as the table of `space` in `dir`; returns the file's path.
-pub fn write_table(dir: &Path, space: &StateSpace, values: &[u8]) -> Result<PathBuf> {
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+/// Encodes `values` (one byte per entry) as the table of `space` in `encoding`, writes it in
+/// `dir` atomically and returns it opened (validated) from disk.
+pub fn write_table(
+    dir: &Path,
+    space: &StateSpace,
+    encoding: Encoding,
+    values: &[u8],
+) -> Result<Pdb> {
     let path = dir.join(table_file_name(space));
-    let tmp = path.with_extension("bytes.partial");
-    let write = || -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(values)?;
-        f.sync_all()?;
-        fs::rename(&tmp, &path)
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Error::io(&path, e)
-    })?;
-    Ok(path)
+    EncodedTable::new(space, encoding, values)?.write(&path)?;
+    Ok(Pdb::open(&path)?)
+}
+
+/// The table of `space` in `encoding` already in `dir`: `None` if there is no file, else the
+/// file opened, validated and checked to hold this very table (an error says why not).
+pub fn cached_table(dir: &Path, space: &StateSpace, encoding: Encoding) -> Option<Result<Pdb>> {
+    let path = dir.join(table_file_name(space));
+    if !path.exists() {
+        return None;
+    }
+    Some((|| {
+        let pdb = Pdb::open(&path)?;
+        pdb.check_matches(
+            space.board(),
+            space.goal(),
+            space.rule(),
+            space.pattern().tiles(),
+            Some(encoding),
+        )?;
+        Ok(pdb)
+    })())
+}
+
+/// Writes the manifest of the set in `dir`, listing `tables` in the partition's order.
+pub fn write_manifest(
+    dir: &Path,
+    partition: &Partition,
+    goal: Goal,
+    rule: BlankRule,
+    encoding: Encoding,
+    tables: &[Pdb],
+) -> Result<()> {
+    let mut manifest = Manifest::new(partition.name(), partition.board(), goal, rule, encoding);
+    for pdb in tables {
+        manifest.push(pdb);
+    }
+    manifest.write(dir)?;
+    Ok(())
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use tilepdb_common::StateSpace;
+use tilepdb_common::table::Pdb;
 
 use crate::build::{BuiltTable, human_bytes};
 
@@ -28,6 +29,12 @@ pub struct TableReport {
     /// Peak resident memory of the process while this table was built, if the OS tells.
     pub peak_rss_bytes: Option<u64>,
     pub file: Option<PathBuf>,
+    /// The table file's encoding, size and checksum, once written.
+    pub encoding: Option<String>,
+    pub file_bytes: Option<u64>,
+    pub checksum: Option<String>,
+    /// Whether the table was found already built (in the set's directory) instead of built.
+    pub cached: bool,
     /// `histogram[v]` = entries of value `v`.
     pub histogram: Vec<u64>,
 }
@@ -62,12 +69,83 @@ impl TableReport {
             depth_bytes: table.depth_bytes,
             peak_rss_bytes,
             file,
+            encoding: None,
+            file_bytes: None,
+            checksum: None,
+            cached: false,
             histogram: table.histogram.clone(),
         }
     }
 
+    /// Adds the written file's path, encoding, size and checksum.
+    pub fn with_table_file(mut self, pdb: &Pdb) -> Self {
+        self.file = Some(pdb.path().to_path_buf());
+        self.encoding = Some(pdb.encoding().to_string());
+        self.file_bytes = Some(pdb.file_len());
+        self.checksum = Some(pdb.checksum());
+        self
+    }
+
+    /// The report of a table found already built: what its header says, nothing measured.
+    pub fn cached(space: &StateSpace, pdb: &Pdb) -> Self {
+        let h = pdb.header();
+        let (sum, count) = h
+            .histogram
+            .iter()
+            .enumerate()
+            .fold((0f64, 0u64), |(s, c), (v, &n)| {
+                (s + v as f64 * n as f64, c + n)
+            });
+        TableReport {
+            board: space.board().to_string(),
+            goal: space.goal().to_string(),
+            blank_rule: space.rule().to_string(),
+            tiles: space.pattern().tiles().to_vec(),
+            placements: space.placements(),
+            entries: space.entries(),
+            layers: h.max_value as u32 + 1,
+            max_value: h.max_value,
+            mean_value: if count == 0 { 0.0 } else { sum / count as f64 },
+            unreached: h.unreached,
+            wall_seconds: 0.0,
+            states_expanded: 0,
+            expanded_per_second: 0.0,
+            state_array_bytes: 0,
+            depth_bytes: 0,
+            peak_rss_bytes: None,
+            file: None,
+            encoding: None,
+            file_bytes: None,
+            checksum: None,
+            cached: true,
+            histogram: h.histogram.clone(),
+        }
+        .with_table_file(pdb)
+    }
+
     /// One line for people.
     pub fn line(&self) -> String {
+        let file = match (&self.file, self.file_bytes, &self.checksum) {
+            (Some(f), Some(bytes), Some(sum)) => format!(
+                "; {} {} ({}, {sum})",
+                self.encoding.as_deref().unwrap_or("?"),
+                f.display(),
+                human_bytes(bytes)
+            ),
+            _ => String::new(),
+        };
+        if self.cached {
+            let tiles = self
+                .tiles
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            return format!(
+                "{} {} {{{tiles}}}: already built, max {}, mean {:.3}{file}",
+                self.board, self.blank_rule, self.max_value, self.mean_value
+            );
+        }
         let tiles = self
             .tiles
             .iter()
@@ -85,7 +163,7 @@ impl TableReport {
             None => format!("arrays {}", human_bytes(arrays)),
         };
         format!(
-            "{} {} {{{tiles}}}: {} placements, {} layers, max {}, mean {:.3}, {:.2} s, {:.2} M states expanded/s, {peak}",
+            "{} {} {{{tiles}}}: {} placements, {} layers, max {}, mean {:.3}, {:.2} s, {:.2} M states expanded/s, {peak}{file}",
             self.board,
             self.blank_rule,
             self.placements,

@@ -138,7 +138,7 @@ fn small_build_writes_the_tables_and_a_json_summary() {
     assert_eq!(summary["partition"], "3x3:3-3");
     assert_eq!(
         Path::new(summary["set_dir"].as_str().unwrap()),
-        out_dir.join("3x3-3-3-minimized-blank-first")
+        out_dir.join("3x3-1.2.3_4.5.6-minimized-blank-first")
     );
     let tables = summary["tables"].as_array().unwrap();
     assert_eq!(tables.len(), 2);
@@ -161,17 +161,19 @@ fn small_build_writes_the_tables_and_a_json_summary() {
         assert_eq!(histogram[0], 1, "{what}: only the goal placement is 0");
         assert_eq!(table["max_value"], histogram.len() as u64 - 1, "{what}");
 
-        // The file holds one byte per entry, the library's values, whose counts are the
-        // histogram.
+        // The file (byte encoding) is a 4096-byte header, then one byte per entry: the
+        // library's values, whose counts are the histogram.
         let file = PathBuf::from(table["file"].as_str().unwrap());
         assert_eq!(
             file,
             out_dir.join(format!(
-                "3x3-3-3-minimized-blank-first/pattern-{}-{}-{}.bytes",
+                "3x3-1.2.3_4.5.6-minimized-blank-first/pattern-{}-{}-{}.pdb",
                 tiles[0], tiles[1], tiles[2]
             ))
         );
-        let bytes = std::fs::read(&file).unwrap();
+        let file_bytes = std::fs::read(&file).unwrap();
+        assert_eq!(&file_bytes[..8], b"TILEPDB\x1a", "{what}");
+        let bytes = file_bytes[4096..].to_vec();
         assert_eq!(bytes.len(), 504, "{what}");
         assert_eq!(
             bytes,
@@ -184,12 +186,14 @@ fn small_build_writes_the_tables_and_a_json_summary() {
         }
         assert_eq!(counts, histogram, "{what}");
     }
-    // No partial files left behind.
-    let names: Vec<String> = std::fs::read_dir(out_dir.join("3x3-3-3-minimized-blank-first"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    // No partial files left behind: the two tables and the set's manifest.
+    let names: Vec<String> =
+        std::fs::read_dir(out_dir.join("3x3-1.2.3_4.5.6-minimized-blank-first"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names.iter().any(|n| n == "manifest.json"), "{names:?}");
 }
 
 #[test]
@@ -223,13 +227,13 @@ fn check_flag_passes_for_every_rule() {
                 "{rule} {goal}:\n{stderr}"
             );
             assert!(stdout.contains("2 table(s) of 3x4:4-2 written"), "{stdout}");
-            let set = out_dir.join(format!("3x4-4-2-{rule}-{goal}"));
+            let set = out_dir.join(format!("3x4-1.2.3.4_11.7-{rule}-{goal}"));
             let slots = if rule == "aware" { 12 - 4 } else { 1 };
             assert_eq!(
-                std::fs::metadata(set.join("pattern-1-2-3-4.bytes"))
+                std::fs::metadata(set.join("pattern-1-2-3-4.pdb"))
                     .unwrap()
                     .len(),
-                12 * 11 * 10 * 9 * slots
+                4096 + 12 * 11 * 10 * 9 * slots
             );
         }
     }
@@ -358,7 +362,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "1M",
         ],
-        &["needs 19.2 MiB", "more than the 1.0 MiB allowed"],
+        &["needs 19.2 MiB", "more than the 1.0 MiB it may use"],
     );
     // The whole partition is checked before the first table is built.
     build_fails(

@@ -25,7 +25,7 @@ use std::ops::Range;
 use tilepdb_common::layer::CurrentLayer;
 use tilepdb_common::rank::{RankedPlacement, select_bit};
 use tilepdb_common::space::slot_of;
-use tilepdb_common::{BlankRule, StateSpace};
+use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
 /// Where the kernel reports the states it reaches.
 pub trait ReachedSink {
@@ -88,6 +88,8 @@ struct Expander<'a> {
     /// Cells free of pattern tiles.
     free: u32,
     loaded: bool,
+    /// The cells next to each cell.
+    neighbours: [u32; MAX_CELLS],
 }
 
 impl<'a> Expander<'a> {
@@ -97,6 +99,13 @@ impl<'a> Expander<'a> {
             placement: RankedPlacement::new(space.ranker(), 0),
             free: 0,
             loaded: false,
+            neighbours: std::array::from_fn(|c| {
+                if c < space.board().cells() {
+                    space.board().neighbours(c)
+                } else {
+                    0
+                }
+            }),
         }
     }
 
@@ -113,10 +122,10 @@ impl<'a> Expander<'a> {
     /// The blank ignored: each tile steps to each free neighbour cell.
     #[inline]
     fn expand_ignored(&self, sink: &mut impl ReachedSink, stats: &mut ExpandStats) {
-        let (board, ranker, p) = (self.space.board(), self.space.ranker(), &self.placement);
+        let (ranker, p) = (self.space.ranker(), &self.placement);
         stats.expanded += 1;
         for i in 0..self.space.k() {
-            let mut targets = board.neighbours(p.cells[i] as usize) & self.free;
+            let mut targets = self.neighbours[p.cells[i] as usize] & self.free;
             while targets != 0 {
                 let to = targets.trailing_zeros() as usize;
                 targets &= targets - 1;
@@ -149,7 +158,7 @@ impl<'a> Expander<'a> {
             let to = entries.trailing_zeros() as usize;
             entries &= entries - 1;
             let rest = region & !(1 << to);
-            let touching = board.neighbours(to) & rest;
+            let touching = self.neighbours[to] & rest;
             if touching & touching.wrapping_sub(1) != 0
                 && !board.connects(touching & touching.wrapping_neg(), touching, rest)
             {
@@ -161,7 +170,7 @@ impl<'a> Expander<'a> {
             let from = movers.trailing_zeros() as usize;
             movers &= movers - 1;
             let i = p.tile_on(from);
-            let near = board.neighbours(from);
+            let near = self.neighbours[from];
             // Other regions next to the tile's old cell join the blank's new region.
             let pockets = if near & others != 0 {
                 board.flood(near & others, others)

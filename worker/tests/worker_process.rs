@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
+use tilepdb_common::table::{Encoding, Pdb};
 
 use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
@@ -37,6 +38,7 @@ fn config(partition: Partition, rule: BlankRule, dir: &Path) -> JobConfig {
         partition,
         goal: Goal::BlankFirst,
         rule,
+        encoding: Encoding::Byte,
         data_dir: dir.join("data"),
         out: dir.join("out"),
         lease_timeout: Duration::from_secs(5),
@@ -95,14 +97,20 @@ fn workers_build_the_single_machine_tables_and_exit_0() {
         for o in &outputs {
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         }
-        let set = set_dir(&dir.join("out"), &partition, rule, Goal::BlankFirst);
+        let set = set_dir(
+            &dir.join("out"),
+            &partition,
+            rule,
+            Goal::BlankFirst,
+            Encoding::Byte,
+        );
         for pattern in partition.patterns() {
             let space = StateSpace::new(board, Goal::BlankFirst, pattern.clone(), rule).unwrap();
             let want = build_table(&space, &BuildOptions::default(), &())
                 .unwrap()
                 .values;
-            let got = std::fs::read(set.join(table_file_name(&space))).unwrap();
-            assert!(got == want, "{rule} {{{pattern}}} differs");
+            let got = Pdb::open(set.join(table_file_name(&space))).unwrap();
+            assert!(got.payload() == &want[..], "{rule} {{{pattern}}} differs");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

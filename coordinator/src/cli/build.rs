@@ -11,10 +11,11 @@ use tilepdb_coordinator::build::{BuildOptions, build_table, check_memory, human_
 use tilepdb_coordinator::check::{
     check_consistent, check_lower_bound, check_minimized_against_aware,
 };
-use tilepdb_coordinator::output::{set_dir, write_table};
+use tilepdb_coordinator::output::{cached_table, set_dir, write_manifest, write_table};
 use tilepdb_coordinator::report::{
     TableReport, available_memory_bytes, peak_rss_bytes, reset_peak_rss,
 };
+use tilepdb_coordinator::verify::verify_deep;
 
 use super::job::JobArgs;
 use super::progress::LayerProgress;
@@ -26,9 +27,13 @@ pub struct BuildArgs {
     /// Worker threads (default: every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Where to write the table set (a directory per set is made inside).
+    /// Where to write the table set (a directory per set is made inside). It is also a cache:
+    /// a table whose valid file is already in the set's directory is not built again.
     #[arg(long, default_value = "tables")]
     out: Option<PathBuf>,
+    /// Build every table even if a valid file of it is already in the set's directory.
+    #[arg(long)]
+    rebuild: bool,
     /// Print the summary as JSON (with each table's histogram) on standard output.
     #[arg(long)]
     json: bool,
@@ -112,6 +117,8 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let partition = args.job.partition()?;
     let goal = args.job.goal();
     let rule = args.job.rule();
+    let encoding = args.job.encoding;
+    encoding.check_rule(rule)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
     if args.workers > 0 {
         return super::serve::run_local_cluster(
@@ -127,7 +134,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             },
         );
     }
-    let dir = set_dir(&out, &partition, rule, goal);
+    let dir = set_dir(&out, &partition, rule, goal, encoding);
     let memory_limit = args.memory_limit.or_else(available_memory_bytes);
     let options = BuildOptions {
         threads: args.threads,
@@ -152,6 +159,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         partition = partition.name(),
         %goal,
         blank = %rule,
+        %encoding,
         threads,
         out = %dir.display(),
         "building {} table(s)",
@@ -159,8 +167,28 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     );
     let started = Instant::now();
     let mut tables = Vec::new();
+    let mut files = Vec::new();
     for space in &spaces {
         let label = format!("{{{}}}", space.pattern());
+        if !args.rebuild {
+            match cached_table(&dir, space, encoding) {
+                Some(Ok(pdb)) => {
+                    if args.check {
+                        verify_deep(&pdb)?;
+                        tracing::info!(table = %label, "deep verification of the built file passed");
+                    }
+                    let report = TableReport::cached(space, &pdb);
+                    if !args.json {
+                        println!("{}", report.line());
+                    }
+                    tables.push(report);
+                    files.push(pdb);
+                    continue;
+                }
+                Some(Err(e)) => tracing::warn!(table = %label, "building again: {e}"),
+                None => {}
+            }
+        }
         tracing::info!(
             table = %label,
             placements = space.placements(),
@@ -175,13 +203,15 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             run_checks(space, &table.values, &options)?;
             tracing::info!(table = %label, "checks passed");
         }
-        let file = write_table(&dir, space, &table.values)?;
-        let report = TableReport::new(space, &table, peak, Some(file));
+        let pdb = write_table(&dir, space, encoding, &table.values)?;
+        let report = TableReport::new(space, &table, peak, None).with_table_file(&pdb);
+        files.push(pdb);
         if !args.json {
             println!("{}", report.line());
         }
         tables.push(report);
     }
+    write_manifest(&dir, &partition, goal, rule, encoding, &files)?;
     let summary = BuildSummary {
         partition: partition.name().to_string(),
         set_dir: dir.clone(),
@@ -192,12 +222,14 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
+        let cached = summary.tables.iter().filter(|t| t.cached).count();
         println!(
-            "{} table(s) of {} written to {} in {:.2} s",
+            "{} table(s) of {} written to {} in {:.2} s ({} built, {cached} already built)",
             summary.tables.len(),
             summary.partition,
             dir.display(),
-            summary.total_seconds
+            summary.total_seconds,
+            summary.tables.len() - cached
         );
     }
     Ok(())

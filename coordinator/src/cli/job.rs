@@ -2,6 +2,7 @@
 
 use anyhow::bail;
 use clap::Args;
+use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, Board, Goal, Partition};
 
 #[derive(Args, Clone, Debug, Default)]
@@ -26,29 +27,39 @@ pub struct JobArgs {
     /// larger, stronger, consistent) or ignored (weaker, consistent).
     #[arg(long, default_value = "minimized")]
     pub blank: Option<BlankRule>,
+    /// How the values are stored: byte, nibble, mod3 or min-nibble:C (--help tells what each
+    /// costs).
+    ///
+    /// Sizes are for one 6-tile 24-puzzle pattern (127.5 M placements); lookup rates are of
+    /// random states on 2 cores (`cargo bench -p tilepdb-coordinator --bench lookup`).
+    ///
+    /// byte: 8 bits/entry, lossless, all tables (127.5 MB minimized). Lookup: one load (3.2 M
+    /// lookups/s from the 495 MiB 15-puzzle 8-tile table, 20 M/s from a 5.5 MiB one).
+    ///
+    /// nibble: 4 bits/entry (63.8 MB), all tables; lossless up to 30 moves over the Manhattan
+    /// distance, a lower bound above. Lookup: one load plus the pattern's Manhattan distance, as
+    /// fast as byte.
+    ///
+    /// mod3: 1.6 bits/entry, lossless, aware and ignored tables only (aware: 484.5 MB for
+    /// 2.42 G entries). Lookup: a search takes a child's value from its parent's with one load
+    /// (7.4 M/s on a 15-puzzle 6-tile aware table); a lone state needs a descent of h steps to
+    /// the goal (0.16 M/s).
+    ///
+    /// min-nibble:C: 4 bits per group of C consecutive entries (C a power of two; min-nibble:2
+    /// of a minimized table: 31.9 MB), lossy but admissible. Lookup: one load plus the Manhattan
+    /// distance, 1.0 to 2.7 times the rate of byte (smaller tables stay in cache).
+    #[arg(long, default_value = "byte", value_name = "ENCODING")]
+    pub encoding: Encoding,
 }
 
 impl JobArgs {
     /// The partition that the arguments name.
     pub fn partition(&self) -> anyhow::Result<Partition> {
-        let board: Option<Board> = self.puzzle.as_deref().map(str::parse).transpose()?;
-        if !self.pattern.is_empty() {
-            return Ok(Partition::custom(
-                board.unwrap_or("15".parse()?),
-                &self.pattern,
-            )?);
-        }
-        if let Some(name) = &self.partition {
-            let partition = Partition::named(name)?;
-            if let Some(b) = board.filter(|&b| b != partition.board()) {
-                bail!(
-                    "partition {name} is for the {} board, not {b}",
-                    partition.board()
-                );
-            }
-            return Ok(partition);
-        }
-        Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
+        resolve_partition(
+            self.puzzle.as_deref(),
+            self.partition.as_deref(),
+            &self.pattern,
+        )
     }
 
     pub fn goal(&self) -> Goal {
@@ -58,4 +69,27 @@ impl JobArgs {
     pub fn rule(&self) -> BlankRule {
         self.blank.unwrap_or_default()
     }
+}
+
+/// The partition that a board, a partition name and patterns of one's own name.
+pub(super) fn resolve_partition(
+    puzzle: Option<&str>,
+    partition: Option<&str>,
+    patterns: &[String],
+) -> anyhow::Result<Partition> {
+    let board: Option<Board> = puzzle.map(str::parse).transpose()?;
+    if !patterns.is_empty() {
+        return Ok(Partition::custom(board.unwrap_or("15".parse()?), patterns)?);
+    }
+    if let Some(name) = partition {
+        let partition = Partition::named(name)?;
+        if let Some(b) = board.filter(|&b| b != partition.board()) {
+            bail!(
+                "partition {name} is for the {} board, not {b}",
+                partition.board()
+            );
+        }
+        return Ok(partition);
+    }
+    Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
 }

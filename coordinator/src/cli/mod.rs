@@ -1,11 +1,13 @@
 //! The command line of `tilepdb-coordinator`: one module per subcommand.
 
 mod build;
+mod inspect;
 mod job;
 mod partitions;
 mod progress;
 mod serve;
 mod status;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -28,6 +30,11 @@ enum Command {
     Build(build::BuildArgs),
     /// List the known partitions with their tiles.
     Partitions(partitions::PartitionsArgs),
+    /// Show a table file's or a set's header, sizes and histogram (or, with --plan, those of
+    /// tables not built yet).
+    Inspect(inspect::InspectArgs),
+    /// Check table files: magic, version, sizes, checksums (and with --deep every entry).
+    Verify(verify::VerifyArgs),
     /// Serve a distributed build to worker processes over gRPC (checkpointed in --data-dir,
     /// resumable); exits when the tables are written.
     Serve(serve::ServeArgs),
@@ -50,6 +57,8 @@ pub fn main() -> ExitCode {
         None => build::run(build::BuildArgs::default()),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Partitions(args)) => partitions::run(args),
+        Some(Command::Inspect(args)) => inspect::run(args),
+        Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Status(args)) => status::run(args),
         Some(Command::Worker(args)) => tilepdb_worker::cli::run_worker(args)

@@ -37,8 +37,9 @@ use super::store::{DataDir, MANIFEST_FORMAT, Manifest, TableArrays, TableCheckpo
 use crate::build::{BuiltTable, histogram, human_bytes, layer_tasks, spread_region_values};
 use crate::error::{Error, Result};
 use crate::merge::{LayerMerge, UNREACHED};
-use crate::output::{set_dir, write_table};
+use crate::output::{cached_table, set_dir, write_manifest, write_table};
 use crate::report::{TableReport, peak_rss_bytes};
+use tilepdb_common::table::Encoding;
 
 /// How to run a distributed job.
 #[derive(Clone, Debug)]
@@ -46,6 +47,8 @@ pub struct JobConfig {
     pub partition: Partition,
     pub goal: Goal,
     pub rule: BlankRule,
+    /// How the finished tables are stored.
+    pub encoding: Encoding,
     /// Where the state array, depth bytes and manifest live.
     pub data_dir: PathBuf,
     /// Where the table set is written (a directory per set is made inside).
@@ -660,12 +663,31 @@ impl Job {
                 m
             }
         };
+        let encoding = self.config.encoding;
         let out_dir = set_dir(
             &self.config.out,
             &self.config.partition,
             self.config.rule,
             self.config.goal,
+            encoding,
         );
+        // Tables written before a restart are read back for the set's manifest.
+        let mut files = Vec::new();
+        for space in &self.spaces[..manifest.tables_written as usize] {
+            match cached_table(&out_dir, space, encoding) {
+                Some(Ok(pdb)) => files.push(pdb),
+                Some(Err(e)) => return Err(e),
+                None => {
+                    return Err(Error::Check {
+                        table: space.pattern().to_string(),
+                        reason: format!(
+                            "the data directory says it was written, but {} has no valid file of it",
+                            out_dir.display()
+                        ),
+                    });
+                }
+            }
+        }
         for table in 0..manifest.tables_written as usize {
             // Arrays of tables written before a kill that came before their removal.
             data.remove_arrays(table);
@@ -733,7 +755,7 @@ impl Job {
                     reason: "distances exceed what one byte per entry can hold".into(),
                 });
             }
-            let file = write_table(&out_dir, space, &values)?;
+            let pdb = write_table(&out_dir, space, encoding, &values)?;
             let (hist, unreached) = histogram(&values);
             let built = BuiltTable {
                 values,
@@ -756,10 +778,20 @@ impl Job {
             manifest.table = None;
             data.write_manifest(&manifest, self.config.sync)?;
             data.remove_arrays(table);
-            let report = TableReport::new(space, &built, peak_rss_bytes(), Some(file));
+            let report =
+                TableReport::new(space, &built, peak_rss_bytes(), None).with_table_file(&pdb);
+            files.push(pdb);
             tracing::info!(table, file = %out_dir.display(), "{}", report.line());
             reports.push(report);
         }
+        write_manifest(
+            &out_dir,
+            &self.config.partition,
+            self.config.goal,
+            self.config.rule,
+            encoding,
+            &files,
+        )?;
         self.set_phase(Phase::Done);
         tracing::info!(
             job = %self.id,

@@ -1,0 +1,370 @@
+//! One table file, memory-mapped and validated before any lookup.
+//!
+//! [`Pdb::open`] checks the magic, the version, the header's checksum and fields, the file's
+//! length and the payload's checksum, and refuses the file with an error that names it and the
+//! reason. Lookups then read the mapped payload in place.
+//!
+//! ```
+//! use tilepdb_common::table::{EncodedTable, Encoding, Pdb};
+//! use tilepdb_common::{BlankRule, Board, Goal, Pattern, PuzzleState, StateSpace};
+//! let board: Board = "3x3".parse().unwrap();
+//! let pattern = Pattern::new(board, vec![2]).unwrap();
+//! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Ignored).unwrap();
+//! // One tile, blank ignored: the value is the tile's Manhattan distance.
+//! let values: Vec<u8> = (0..9).map(|c| board.distance(c, 2) as u8).collect();
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("pattern-2.pdb");
+//! EncodedTable::new(&space, Encoding::Nibble, &values).unwrap().write(&path).unwrap();
+//! let pdb = Pdb::open(&path).unwrap();
+//! // Tile 2 on cell 6 (bottom left): 2 rows and 2 columns from cell 2.
+//! let state = PuzzleState::parse(board, "0 1 6 3 4 5 2 7 8").unwrap();
+//! assert_eq!(pdb.value_of_state(&state).unwrap(), 4);
+//! std::fs::write(&path, b"not a table").unwrap();
+//! let err = Pdb::open(&path).unwrap_err().to_string();
+//! assert!(err.contains("pattern-2.pdb") && err.contains("not a tilepdb table"), "{err}");
+//! ```
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::board::{Board, Goal, MAX_CELLS};
+use crate::puzzle::PuzzleState;
+use crate::space::{BlankRule, StateSpace, slot_of};
+
+use super::encoding::Encoding;
+use super::error::TableError;
+use super::header::{HEADER_LEN, Header, OFF_HEADER_CRC};
+use super::mod3::{Mod3Table, child_value};
+use super::walk::for_each_placement;
+
+/// The bytes of a table: a read-only map of the file, or memory for files too short to map.
+enum Bytes {
+    Map(Mmap),
+    Heap(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Heap(v) => v,
+        }
+    }
+}
+
+/// A validated, memory-mapped table.
+pub struct Pdb {
+    path: PathBuf,
+    bytes: Bytes,
+    header: Header,
+    header_crc32: u32,
+    space: StateSpace,
+    /// `dist[i][c]`: distance of the pattern's `i`-th tile on cell `c` from its goal cell.
+    dist: [[u8; MAX_CELLS]; MAX_CELLS],
+}
+
+impl Pdb {
+    /// Maps and validates the table file at `path`.
+    ///
+    /// The file must not be modified while it is mapped (tables are written once, to a
+    /// temporary name, and renamed into place).
+    pub fn open(path: impl AsRef<Path>) -> Result<Pdb, TableError> {
+        let path = path.as_ref().to_path_buf();
+        let mut file = File::open(&path).map_err(|e| TableError::io(&path, e))?;
+        let len = file.metadata().map_err(|e| TableError::io(&path, e))?.len();
+        let bytes = if len < HEADER_LEN as u64 {
+            let mut v = Vec::with_capacity(len as usize);
+            file.read_to_end(&mut v)
+                .map_err(|e| TableError::io(&path, e))?;
+            Bytes::Heap(v)
+        } else {
+            // SAFETY: the map is read-only; table files are never modified in place.
+            Bytes::Map(unsafe { Mmap::map(&file) }.map_err(|e| TableError::io(&path, e))?)
+        };
+        Pdb::from_bytes(path, bytes)
+    }
+
+    /// Validates a table held in memory (`path` names it in errors).
+    pub fn from_vec(path: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Pdb, TableError> {
+        Pdb::from_bytes(path.into(), Bytes::Heap(bytes))
+    }
+
+    fn from_bytes(path: PathBuf, bytes: Bytes) -> Result<Pdb, TableError> {
+        let header = Header::validate_file(&bytes).map_err(|d| TableError::invalid(&path, d))?;
+        let header_crc32 = u32::from_le_bytes(
+            bytes[OFF_HEADER_CRC..HEADER_LEN]
+                .try_into()
+                .expect("four bytes"),
+        );
+        let space = header.space()?;
+        let mut dist = [[0u8; MAX_CELLS]; MAX_CELLS];
+        let board = space.board();
+        for (i, &g) in space.goal_cells().iter().enumerate() {
+            for (c, d) in dist[i].iter_mut().enumerate().take(board.cells()) {
+                *d = board.distance(c, g as usize) as u8;
+            }
+        }
+        Ok(Pdb {
+            path,
+            bytes,
+            header,
+            header_crc32,
+            space,
+            dist,
+        })
+    }
+
+    /// The file this table was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Board, goal, pattern and blank rule of the table.
+    pub fn space(&self) -> &StateSpace {
+        &self.space
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.header.encoding
+    }
+
+    pub fn entries(&self) -> u64 {
+        self.header.entries
+    }
+
+    /// The encoded payload, in place in the map.
+    pub fn payload(&self) -> &[u8] {
+        &self.bytes[HEADER_LEN..]
+    }
+
+    /// Bytes of the file.
+    pub fn file_len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// The CRC-32 of the header as stored in the file (it covers the payload's CRC-32, so it
+    /// identifies the whole file).
+    pub fn header_crc32(&self) -> u32 {
+        self.header_crc32
+    }
+
+    /// The table's identity: `crc32:` and the header's CRC-32 in hex.
+    pub fn checksum(&self) -> String {
+        format!("crc32:{:08x}", self.header_crc32)
+    }
+
+    /// Refuses a table of another board, goal, blank rule, pattern or encoding than expected
+    /// (the reason names every difference).
+    pub fn check_matches(
+        &self,
+        board: Board,
+        goal: Goal,
+        rule: BlankRule,
+        tiles: &[u8],
+        encoding: Option<Encoding>,
+    ) -> Result<(), TableError> {
+        let h = &self.header;
+        let mut diffs = Vec::new();
+        if h.board != board {
+            diffs.push(format!("board {} instead of {board}", h.board));
+        }
+        if h.goal != goal {
+            diffs.push(format!("goal {} instead of {goal}", h.goal));
+        }
+        if h.rule != rule {
+            diffs.push(format!("blank rule {} instead of {rule}", h.rule));
+        }
+        if h.tiles != tiles {
+            diffs.push(format!("tiles {:?} instead of {tiles:?}", h.tiles));
+        }
+        if let Some(e) = encoding.filter(|&e| e != h.encoding) {
+            diffs.push(format!("encoding {} instead of {e}", h.encoding));
+        }
+        if diffs.is_empty() {
+            Ok(())
+        } else {
+            Err(TableError::Mismatch {
+                path: self.path.clone(),
+                reason: format!("this table has {}", diffs.join(", ")),
+            })
+        }
+    }
+
+    fn check_index(&self, index: u64) -> Result<(), TableError> {
+        if index >= self.header.entries {
+            return Err(TableError::OutOfRange {
+                path: self.path.clone(),
+                index,
+                entries: self.header.entries,
+            });
+        }
+        Ok(())
+    }
+
+    /// The raw stored value of entry `index`: byte, nibble (of its group) or base-3 digit.
+    pub fn stored(&self, index: u64) -> Result<u8, TableError> {
+        self.check_index(index)?;
+        Ok(self.encoding().stored(self.payload(), index))
+    }
+
+    /// The value of entry `index`: exact for byte and mod3 (by a descent to the goal, slow),
+    /// a lower bound for a saturated nibble and for min-nibble. [`super::UNREACHED`] marks
+    /// entries never reached (patterns of every tile only; not in nibble encodings).
+    pub fn value(&self, index: u64) -> Result<u8, TableError> {
+        self.check_index(index)?;
+        match self.encoding() {
+            Encoding::Byte => Ok(self.payload()[index as usize]),
+            Encoding::Mod3 => self.root_value(index),
+            e => {
+                let rank = index / (self.header.entries / self.space.placements());
+                let mut cells = [0u8; MAX_CELLS];
+                self.space.ranker().unrank(rank, &mut cells);
+                let m = self.space.manhattan(&cells);
+                Ok(e.decode(e.stored(self.payload(), index), m))
+            }
+        }
+    }
+
+    /// The value of entry `index` whose placement has Manhattan distance `m`: the fast path of
+    /// byte, nibble and min-nibble tables.
+    ///
+    /// # Panics
+    /// On a mod3 table (use [`Pdb::child_value`] or [`Pdb::root_value`]) and, for an index
+    /// beyond the table, possibly (or a wrong value).
+    #[inline]
+    pub fn value_with_manhattan(&self, index: u64, m: u32) -> u8 {
+        let e = self.encoding();
+        assert!(e != Encoding::Mod3, "a mod3 table needs a parent's value");
+        e.decode(e.stored(self.payload(), index), m)
+    }
+
+    /// `h mod 3` of entry `index` of a mod3 table.
+    #[inline]
+    pub fn residue(&self, index: u64) -> u8 {
+        Encoding::Mod3.stored(self.payload(), index)
+    }
+
+    /// The value of entry `index` of a mod3 table, a child (one move away) of a state of value
+    /// `parent_value`.
+    #[inline]
+    pub fn child_value(&self, parent_value: u8, index: u64) -> u8 {
+        child_value(parent_value, self.residue(index))
+    }
+
+    /// The exact value of entry `index` of a mod3 table, by descent to the goal.
+    pub fn root_value(&self, index: u64) -> Result<u8, TableError> {
+        self.check_index(index)?;
+        self.mod3()?
+            .root_value(index)
+            .map_err(|reason| TableError::Lookup {
+                path: self.path.clone(),
+                reason,
+            })
+    }
+
+    fn mod3(&self) -> Result<Mod3Table<'_>, TableError> {
+        if self.encoding() != Encoding::Mod3 {
+            return Err(TableError::Lookup {
+                path: self.path.clone(),
+                reason: format!("the table is encoded in {}, not mod3", self.encoding()),
+            });
+        }
+        Ok(Mod3Table::new(
+            &self.space,
+            self.payload(),
+            self.header.max_value,
+        ))
+    }
+
+    /// Entry index and Manhattan distance of a full state given as the cell of each tile
+    /// (`cell_of_tile[t]`, the blank's at 0).
+    #[inline]
+    pub fn index_of(&self, cell_of_tile: &[u8]) -> (u64, u32) {
+        let k = self.space.k();
+        let mut cells = [0u8; MAX_CELLS];
+        let mut occupied = 0u32;
+        let mut m = 0u32;
+        for (i, &t) in self.header.tiles.iter().enumerate() {
+            let c = cell_of_tile[t as usize];
+            cells[i] = c;
+            occupied |= 1 << c;
+            m += self.dist[i][c as usize] as u32;
+        }
+        let rank = self.space.ranker().rank(&cells[..k]);
+        let index = match self.header.rule {
+            BlankRule::Aware => {
+                let free = self.space.board().all_cells() & !occupied;
+                rank * self.space.slots() + slot_of(free, cell_of_tile[0] as usize)
+            }
+            _ => rank,
+        };
+        (index, m)
+    }
+
+    /// The table's value of a full puzzle state of its board (by descent for mod3).
+    pub fn value_of_state(&self, state: &PuzzleState) -> Result<u8, TableError> {
+        if state.board() != self.header.board {
+            return Err(TableError::Mismatch {
+                path: self.path.clone(),
+                reason: format!(
+                    "a state of the {} board was looked up in a table of the {} board",
+                    state.board(),
+                    self.header.board
+                ),
+            });
+        }
+        let mut cell_of_tile = [0u8; MAX_CELLS];
+        for (c, &t) in state.tiles().iter().enumerate() {
+            cell_of_tile[t as usize] = c as u8;
+        }
+        let (index, m) = self.index_of(&cell_of_tile);
+        match self.encoding() {
+            Encoding::Mod3 => self.root_value(index),
+            _ => Ok(self.value_with_manhattan(index, m)),
+        }
+    }
+
+    /// Every entry's value, decoded (exact for byte and mod3, lower bounds where lossy).
+    pub fn decode_all(&self) -> Result<Vec<u8>, TableError> {
+        let e = self.encoding();
+        match e {
+            Encoding::Byte => Ok(self.payload().to_vec()),
+            Encoding::Mod3 => self
+                .mod3()?
+                .decode_all()
+                .map_err(|reason| TableError::Lookup {
+                    path: self.path.clone(),
+                    reason,
+                }),
+            _ => {
+                let per_rank = (self.header.entries / self.space.placements()) as usize;
+                let payload = self.payload();
+                let mut out = Vec::with_capacity(self.header.entries as usize);
+                for_each_placement(&self.space, |rank, _, m| {
+                    let base = rank * per_rank as u64;
+                    for j in 0..per_rank as u64 {
+                        out.push(e.decode(e.stored(payload, base + j), m));
+                    }
+                });
+                Ok(out)
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Pdb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pdb")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}

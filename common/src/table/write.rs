@@ -1,0 +1,208 @@
+//! Encoding a finished table's values and writing its file.
+//!
+//! The bytes depend only on the table: no time, host or path is recorded, so the same table
+//! always gives the same file, and its checksum is its identity. Files are written to a
+//! temporary name in the same directory, synced, then renamed: a file that exists under its
+//! name is complete.
+//!
+//! ```
+//! use tilepdb_common::table::{EncodedTable, Encoding};
+//! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
+//! let board: Board = "2x2".parse().unwrap();
+//! let pattern = Pattern::new(board, vec![1]).unwrap();
+//! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Ignored).unwrap();
+//! // Tile 1 on cells 0, 1, 2, 3: its distances from cell 1 are 1, 0, 2, 1.
+//! let values = [1, 0, 2, 1];
+//! let nibble = EncodedTable::new(&space, Encoding::Nibble, &values).unwrap();
+//! assert_eq!(nibble.payload(), &[0x00, 0x00]); // every value is its Manhattan distance
+//! assert_eq!(nibble.header.histogram, vec![1, 2, 1]);
+//! let mod3 = EncodedTable::new(&space, Encoding::Mod3, &values).unwrap();
+//! assert_eq!(mod3.payload(), &[1 + 0 * 3 + 2 * 9 + 1 * 27]);
+//! ```
+
+use std::borrow::Cow;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::space::StateSpace;
+
+use super::UNREACHED;
+use super::encoding::{Encoding, NIBBLE_MAX, POW3};
+use super::error::TableError;
+use super::header::{HISTOGRAM_SLOTS, Header};
+use super::walk::for_each_placement;
+
+/// A table's header and encoded payload, ready to write.
+#[derive(Clone, Debug)]
+pub struct EncodedTable<'a> {
+    pub header: Header,
+    payload: Cow<'a, [u8]>,
+}
+
+impl<'a> EncodedTable<'a> {
+    /// Encodes `values` (one byte per entry, [`UNREACHED`] for entries never reached) as the
+    /// table of `space`. Refuses mod3 for minimized tables, a wrong number of values, unreached
+    /// entries in a pattern that does not hold every tile and, for the encodings that store the
+    /// excess over Manhattan, values below it or of the wrong parity.
+    pub fn new(
+        space: &StateSpace,
+        encoding: Encoding,
+        values: &'a [u8],
+    ) -> Result<EncodedTable<'a>, TableError> {
+        let mut header = Header::plan(space, encoding)?;
+        if values.len() as u64 != header.entries {
+            return Err(TableError::ValueCount {
+                values: values.len() as u64,
+                entries: header.entries,
+            });
+        }
+        let mut counts = [0u64; 256];
+        for &v in values {
+            counts[v as usize] += 1;
+        }
+        header.unreached = counts[UNREACHED as usize];
+        if header.unreached != 0 && space.k() + 1 != space.board().cells() {
+            return Err(TableError::Value {
+                value: UNREACHED,
+                reason: format!(
+                    "{} entries are unreached, which only a pattern of every tile allows",
+                    header.unreached
+                ),
+            });
+        }
+        let max = counts[..HISTOGRAM_SLOTS]
+            .iter()
+            .rposition(|&c| c != 0)
+            .ok_or_else(|| TableError::Value {
+                value: UNREACHED,
+                reason: "no entry is reached".into(),
+            })?;
+        header.max_value = max as u8;
+        header.histogram = counts[..=max].to_vec();
+        let payload: Cow<[u8]> = match encoding {
+            Encoding::Byte => Cow::Borrowed(values),
+            Encoding::Mod3 => Cow::Owned(pack_mod3(values)),
+            Encoding::Nibble | Encoding::MinNibble { .. } => {
+                Cow::Owned(pack_nibbles(space, encoding, values)?)
+            }
+        };
+        debug_assert_eq!(payload.len() as u64, header.payload_len);
+        header.payload_crc32 = crc32fast::hash(&payload);
+        Ok(EncodedTable { header, payload })
+    }
+
+    /// The encoded payload.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+
+    /// Writes the file atomically (temporary file, sync, rename).
+    pub fn write(&self, path: &Path) -> Result<(), TableError> {
+        write_atomic(path, &[&self.header.to_bytes(), &self.payload])
+    }
+}
+
+/// `h mod 3`, five base-3 digits per byte (entry `5i + j` is digit `j` of byte `i`, least
+/// significant first); unreached entries store 0.
+fn pack_mod3(values: &[u8]) -> Vec<u8> {
+    values
+        .chunks(5)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .zip(POW3)
+                .map(|(&v, p)| if v == UNREACHED { 0 } else { v % 3 * p })
+                .sum()
+        })
+        .collect()
+}
+
+/// Nibbles of `(h - m) / 2` (saturated at 15), per entry or the least of each group; entry or
+/// group `i` is the low half of byte `i / 2` when `i` is even, the high half when odd.
+/// Unreached entries count as 15 (they are never asked for: the other permutation parity).
+fn pack_nibbles(
+    space: &StateSpace,
+    encoding: Encoding,
+    values: &[u8],
+) -> Result<Vec<u8>, TableError> {
+    let per_rank = (values.len() as u64 / space.placements()) as usize;
+    let group_log2 = encoding.parameter() as u32;
+    let mut out = vec![0u8; encoding.payload_len(values.len() as u64) as usize];
+    let mut least = NIBBLE_MAX;
+    let mut bad = None;
+    let mut entry = 0u64;
+    let flush = |unit: u64, nib: u8, out: &mut Vec<u8>| {
+        out[(unit >> 1) as usize] |= nib << ((unit & 1) * 4);
+    };
+    for_each_placement(space, |rank, cells, m| {
+        for &v in &values[rank as usize * per_rank..(rank as usize + 1) * per_rank] {
+            let nib = if v == UNREACHED {
+                NIBBLE_MAX
+            } else {
+                if (v as u32) < m || (v as u32 - m) % 2 != 0 {
+                    bad.get_or_insert((entry, v, cells.to_vec(), m));
+                }
+                Encoding::excess(v, m)
+            };
+            least = least.min(nib);
+            let unit = entry >> group_log2;
+            let last_of_unit =
+                (entry + 1) >> group_log2 != unit || entry + 1 == values.len() as u64;
+            if last_of_unit {
+                flush(unit, least, &mut out);
+                least = NIBBLE_MAX;
+            }
+            entry += 1;
+        }
+    });
+    if let Some((entry, v, cells, m)) = bad {
+        return Err(TableError::Value {
+            value: v,
+            reason: format!(
+                "entry {entry} (placement {cells:?}) is below its Manhattan distance {m} or of the other parity"
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// Writes `parts` one after the other to `path` through a temporary file in the same
+/// directory, synced and renamed into place.
+pub fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), TableError> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| TableError::io(path, std::io::Error::other("not a file name")))?;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp-{}-{}",
+        name.to_string_lossy(),
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        for part in parts {
+            f.write_all(part)?;
+        }
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        if let Some(dir) = dir {
+            // Make the rename durable; not every platform can open a directory.
+            if let Ok(d) = fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        TableError::io(path, e)
+    })
+}

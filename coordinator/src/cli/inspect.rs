@@ -1,0 +1,329 @@
+//! `tilepdb-coordinator inspect FILE|DIR`: a table's header, sizes and histogram, or those of
+//! every table of a set; `--plan` shows the header and sizes of tables not built yet.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use clap::Args;
+use serde::Serialize;
+use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN};
+use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
+use tilepdb_common::{BlankRule, Goal, StateSpace};
+use tilepdb_coordinator::build::human_bytes;
+
+use super::job::resolve_partition;
+
+#[derive(Args)]
+pub struct InspectArgs {
+    /// A table file (`.pdb`) or a table set's directory (with its `manifest.json`).
+    #[arg(required_unless_present = "plan")]
+    path: Option<PathBuf>,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+    /// Show the header and sizes the tables of a partition would have, without building them
+    /// (chosen with --puzzle, --partition or --pattern, --goal, --blank, --encoding).
+    #[arg(long, conflicts_with = "path")]
+    plan: bool,
+    /// With --plan: the board (8, 15, 24 or WxH).
+    #[arg(long, requires = "plan")]
+    puzzle: Option<String>,
+    /// With --plan: a known partition, e.g. 24:6-6-6-6.
+    #[arg(long, requires = "plan", conflicts_with = "pattern")]
+    partition: Option<String>,
+    /// With --plan: a pattern of one's own, `1,2,3`; repeat for each pattern.
+    #[arg(long, value_name = "TILES", requires = "plan")]
+    pattern: Vec<String>,
+    /// With --plan: the goal, blank-first or blank-last.
+    #[arg(long, default_value = "blank-first", requires = "plan")]
+    goal: Goal,
+    /// With --plan: minimized, aware or ignored.
+    #[arg(long, default_value = "minimized", requires = "plan")]
+    blank: BlankRule,
+    /// With --plan: byte, nibble, mod3 or min-nibble:C.
+    #[arg(long, default_value = "byte", requires = "plan")]
+    encoding: Encoding,
+}
+
+/// What `inspect` says about one table (JSON keys in this order).
+#[derive(Serialize)]
+pub struct TableInfo {
+    /// The file, or null for a plan.
+    pub file: Option<PathBuf>,
+    pub format_version: String,
+    pub board: String,
+    pub goal: String,
+    pub blank_rule: String,
+    pub tiles: Vec<u8>,
+    pub encoding: String,
+    pub bits_per_entry: f64,
+    pub placements: u64,
+    pub entries: u64,
+    /// Stored values: entries, or groups of min-nibble.
+    pub stored: u64,
+    pub stored_unit: &'static str,
+    pub header_bytes: u64,
+    pub payload_bytes: u64,
+    pub file_bytes: u64,
+    /// Bytes a build of the table holds in memory (two-bit array and depth bytes).
+    pub build_memory_bytes: u64,
+    /// Null for a plan.
+    pub max: Option<u8>,
+    pub mean: Option<f64>,
+    pub unreached: Option<u64>,
+    pub histogram: Option<Vec<u64>>,
+    pub checksum: Option<String>,
+    pub payload_crc32: Option<String>,
+}
+
+impl TableInfo {
+    fn new(header: &Header, space: &StateSpace, pdb: Option<&Pdb>) -> TableInfo {
+        let built = pdb.is_some();
+        let count: u64 = header.histogram.iter().sum();
+        let sum: f64 = header
+            .histogram
+            .iter()
+            .enumerate()
+            .map(|(v, &n)| v as f64 * n as f64)
+            .sum();
+        TableInfo {
+            file: pdb.map(|p| p.path().to_path_buf()),
+            format_version: format!("{}.{}", header.major, header.minor),
+            board: header.board.to_string(),
+            goal: header.goal.to_string(),
+            blank_rule: header.rule.to_string(),
+            tiles: header.tiles.clone(),
+            encoding: header.encoding.to_string(),
+            bits_per_entry: header.encoding.bits_per_entry(),
+            placements: space.placements(),
+            entries: header.entries,
+            stored: header.units,
+            stored_unit: header.encoding.unit_name(),
+            header_bytes: HEADER_LEN as u64,
+            payload_bytes: header.payload_len,
+            file_bytes: header.file_len(),
+            build_memory_bytes: space.build_memory_bytes(),
+            max: built.then_some(header.max_value),
+            mean: (built && count > 0).then(|| sum / count as f64),
+            unreached: built.then_some(header.unreached),
+            histogram: built.then(|| header.histogram.clone()),
+            checksum: pdb.map(|p| p.checksum()),
+            payload_crc32: pdb.map(|_| format!("{:08x}", header.payload_crc32)),
+        }
+    }
+
+    /// The text form, one field a line.
+    pub fn print(&self) {
+        let name = match &self.file {
+            Some(f) => f.display().to_string(),
+            None => format!("plan (not built; format {FORMAT_MAJOR}.{FORMAT_MINOR})"),
+        };
+        let encoding: Encoding = self.encoding.parse().expect("a valid encoding");
+        let tiles = self
+            .tiles
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        println!("{name}");
+        if self.file.is_some() {
+            println!("  format      {}", self.format_version);
+        }
+        println!("  board       {}, goal {}", self.board, self.goal);
+        println!("  blank rule  {}", self.blank_rule);
+        println!("  tiles       {tiles}");
+        println!("  encoding    {} ({})", self.encoding, encoding.cost());
+        let per = self.entries / self.placements;
+        let entries = if per > 1 {
+            format!(
+                "{} ({} placements x {per} blank cells)",
+                commas(self.entries),
+                commas(self.placements)
+            )
+        } else {
+            format!("{} (one per placement)", commas(self.entries))
+        };
+        println!("  entries     {entries}");
+        println!(
+            "  payload     {} {} in {} payload bytes ({})",
+            commas(self.stored),
+            self.stored_unit,
+            commas(self.payload_bytes),
+            human_bytes(self.payload_bytes)
+        );
+        println!(
+            "  file        {} bytes ({} of header + payload)",
+            commas(self.file_bytes),
+            commas(self.header_bytes)
+        );
+        println!(
+            "  build       {} of memory (two-bit state array + depth bytes)",
+            human_bytes(self.build_memory_bytes)
+        );
+        if let (Some(max), Some(unreached), Some(hist)) =
+            (self.max, self.unreached, &self.histogram)
+        {
+            println!(
+                "  values      max {max}, mean {:.3}, {} unreached",
+                self.mean.unwrap_or(0.0),
+                commas(unreached)
+            );
+            println!(
+                "  checksum    {} (payload crc32 {})",
+                self.checksum.as_deref().unwrap_or("-"),
+                self.payload_crc32.as_deref().unwrap_or("-")
+            );
+            let cells: Vec<String> = hist
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n != 0)
+                .map(|(v, n)| format!("{v}:{n}"))
+                .collect();
+            println!("  histogram   {}", cells.join(" "));
+        }
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct SetInfo {
+    set: Option<PathBuf>,
+    partition: String,
+    board: String,
+    goal: String,
+    blank_rule: String,
+    encoding: String,
+    reflection: bool,
+    total_file_bytes: u64,
+    tables: Vec<TableInfo>,
+}
+
+impl SetInfo {
+    fn print(&self) {
+        let name = match &self.set {
+            Some(d) => d.display().to_string(),
+            None => "plan".to_string(),
+        };
+        println!(
+            "set {name}: partition {}, {} board, goal {}, blank {}, {}, reflection {}, {} table(s), {} bytes",
+            self.partition,
+            self.board,
+            self.goal,
+            self.blank_rule,
+            self.encoding,
+            if self.reflection {
+                "applies"
+            } else {
+                "does not apply"
+            },
+            self.tables.len(),
+            commas(self.total_file_bytes)
+        );
+        for t in &self.tables {
+            t.print();
+        }
+    }
+}
+
+pub fn run(args: InspectArgs) -> anyhow::Result<()> {
+    if args.plan {
+        return plan(&args);
+    }
+    let path = args
+        .path
+        .as_deref()
+        .expect("clap requires a path without --plan");
+    if path.is_dir() {
+        let set = TableSet::open(path)?;
+        let m = set.manifest();
+        let tables: Vec<TableInfo> = set
+            .tables()
+            .iter()
+            .map(|p| TableInfo::new(p.header(), p.space(), Some(p)))
+            .collect();
+        let info = SetInfo {
+            set: Some(path.to_path_buf()),
+            partition: m.partition.clone(),
+            board: m.board.to_string(),
+            goal: m.goal.to_string(),
+            blank_rule: m.blank_rule.to_string(),
+            encoding: m.encoding.to_string(),
+            reflection: m.reflection,
+            total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+            tables,
+        };
+        output(&info, args.json, SetInfo::print)
+    } else {
+        let pdb = open_file(path)?;
+        let info = TableInfo::new(pdb.header(), pdb.space(), Some(&pdb));
+        output(&info, args.json, TableInfo::print)
+    }
+}
+
+fn open_file(path: &Path) -> anyhow::Result<Pdb> {
+    if !path.exists() {
+        bail!("{}: no such file or directory", path.display());
+    }
+    Ok(Pdb::open(path)?)
+}
+
+fn output<T: Serialize>(info: &T, json: bool, print: fn(&T)) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(info)?);
+    } else {
+        print(info);
+    }
+    Ok(())
+}
+
+fn plan(args: &InspectArgs) -> anyhow::Result<()> {
+    let partition = resolve_partition(
+        args.puzzle.as_deref(),
+        args.partition.as_deref(),
+        &args.pattern,
+    )?;
+    let mut tables = Vec::new();
+    for pattern in partition.patterns() {
+        let space = StateSpace::new(partition.board(), args.goal, pattern.clone(), args.blank)?;
+        let header = Header::plan(&space, args.encoding)?;
+        tables.push(TableInfo::new(&header, &space, None));
+    }
+    let info = SetInfo {
+        set: None,
+        partition: partition.name().to_string(),
+        board: partition.board().to_string(),
+        goal: args.goal.to_string(),
+        blank_rule: args.blank.to_string(),
+        encoding: args.encoding.to_string(),
+        reflection: tilepdb_common::table::manifest::reflection_applies(
+            partition.board(),
+            args.goal,
+        ),
+        total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+        tables,
+    };
+    output(&info, args.json, SetInfo::print)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn commas() {
+        assert_eq!(super::commas(0), "0");
+        assert_eq!(super::commas(999), "999");
+        assert_eq!(super::commas(1000), "1,000");
+        assert_eq!(super::commas(2_422_728_000), "2,422,728,000");
+    }
+}

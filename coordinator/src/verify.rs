@@ -1,0 +1,136 @@
+//! Deep verification of a table file: decode every entry and re-check the facts of
+//! [`crate::check`] and the header's histogram.
+//!
+//! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
+//! * aware and ignored tables stay consistent across every move (also when decoded from
+//!   nibbles: a saturated entry decodes to `m + 30`, within one of its neighbours; min-nibble
+//!   is lossy and skips this check);
+//! * exact encodings (byte, mod3) give back the header's histogram and unreached count; lossy
+//!   ones give lower bounds, so at every value at least as many entries decode to it or less
+//!   as the histogram has;
+//! * the payload is canonical: base-3 bytes below 243, padding digits and nibbles zero.
+
+use tilepdb_common::table::{Encoding, Pdb};
+
+use crate::check::{check_bound_and_parity, check_consistent, check_lower_bound};
+use crate::error::{Error, Result};
+
+/// What a deep verification checked.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeepReport {
+    pub entries: u64,
+    /// Histogram of the decoded values (reached entries).
+    pub decoded_histogram: Vec<u64>,
+    /// Entries decoded as unreached.
+    pub decoded_unreached: u64,
+    /// Whether consistency across moves was checked.
+    pub consistency_checked: bool,
+    /// Whether the decoded histogram must equal the header's (exact encodings).
+    pub exact: bool,
+}
+
+fn fail(pdb: &Pdb, reason: String) -> Error {
+    Error::Check {
+        table: pdb.path().display().to_string(),
+        reason,
+    }
+}
+
+/// Decodes every entry of `pdb` and checks it (see the module's documentation).
+pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
+    check_canonical_payload(pdb)?;
+    let space = pdb.space();
+    let encoding = pdb.encoding();
+    let values = pdb.decode_all()?;
+    let in_file = |e: Error| match e {
+        Error::Check { reason, .. } => fail(pdb, reason),
+        e => e,
+    };
+    if encoding.is_exact() {
+        check_lower_bound(space, &values).map_err(in_file)?;
+    } else {
+        check_bound_and_parity(space, &values).map_err(in_file)?;
+    }
+    let consistency_checked =
+        space.rule().is_consistent() && !matches!(encoding, Encoding::MinNibble { .. });
+    if consistency_checked {
+        check_consistent(space, &values).map_err(in_file)?;
+    }
+    let (decoded_histogram, decoded_unreached) = crate::build::histogram(&values);
+    let header = pdb.header();
+    if encoding.is_exact() {
+        if decoded_histogram != header.histogram || decoded_unreached != header.unreached {
+            return Err(fail(
+                pdb,
+                format!(
+                    "the decoded values' histogram {decoded_histogram:?} ({decoded_unreached} unreached) \
+                     differs from the header's {:?} ({} unreached)",
+                    header.histogram, header.unreached
+                ),
+            ));
+        }
+    } else {
+        // Lower bounds: the decoded values' cumulative counts dominate the exact ones.
+        let (mut decoded, mut exact) = (0u64, 0u64);
+        let len = decoded_histogram.len().max(header.histogram.len());
+        for v in 0..len {
+            decoded += decoded_histogram.get(v).copied().unwrap_or(0);
+            exact += header.histogram.get(v).copied().unwrap_or(0);
+            if decoded < exact {
+                return Err(fail(
+                    pdb,
+                    format!(
+                        "{decoded} entries decode to {v} or less, but the header counts {exact} \
+                         entries of exact value {v} or less: a decoded value is above the exact one"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(DeepReport {
+        entries: values.len() as u64,
+        decoded_histogram,
+        decoded_unreached,
+        consistency_checked,
+        exact: encoding.is_exact(),
+    })
+}
+
+/// Base-3 bytes are below 3^5 = 243; the digits or nibble after the last entry are zero.
+fn check_canonical_payload(pdb: &Pdb) -> Result<()> {
+    let payload = pdb.payload();
+    let units = pdb.header().units;
+    match pdb.encoding() {
+        Encoding::Byte => {}
+        Encoding::Mod3 => {
+            if let Some(i) = payload.iter().position(|&b| b >= 243) {
+                return Err(fail(
+                    pdb,
+                    format!(
+                        "payload byte {i} is {}, not five base-3 digits (at most 242)",
+                        payload[i]
+                    ),
+                ));
+            }
+            let used = units % 5;
+            if used != 0 {
+                let last = *payload.last().expect("a table has entries");
+                if last as u64 >= 3u64.pow(used as u32) {
+                    return Err(fail(
+                        pdb,
+                        "the padding digits of the last byte are not zero".into(),
+                    ));
+                }
+            }
+        }
+        Encoding::Nibble | Encoding::MinNibble { .. } => {
+            if units % 2 == 1 && payload.last().is_some_and(|&b| b >> 4 != 0) {
+                return Err(fail(
+                    pdb,
+                    "the padding nibble of the last byte is not zero".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! `tilepdb-solve eval`: every table's value for states, the sum and the reflected sum.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
+use tilepdb_common::table::TableSet;
+use tilepdb_solver::heuristic::PdbHeuristic;
+
+use super::input::StateInput;
+
+#[derive(Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    input: StateInput,
+    /// A table set directory (with its manifest.json).
+    #[arg(long)]
+    tables: PathBuf,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Evaluation {
+    instance: String,
+    values: Vec<u8>,
+    sum: u32,
+    reflected_values: Option<Vec<u8>>,
+    reflected_sum: Option<u32>,
+    heuristic: u32,
+}
+
+pub fn run(args: EvalArgs) -> anyhow::Result<()> {
+    let set = TableSet::open(&args.tables)
+        .with_context(|| format!("opening the table set {}", args.tables.display()))?;
+    let reflect = set.reflection();
+    let h = PdbHeuristic::new(&set, reflect)?;
+    let states = args.input.read(set.board())?;
+    let mut out = Vec::new();
+    for (label, state) in states {
+        state
+            .check_solvable(set.goal())
+            .with_context(|| label.clone())?;
+        let (values, reflected) = h.table_values(&state.cells())?;
+        let sum = values.iter().map(|&v| v as u32).sum();
+        let reflected_sum = reflected
+            .as_ref()
+            .map(|r| r.iter().map(|&v| v as u32).sum());
+        out.push(Evaluation {
+            instance: label,
+            heuristic: reflected_sum.map_or(sum, |r: u32| r.max(sum)),
+            values,
+            sum,
+            reflected_values: reflected,
+            reflected_sum,
+        });
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for e in &out {
+            let values = e
+                .values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" + ");
+            match e.reflected_sum {
+                Some(r) => println!(
+                    "{}: {values} = {}; reflected {r}; h = {}",
+                    e.instance, e.sum, e.heuristic
+                ),
+                None => println!("{}: {values} = {}", e.instance, e.sum),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! The command line of `tilepdb-solve`: one module per subcommand.
+
+mod eval;
+mod input;
+mod solve;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Solves sliding-tile puzzles optimally with additive pattern databases built by
+/// tilepdb-coordinator (or with Manhattan distance, linear conflict or misplaced tiles).
+#[derive(Parser)]
+#[command(name = "tilepdb-solve", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve states optimally: one per line of a file (or standard input), or given with --state.
+    Solve(solve::SolveArgs),
+    /// Print each table's value, the sum and the reflected sum for states.
+    Eval(eval::EvalArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let result = match cli.command {
+        Command::Solve(args) => solve::run(args),
+        Command::Eval(args) => eval::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

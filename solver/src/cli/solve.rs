@@ -1,0 +1,235 @@
+//! `tilepdb-solve solve`: optimal solutions, checked by replay.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use serde::Serialize;
+use tilepdb_common::table::TableSet;
+use tilepdb_common::{Board, Goal, PuzzleState};
+use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
+use tilepdb_solver::search::{Limits, SearchResult, a_star, ida_star};
+
+use super::input::StateInput;
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HeuristicName {
+    Misplaced,
+    Manhattan,
+    LinearConflict,
+    /// The additive sum of a table set's values (needs --tables).
+    Pdb,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Algorithm {
+    /// Iterative-deepening A*: little memory, every board.
+    Ida,
+    /// A*: keeps every state, boards of at most 12 cells.
+    Astar,
+}
+
+#[derive(Args)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    input: StateInput,
+    /// A table set directory (with its manifest.json), as written by tilepdb-coordinator build.
+    #[arg(long)]
+    tables: Option<PathBuf>,
+    /// Also look up the state reflected about the main diagonal and take the larger sum.
+    #[arg(long)]
+    reflect: bool,
+    /// The heuristic (default: pdb with --tables, else manhattan).
+    #[arg(long, value_enum)]
+    heuristic: Option<HeuristicName>,
+    /// The search algorithm.
+    #[arg(long, value_enum, default_value = "ida")]
+    algorithm: Algorithm,
+    /// The board: 8, 15, 24 or WxH (default: the tables' board, else 15). With --tables it
+    /// must match the tables.
+    #[arg(long)]
+    puzzle: Option<String>,
+    /// The goal: blank-first or blank-last (default: the tables' goal, else blank-first). With
+    /// --tables it must match the tables.
+    #[arg(long)]
+    goal: Option<Goal>,
+    /// Give up on an instance after generating this many nodes.
+    #[arg(long)]
+    max_nodes: Option<u64>,
+    /// Give up on an instance after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Instances solved at once (default: every core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct InstanceReport {
+    instance: String,
+    #[serde(flatten)]
+    result: SearchResult,
+    length: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    instances: usize,
+    solved: usize,
+    total_nodes: u64,
+    total_seconds: f64,
+    nodes_per_second: f64,
+    results: Vec<InstanceReport>,
+}
+
+fn solve_all<H: Heuristic>(
+    states: &[(String, PuzzleState)],
+    goal: Goal,
+    h: &H,
+    algorithm: Algorithm,
+    limits: &Limits,
+) -> anyhow::Result<Vec<InstanceReport>> {
+    states
+        .par_iter()
+        .map(|(label, state)| {
+            let result = match algorithm {
+                Algorithm::Ida => ida_star(state, goal, h, limits),
+                Algorithm::Astar => a_star(state, goal, h, limits),
+            }
+            .with_context(|| label.clone())?;
+            Ok(InstanceReport {
+                instance: label.clone(),
+                length: result.length(),
+                result,
+            })
+        })
+        .collect()
+}
+
+pub fn run(args: SolveArgs) -> anyhow::Result<()> {
+    let set = args
+        .tables
+        .as_deref()
+        .map(|dir| {
+            TableSet::open(dir).with_context(|| format!("opening the table set {}", dir.display()))
+        })
+        .transpose()?;
+    let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
+    let (board, goal): (Board, Goal) = match &set {
+        Some(set) => {
+            if let Some(b) = asked_board.filter(|&b| b != set.board()) {
+                bail!(
+                    "the table set {} is for the {} board, not {b}",
+                    set.dir().display(),
+                    set.board()
+                );
+            }
+            if let Some(g) = args.goal.filter(|&g| g != set.goal()) {
+                bail!(
+                    "the table set {} is for the {} goal, not {g}",
+                    set.dir().display(),
+                    set.goal()
+                );
+            }
+            (set.board(), set.goal())
+        }
+        None => (
+            asked_board.unwrap_or("15".parse()?),
+            args.goal.unwrap_or_default(),
+        ),
+    };
+    let heuristic = args.heuristic.unwrap_or(if set.is_some() {
+        HeuristicName::Pdb
+    } else {
+        HeuristicName::Manhattan
+    });
+    if args.reflect && heuristic != HeuristicName::Pdb {
+        bail!("--reflect applies to the pdb heuristic");
+    }
+    let states = args.input.read(board)?;
+    let limits = Limits {
+        max_nodes: args.max_nodes,
+        timeout: args.timeout.map(Duration::from_secs_f64),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()?;
+    let started = std::time::Instant::now();
+    let results = pool.install(|| match heuristic {
+        HeuristicName::Misplaced => solve_all(
+            &states,
+            goal,
+            &Misplaced::new(board, goal),
+            args.algorithm,
+            &limits,
+        ),
+        HeuristicName::Manhattan => solve_all(
+            &states,
+            goal,
+            &Manhattan::new(board, goal),
+            args.algorithm,
+            &limits,
+        ),
+        HeuristicName::LinearConflict => solve_all(
+            &states,
+            goal,
+            &LinearConflict::new(board, goal),
+            args.algorithm,
+            &limits,
+        ),
+        HeuristicName::Pdb => {
+            let set = set
+                .as_ref()
+                .context("the pdb heuristic needs --tables DIR")?;
+            let h = PdbHeuristic::new(set, args.reflect)?;
+            solve_all(&states, goal, &h, args.algorithm, &limits)
+        }
+    })?;
+    let total_nodes: u64 = results.iter().map(|r| r.result.nodes).sum();
+    let total_seconds = started.elapsed().as_secs_f64();
+    let summary = Summary {
+        instances: results.len(),
+        solved: results.iter().filter(|r| r.length.is_some()).count(),
+        total_nodes,
+        total_seconds,
+        nodes_per_second: total_nodes as f64 / total_seconds.max(1e-9),
+        results,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(());
+    }
+    for r in &summary.results {
+        let moves = r
+            .result
+            .moves
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        match r.length {
+            Some(len) => println!(
+                "{}: length {len}, {} nodes, {:.3} s, moves {moves}",
+                r.instance, r.result.nodes, r.result.seconds
+            ),
+            None => println!(
+                "{}: {:?} after {} nodes, {:.3} s (no solution within the budget)",
+                r.instance, r.result.outcome, r.result.nodes, r.result.seconds
+            ),
+        }
+    }
+    println!(
+        "total: {} of {} solved, {} nodes, {:.3} s, {:.2} M nodes/s",
+        summary.solved,
+        summary.instances,
+        summary.total_nodes,
+        summary.total_seconds,
+        summary.nodes_per_second / 1e6
+    );
+    Ok(())
+}

@@ -1,0 +1,26 @@
+//! The consumer side of tilepdb: heuristics over finished tables and optimal search.
+//!
+//! A solver in ten lines:
+//!
+//! ```no_run
+//! use tilepdb_common::PuzzleState;
+//! use tilepdb_common::table::TableSet;
+//! use tilepdb_solver::heuristic::PdbHeuristic;
+//! use tilepdb_solver::search::{Limits, ida_star};
+//!
+//! let set = TableSet::open("tables/4x4-7-8-minimized-blank-first".as_ref()).unwrap();
+//! let h = PdbHeuristic::new(&set, true).unwrap(); // with the reflection about the diagonal
+//! let start = PuzzleState::parse(set.board(), "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3").unwrap();
+//! let result = ida_star(&start, set.goal(), &h, &Limits::default()).unwrap();
+//! println!("{} moves, {} nodes", result.moves.len(), result.nodes);
+//! ```
+//!
+//! * [`heuristic`]: misplaced tiles, Manhattan distance, linear conflict, and the additive
+//!   pattern-database heuristic with its reflection, all evaluated incrementally;
+//! * [`search`]: IDA*, A*, and the replay check of every solution.
+
+pub mod error;
+pub mod heuristic;
+pub mod search;
+
+pub use error::{Error, Result};

@@ -1,0 +1,365 @@
+//! Optimal search: IDA* for every board, A* for small ones, and the replay check of a solution.
+//!
+//! IDA* tries the blank's moves in the order up, left, right, down, prunes only the move that
+//! undoes the last one, counts every child it generates over all iterations and stops at the
+//! first solution — the conventions under which Korf & Felner (2002) report their node counts.
+//!
+//! ```
+//! use tilepdb_common::{Board, Goal, PuzzleState};
+//! use tilepdb_solver::heuristic::Manhattan;
+//! use tilepdb_solver::search::{Limits, Outcome, ida_star};
+//! let board: Board = "3x3".parse().unwrap();
+//! let start = PuzzleState::parse(board, "1 2 0 3 4 5 6 7 8").unwrap();
+//! let h = Manhattan::new(board, Goal::BlankFirst);
+//! let result = ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap();
+//! assert_eq!(result.outcome, Outcome::Solved);
+//! assert_eq!(result.moves, vec![2, 1]); // tiles slid: 2, then 1
+//! ```
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tilepdb_common::{Board, Goal, MAX_CELLS, PuzzleState};
+
+use crate::error::{Error, Result};
+use crate::heuristic::Heuristic;
+
+/// Budgets of one search; a search that runs out reports it instead of a solution.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    pub max_nodes: Option<u64>,
+    pub timeout: Option<Duration>,
+}
+
+/// How a search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Solved,
+    NodeBudget,
+    Timeout,
+}
+
+/// What a search found and what it cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchResult {
+    pub outcome: Outcome,
+    /// Tiles slid onto the blank, in order (empty unless solved).
+    pub moves: Vec<u8>,
+    /// Children generated over all iterations.
+    pub nodes: u64,
+    /// Heuristic value of the start.
+    pub initial_h: u32,
+    /// IDA* iterations (A*: 1).
+    pub iterations: u32,
+    pub seconds: f64,
+}
+
+impl SearchResult {
+    /// The solution length, when solved.
+    pub fn length(&self) -> Option<usize> {
+        (self.outcome == Outcome::Solved).then_some(self.moves.len())
+    }
+}
+
+/// The neighbours of each cell in the order up, left, right, down (`u8::MAX`: off the board).
+fn move_table(board: Board) -> [[u8; 4]; MAX_CELLS] {
+    let mut table = [[u8::MAX; 4]; MAX_CELLS];
+    let (w, h) = (board.width(), board.height());
+    for (cell, moves) in table.iter_mut().enumerate().take(board.cells()) {
+        let (r, c) = (cell / w, cell % w);
+        if r > 0 {
+            moves[0] = (cell - w) as u8;
+        }
+        if c > 0 {
+            moves[1] = (cell - 1) as u8;
+        }
+        if c + 1 < w {
+            moves[2] = (cell + 1) as u8;
+        }
+        if r + 1 < h {
+            moves[3] = (cell + w) as u8;
+        }
+    }
+    table
+}
+
+fn check_start(start: &PuzzleState, goal: Goal) -> Result<()> {
+    start.check_solvable(goal)?;
+    Ok(())
+}
+
+struct Ida<'h, H: Heuristic> {
+    heuristic: &'h H,
+    moves: [[u8; 4]; MAX_CELLS],
+    tiles: [u8; MAX_CELLS],
+    cells: Vec<u8>,
+    goal_tiles: [u8; MAX_CELLS],
+    n: usize,
+    path: Vec<u8>,
+    nodes: u64,
+    threshold: u32,
+    next_threshold: u32,
+    limits: Limits,
+    started: Instant,
+    stopped: Option<Outcome>,
+}
+
+impl<H: Heuristic> Ida<'_, H> {
+    fn is_goal(&self) -> bool {
+        self.tiles[..self.n] == self.goal_tiles[..self.n]
+    }
+
+    /// Depth-first search below the node with value `h` at depth `g`; true when solved.
+    fn search(&mut self, g: u32, h: u32, memo: &H::Memo, previous_blank: u8) -> bool {
+        if h == 0 && self.is_goal() {
+            return true;
+        }
+        let blank = self.cells[0];
+        for direction in 0..4 {
+            let next = self.moves[blank as usize][direction];
+            if next == u8::MAX || next == previous_blank {
+                continue;
+            }
+            let tile = self.tiles[next as usize];
+            self.tiles[blank as usize] = tile;
+            self.tiles[next as usize] = 0;
+            self.cells[tile as usize] = blank;
+            self.cells[0] = next;
+            self.nodes += 1;
+            let (child_h, child_memo) =
+                self.heuristic
+                    .after_move(&self.cells, tile as usize, next as usize, memo);
+            let f = g + 1 + child_h;
+            if f <= self.threshold {
+                self.path.push(tile);
+                if self.search(g + 1, child_h, &child_memo, blank) {
+                    return true;
+                }
+                self.path.pop();
+            } else if f < self.next_threshold {
+                self.next_threshold = f;
+            }
+            self.tiles[next as usize] = tile;
+            self.tiles[blank as usize] = 0;
+            self.cells[tile as usize] = next;
+            self.cells[0] = blank;
+            if self.nodes & 0xFFFF == 0 && self.out_of_budget() {
+                return false;
+            }
+            if self.stopped.is_some() {
+                return false;
+            }
+        }
+        false
+    }
+
+    fn out_of_budget(&mut self) -> bool {
+        if self.limits.max_nodes.is_some_and(|m| self.nodes >= m) {
+            self.stopped = Some(Outcome::NodeBudget);
+        } else if self
+            .limits
+            .timeout
+            .is_some_and(|t| self.started.elapsed() >= t)
+        {
+            self.stopped = Some(Outcome::Timeout);
+        }
+        self.stopped.is_some()
+    }
+}
+
+/// IDA* from `start` to `goal`.
+pub fn ida_star<H: Heuristic>(
+    start: &PuzzleState,
+    goal: Goal,
+    heuristic: &H,
+    limits: &Limits,
+) -> Result<SearchResult> {
+    check_start(start, goal)?;
+    let board = start.board();
+    let n = board.cells();
+    let mut tiles = [0u8; MAX_CELLS];
+    tiles[..n].copy_from_slice(start.tiles());
+    let mut goal_tiles = [0u8; MAX_CELLS];
+    goal_tiles[..n].copy_from_slice(PuzzleState::goal(board, goal).tiles());
+    let cells = start.cells();
+    let (h0, memo) = heuristic.evaluate(&cells)?;
+    let mut ida = Ida {
+        heuristic,
+        moves: move_table(board),
+        tiles,
+        cells,
+        goal_tiles,
+        n,
+        path: Vec::new(),
+        nodes: 0,
+        threshold: h0,
+        next_threshold: u32::MAX,
+        limits: limits.clone(),
+        started: Instant::now(),
+        stopped: None,
+    };
+    let mut iterations = 0;
+    let solved = loop {
+        iterations += 1;
+        ida.next_threshold = u32::MAX;
+        if ida.search(0, h0, &memo, u8::MAX) {
+            break true;
+        }
+        if ida.stopped.is_some() || ida.next_threshold == u32::MAX {
+            break false;
+        }
+        ida.threshold = ida.next_threshold;
+    };
+    let outcome = if solved {
+        Outcome::Solved
+    } else {
+        ida.stopped.unwrap_or(Outcome::NodeBudget)
+    };
+    let result = SearchResult {
+        outcome,
+        moves: if solved { ida.path } else { Vec::new() },
+        nodes: ida.nodes,
+        initial_h: h0,
+        iterations,
+        seconds: ida.started.elapsed().as_secs_f64(),
+    };
+    if solved {
+        replay(start, goal, &result.moves)?;
+    }
+    Ok(result)
+}
+
+/// Most cells for A* (states are packed four bits a cell into a `u64`).
+pub const ASTAR_MAX_CELLS: usize = 12;
+
+fn pack(tiles: &[u8]) -> u64 {
+    tiles
+        .iter()
+        .enumerate()
+        .fold(0, |key, (i, &t)| key | (t as u64) << (4 * i))
+}
+
+/// A* from `start` to `goal`, for boards of at most [`ASTAR_MAX_CELLS`] cells.
+pub fn a_star<H: Heuristic>(
+    start: &PuzzleState,
+    goal: Goal,
+    heuristic: &H,
+    limits: &Limits,
+) -> Result<SearchResult> {
+    check_start(start, goal)?;
+    let board = start.board();
+    let n = board.cells();
+    if n > ASTAR_MAX_CELLS {
+        return Err(Error::Unsupported(format!(
+            "A* keeps every state in memory and is for boards of at most {ASTAR_MAX_CELLS} cells (3x4); use IDA* for {board}"
+        )));
+    }
+    let started = Instant::now();
+    let moves = move_table(board);
+    let goal_key = pack(PuzzleState::goal(board, goal).tiles());
+    let (h0, memo0) = heuristic.evaluate(&start.cells())?;
+    // Per state: best g, parent key, the tile moved to reach it, its memo.
+    let mut seen: HashMap<u64, (u32, u64, u8)> = HashMap::new();
+    let mut open = BinaryHeap::new();
+    let start_key = pack(start.tiles());
+    seen.insert(start_key, (0, u64::MAX, 0));
+    let mut memos: HashMap<u64, H::Memo> = HashMap::new();
+    memos.insert(start_key, memo0);
+    open.push(Reverse((h0, 0u32, start_key)));
+    let mut nodes = 0u64;
+    let mut outcome = None;
+    while let Some(Reverse((_, g, key))) = open.pop() {
+        if seen[&key].0 < g {
+            continue;
+        }
+        if key == goal_key {
+            outcome = Some(Outcome::Solved);
+            break;
+        }
+        if limits.max_nodes.is_some_and(|m| nodes >= m) {
+            outcome = Some(Outcome::NodeBudget);
+            break;
+        }
+        if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
+            outcome = Some(Outcome::Timeout);
+            break;
+        }
+        let tiles: Vec<u8> = (0..n).map(|i| ((key >> (4 * i)) & 15) as u8).collect();
+        let mut cells = vec![0u8; n];
+        for (c, &t) in tiles.iter().enumerate() {
+            cells[t as usize] = c as u8;
+        }
+        let memo = memos[&key];
+        let blank = cells[0] as usize;
+        for &next in &moves[blank] {
+            if next == u8::MAX {
+                continue;
+            }
+            let tile = tiles[next as usize];
+            let mut child_cells = cells.clone();
+            child_cells[tile as usize] = blank as u8;
+            child_cells[0] = next;
+            let child_key = key & !(15u64 << (4 * next)) & !(15u64 << (4 * blank))
+                | (tile as u64) << (4 * blank);
+            nodes += 1;
+            if seen.get(&child_key).is_some_and(|&(cg, _, _)| cg <= g + 1) {
+                continue;
+            }
+            let (h, child_memo) =
+                heuristic.after_move(&child_cells, tile as usize, next as usize, &memo);
+            seen.insert(child_key, (g + 1, key, tile));
+            memos.insert(child_key, child_memo);
+            open.push(Reverse((g + 1 + h, g + 1, child_key)));
+        }
+    }
+    let outcome = outcome.unwrap_or(Outcome::NodeBudget);
+    let mut path = Vec::new();
+    if outcome == Outcome::Solved {
+        let mut key = goal_key;
+        while key != start_key {
+            let (_, parent, tile) = seen[&key];
+            path.push(tile);
+            key = parent;
+        }
+        path.reverse();
+        replay(start, goal, &path)?;
+    }
+    Ok(SearchResult {
+        outcome,
+        moves: path,
+        nodes,
+        initial_h: h0,
+        iterations: 1,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Plays `moves` (tiles slid onto the blank) from `start` and checks that each is legal and
+/// that they end on the goal.
+pub fn replay(start: &PuzzleState, goal: Goal, moves: &[u8]) -> Result<()> {
+    let board = start.board();
+    let mut tiles = start.tiles().to_vec();
+    for (i, &tile) in moves.iter().enumerate() {
+        let blank = tiles.iter().position(|&t| t == 0).expect("a blank");
+        let cell = tiles
+            .iter()
+            .position(|&t| t == tile)
+            .ok_or_else(|| Error::BadSolution(format!("move {}: no tile {tile}", i + 1)))?;
+        if board.distance(blank, cell) != 1 {
+            return Err(Error::BadSolution(format!(
+                "move {}: tile {tile} is not next to the blank",
+                i + 1
+            )));
+        }
+        tiles.swap(blank, cell);
+    }
+    if tiles != PuzzleState::goal(board, goal).tiles() {
+        return Err(Error::BadSolution(
+            "the moves do not end on the goal".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! Korf's 15-puzzle instances (data/korf100.txt) against their published optimal lengths, with
+//! reflection: ten of them with the 6-6-3 set in the default run, all hundred with the 7-8 set
+//! in a heavy test.
+//!
+//! ```text
+//! cargo test --release -p tilepdb-solver --test korf100_sample -- --ignored   # the 7-8 set, all 100
+//! ```
+
+mod support;
+
+use std::path::Path;
+
+use tilepdb_common::table::Encoding;
+use tilepdb_common::{BlankRule, Goal, PuzzleState};
+use tilepdb_solver::heuristic::PdbHeuristic;
+use tilepdb_solver::search::{Limits, ida_star};
+
+fn solve(partition: &str, cache: &Path, count: usize) {
+    let (set, _) = support::open_set(cache, partition, BlankRule::Minimized, Encoding::Byte);
+    let h = PdbHeuristic::new(&set, true).unwrap();
+    for instance in support::korf100().iter().take(count) {
+        let start = PuzzleState::parse(set.board(), instance.state).unwrap();
+        let r = ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap();
+        assert_eq!(r.moves.len(), instance.optimal, "Korf #{}", instance.number);
+    }
+}
+
+#[test]
+fn ten_korf_instances_with_6_6_3() {
+    // #1-#10 take well under a second together with 6-6-3 and reflection.
+    let cache = tempfile::tempdir().unwrap();
+    solve("15:6-6-3", cache.path(), 10);
+}
+
+#[test]
+#[ignore = "builds the 15-puzzle 7-8 set (minutes); run with --ignored"]
+fn all_korf_instances_with_7_8() {
+    solve("15:7-8", &support::cache_dir(), 100);
+}

@@ -1,0 +1,260 @@
+//! Optimal lengths on small boards against an exact oracle: a complete breadth-first search of
+//! the board written here (hash map of packed states), independent of the solver's code. Every
+//! heuristic, both searches and every table encoding must give the oracle's length.
+
+use std::collections::{HashMap, VecDeque};
+
+use rand::{Rng, SeedableRng};
+use tilepdb_common::table::{Encoding, TableSet};
+use tilepdb_common::{BlankRule, Board, Goal, Partition, PuzzleState};
+use tilepdb_coordinator::build::BuildOptions;
+use tilepdb_coordinator::cache::open_or_build;
+use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
+use tilepdb_solver::search::{Limits, Outcome, a_star, ida_star};
+
+/// Distance to the goal of every solvable state of `board`, keyed by the tile on each cell.
+fn complete_bfs(board: Board, goal: Goal) -> HashMap<Vec<u8>, u32> {
+    let (w, h) = (board.width() as i32, board.height() as i32);
+    let start = PuzzleState::goal(board, goal).tiles().to_vec();
+    let mut dist = HashMap::from([(start.clone(), 0u32)]);
+    let mut queue = VecDeque::from([start]);
+    while let Some(s) = queue.pop_front() {
+        let d = dist[&s];
+        let blank = s.iter().position(|&t| t == 0).unwrap() as i32;
+        for (dr, dc) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+            let (r, c) = (blank / w + dr, blank % w + dc);
+            if !(0..h).contains(&r) || !(0..w).contains(&c) {
+                continue;
+            }
+            let mut t = s.clone();
+            t.swap(blank as usize, (r * w + c) as usize);
+            if !dist.contains_key(&t) {
+                dist.insert(t.clone(), d + 1);
+                queue.push_back(t);
+            }
+        }
+    }
+    dist
+}
+
+fn sample(oracle: &HashMap<Vec<u8>, u32>, count: usize, seed: u64) -> Vec<(Vec<u8>, u32)> {
+    let mut states: Vec<_> = oracle.iter().map(|(s, &d)| (s.clone(), d)).collect();
+    states.sort();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    // The hardest states too: they are where a wrong heuristic shows.
+    let max = states.iter().map(|s| s.1).max().unwrap();
+    let mut picked: Vec<_> = states
+        .iter()
+        .filter(|s| s.1 == max)
+        .take(2)
+        .cloned()
+        .collect();
+    while picked.len() < count {
+        picked.push(states[rng.random_range(0..states.len())].clone());
+    }
+    picked
+}
+
+fn check_lengths<H: Heuristic>(
+    board: Board,
+    goal: Goal,
+    h: &H,
+    cases: &[(Vec<u8>, u32)],
+    astar: bool,
+    what: &str,
+) {
+    for (tiles, d) in cases {
+        let start = PuzzleState::new(board, tiles.clone()).unwrap();
+        let r = ida_star(&start, goal, h, &Limits::default()).unwrap();
+        assert_eq!(r.outcome, Outcome::Solved);
+        assert_eq!(r.moves.len() as u32, *d, "IDA* {what} on {start}");
+        if astar {
+            let r = a_star(&start, goal, h, &Limits::default()).unwrap();
+            assert_eq!(r.moves.len() as u32, *d, "A* {what} on {start}");
+        }
+    }
+}
+
+fn tables(
+    cache: &std::path::Path,
+    partition: &str,
+    goal: Goal,
+    rule: BlankRule,
+    encoding: Encoding,
+) -> TableSet {
+    let partition = Partition::named(partition).unwrap();
+    open_or_build(
+        cache,
+        &partition,
+        goal,
+        rule,
+        encoding,
+        &BuildOptions::default(),
+    )
+    .unwrap()
+    .0
+}
+
+#[test]
+fn every_heuristic_is_optimal_on_the_8_puzzle() {
+    let board: Board = "3x3".parse().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    for goal in [Goal::BlankFirst, Goal::BlankLast] {
+        let oracle = complete_bfs(board, goal);
+        assert_eq!(oracle.len(), 181_440);
+        let cases = sample(&oracle, 25, 7);
+        check_lengths(
+            board,
+            goal,
+            &Misplaced::new(board, goal),
+            &cases[..6],
+            true,
+            "misplaced",
+        );
+        check_lengths(
+            board,
+            goal,
+            &Manhattan::new(board, goal),
+            &cases,
+            true,
+            "manhattan",
+        );
+        check_lengths(
+            board,
+            goal,
+            &LinearConflict::new(board, goal),
+            &cases,
+            true,
+            "linear conflict",
+        );
+        for (rule, encoding) in [
+            (BlankRule::Minimized, Encoding::Byte),
+            (BlankRule::Minimized, Encoding::Nibble),
+            (BlankRule::Minimized, Encoding::min_nibble(4).unwrap()),
+            (BlankRule::Aware, Encoding::Mod3),
+            (BlankRule::Aware, Encoding::Byte),
+            (BlankRule::Ignored, Encoding::Mod3),
+        ] {
+            let set = tables(cache.path(), "8:4-4", goal, rule, encoding);
+            for reflect in [false, true] {
+                if reflect && !set.reflection() {
+                    continue;
+                }
+                let h = PdbHeuristic::new(&set, reflect).unwrap();
+                check_lengths(
+                    board,
+                    goal,
+                    &h,
+                    &cases,
+                    true,
+                    &format!("{rule} {encoding} reflect={reflect} {goal}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_exact_table_is_the_distance() {
+    // A pattern of every tile gives h = the distance itself: IDA* walks straight to the goal.
+    let board: Board = "3x3".parse().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let set = tables(
+        cache.path(),
+        "8:8",
+        Goal::BlankFirst,
+        BlankRule::Minimized,
+        Encoding::Byte,
+    );
+    let h = PdbHeuristic::new(&set, false).unwrap();
+    let oracle = complete_bfs(board, Goal::BlankFirst);
+    for (tiles, d) in sample(&oracle, 20, 3) {
+        let start = PuzzleState::new(board, tiles).unwrap();
+        assert_eq!(h.evaluate(&start.cells()).unwrap().0, d);
+        let r = ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap();
+        assert_eq!(r.moves.len() as u32, d);
+        assert_eq!(r.iterations, 1);
+    }
+}
+
+#[test]
+fn rectangular_boards() {
+    // 2x4 (2 wide, 4 high) and 4x2 with A* and IDA*, both goals; no reflection on them.
+    let cache = tempfile::tempdir().unwrap();
+    for (board, patterns) in [("2x4", ["1,2,3", "4,5,6,7"]), ("4x2", ["1,2,3,4", "5,6,7"])] {
+        let board: Board = board.parse().unwrap();
+        for goal in [Goal::BlankFirst, Goal::BlankLast] {
+            let oracle = complete_bfs(board, goal);
+            let cases = sample(&oracle, 15, 11);
+            check_lengths(
+                board,
+                goal,
+                &Manhattan::new(board, goal),
+                &cases,
+                true,
+                "manhattan",
+            );
+            let partition = Partition::custom(board, &patterns.map(String::from)).unwrap();
+            let (set, _) = open_or_build(
+                cache.path(),
+                &partition,
+                goal,
+                BlankRule::Minimized,
+                Encoding::Byte,
+                &BuildOptions::default(),
+            )
+            .unwrap();
+            assert!(
+                PdbHeuristic::new(&set, true).is_err(),
+                "no reflection on {board}"
+            );
+            check_lengths(
+                board,
+                goal,
+                &PdbHeuristic::new(&set, false).unwrap(),
+                &cases,
+                true,
+                "pdb",
+            );
+        }
+    }
+}
+
+#[test]
+fn budgets_are_reported_not_failed() {
+    let board: Board = "4x4".parse().unwrap();
+    let start = PuzzleState::parse(board, "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3").unwrap();
+    let h = Manhattan::new(board, Goal::BlankFirst);
+    let limits = Limits {
+        max_nodes: Some(100_000),
+        timeout: None,
+    };
+    let r = ida_star(&start, Goal::BlankFirst, &h, &limits).unwrap();
+    assert_eq!(r.outcome, Outcome::NodeBudget);
+    assert!(r.moves.is_empty());
+    let limits = Limits {
+        max_nodes: None,
+        timeout: Some(std::time::Duration::from_millis(50)),
+    };
+    assert_eq!(
+        ida_star(&start, Goal::BlankFirst, &h, &limits)
+            .unwrap()
+            .outcome,
+        Outcome::Timeout
+    );
+}
+
+#[test]
+fn unsolvable_states_are_refused() {
+    let board: Board = "3x3".parse().unwrap();
+    let start = PuzzleState::parse(board, "0 2 1 3 4 5 6 7 8").unwrap();
+    let h = Manhattan::new(board, Goal::BlankFirst);
+    let err = ida_star(&start, Goal::BlankFirst, &h, &Limits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not solvable"), "{err}");
+    let err = a_star(&start, Goal::BlankFirst, &h, &Limits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not solvable"), "{err}");
+}
