@@ -201,10 +201,14 @@ pub struct Job {
     pool: rayon::ThreadPool,
 }
 
-/// The job's identity: its tables' definition, hashed (FNV-1a), after a readable name.
-pub fn job_id(partition: &Partition, goal: Goal, rule: BlankRule) -> String {
+/// The job's identity: its tables' definition and encoding, hashed (FNV-1a), after a
+/// readable name.
+pub fn job_id(partition: &Partition, goal: Goal, rule: BlankRule, encoding: Encoding) -> String {
     let spec = JobSpec::new(partition, goal, rule);
-    let mut text = format!("{}|{}|{}", spec.board, spec.goal, spec.blank_rule);
+    let mut text = format!(
+        "{}|{}|{}|{encoding}",
+        spec.board, spec.goal, spec.blank_rule
+    );
     for p in &spec.patterns {
         text.push('|');
         text.push_str(
@@ -253,7 +257,7 @@ impl Job {
             .build()
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Job {
-            id: job_id(&config.partition, config.goal, config.rule),
+            id: job_id(&config.partition, config.goal, config.rule, config.encoding),
             spec: JobSpec::new(&config.partition, config.goal, config.rule),
             spaces,
             config,
@@ -1104,6 +1108,7 @@ mod tests {
             partition: Partition::custom("4x4".parse().unwrap(), &tiles).unwrap(),
             goal: Goal::BlankFirst,
             rule: BlankRule::Minimized,
+            encoding: Encoding::Byte,
             data_dir: "unused".into(),
             out: "unused".into(),
             lease_timeout: Duration::from_secs(1),
