@@ -36,7 +36,7 @@ use tonic::Status;
 use super::store::{DataDir, MANIFEST_FORMAT, Manifest, TableArrays, TableCheckpoint};
 use crate::build::{BuiltTable, histogram, human_bytes, layer_tasks, spread_region_values};
 use crate::error::{Error, Result};
-use crate::merge::{LayerMerge, UNREACHED};
+use crate::merge::{DepthBytes, LayerMerge, UNREACHED};
 use crate::output::{cached_table, set_dir, write_manifest, write_table};
 use crate::report::{TableReport, peak_rss_bytes};
 use tilepdb_common::table::Encoding;
@@ -302,6 +302,10 @@ impl Job {
     /// Adds a worker; its id.
     pub fn register(&self, name: &str) -> u64 {
         let mut st = self.lock();
+        // Forget workers long gone (they would register again anyway).
+        let forget = 10 * self.config.lease_timeout;
+        st.workers
+            .retain(|_, w| w.last_seen.elapsed() < forget || !w.holding.is_empty());
         let id = st.next_worker;
         st.next_worker += 1;
         st.workers.insert(
@@ -747,12 +751,25 @@ impl Job {
                 data.write_manifest(&manifest, self.config.sync)?;
             }
             self.set_phase(Phase::WritingTable);
+            let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.len());
+            // The state array is not needed any more: let its memory go before the values
+            // are copied out (a handler that leased a task may hold the arrays a moment).
+            self.lock().arrays = None;
+            let kept = unwrap_arc(arrays).map(|TableArrays { codes, depths }| {
+                drop(codes);
+                depths
+            });
+            let depths: &DepthBytes = match &kept {
+                Ok(depths) => depths,
+                Err(shared) => &shared.depths,
+            };
             if space.rule() == BlankRule::Aware {
                 let tasks = layer_tasks(space, None, 64);
                 self.pool
-                    .install(|| spread_region_values(space, &arrays.depths, &tasks));
+                    .install(|| spread_region_values(space, depths, &tasks));
             }
-            let values = arrays.depths.values();
+            let values = depths.values();
+            drop(kept);
             if values.contains(&(UNREACHED - 1)) {
                 return Err(Error::Check {
                     table: space.pattern().to_string(),
@@ -769,10 +786,9 @@ impl Job {
                 expanded: checkpoint.expanded,
                 generated: checkpoint.generated,
                 elapsed: table_started.elapsed(),
-                state_array_bytes: arrays.codes.bytes(),
-                depth_bytes: arrays.depths.len(),
+                state_array_bytes,
+                depth_bytes,
             };
-            drop(arrays);
             {
                 let mut st = self.lock();
                 st.arrays = None;
@@ -1059,6 +1075,19 @@ impl Job {
     }
 }
 
+/// The arrays, once no handler holds them any more (a handler that leased a task holds them
+/// for a few milliseconds); still shared if one keeps them for seconds.
+fn unwrap_arc(mut arrays: Arc<TableArrays>) -> Result<TableArrays, Arc<TableArrays>> {
+    for _ in 0..500 {
+        match Arc::try_unwrap(arrays) {
+            Ok(a) => return Ok(a),
+            Err(a) => arrays = a,
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Err(arrays)
+}
+
 /// Gives up `attempt`'s lease of task `index`; a task left without live leases is pending
 /// again (its attempts stay valid: a late result is still welcome).
 fn release(st: &mut JobState, index: usize, attempt: u64) {
@@ -1100,7 +1129,6 @@ fn initial_attempt() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::DepthBytes;
 
     fn job(task_ranks: Option<u64>, tiles: &[&str]) -> Job {
         let tiles: Vec<String> = tiles.iter().map(|t| t.to_string()).collect();

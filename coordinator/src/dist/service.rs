@@ -149,10 +149,9 @@ impl Coordinator for CoordinatorService {
             tokio::pin!(notified);
             notified.as_mut().enable();
             match self.job.take_task(r.worker_id, &r.holding)? {
-                Lease::Wait(reason) if Instant::now() < deadline => {
+                Lease::Wait(_) if Instant::now() < deadline => {
                     // Woken when a layer starts; otherwise look again for expired leases.
                     let _ = tokio::time::timeout(Duration::from_millis(250), notified).await;
-                    let _ = reason;
                 }
                 other => break other,
             }
