@@ -168,3 +168,158 @@ fn an_unreachable_coordinator_is_given_up_after_a_while() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unreachable"), "{stderr}");
 }
+
+/// Makes a CA and a certificate for `localhost` signed by it with the `openssl` program;
+/// `None` where there is none.
+fn certificates(dir: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let run = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .ok()?;
+    let ok = run(&[
+        &["req", "-x509"][..],
+        &ec,
+        &[
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=tilepdb test CA",
+        ],
+    ]
+    .concat())
+        && run(&[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        ]
+        .concat())
+        && run(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ]);
+    ok.then(|| {
+        (
+            dir.join("ca.pem"),
+            dir.join("server.pem"),
+            dir.join("server.key"),
+        )
+    })
+}
+
+#[test]
+fn workers_build_over_tls() {
+    let dir = scratch("tls");
+    let Some((ca, cert, key)) = certificates(&dir) else {
+        eprintln!("no openssl program to make certificates with: TLS test skipped");
+        return;
+    };
+    let partition = Partition::custom("4x4".parse().unwrap(), &["1,2,3".to_string()]).unwrap();
+    let config = config(partition.clone(), BlankRule::Minimized, &dir);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let data = DataDir::open(&config.data_dir).unwrap();
+    let job = Arc::new(Job::new(config).unwrap());
+    rt.block_on(async {
+        let (listener, addr) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let options = ServeOptions {
+            token: Some(TOKEN.into()),
+            tls: Some(tilepdb_coordinator::dist::TlsFiles {
+                cert,
+                key,
+                client_ca: None,
+            }),
+            linger: Duration::from_secs(5),
+        };
+        let server = tokio::spawn(serve_on(listener, job, data, options));
+        let port = addr.port();
+        // Plain HTTP to a TLS server gets nowhere.
+        let plain = tokio::task::spawn_blocking(move || {
+            worker(
+                &format!("http://127.0.0.1:{port}"),
+                TOKEN,
+                &["--give-up-after", "1"],
+            )
+            .output()
+            .unwrap()
+        });
+        assert!(!plain.await.unwrap().status.success());
+        let tls = tokio::task::spawn_blocking(move || {
+            let ca = ca.to_str().unwrap().to_string();
+            worker(
+                &format!("https://localhost:{port}"),
+                TOKEN,
+                &["--tls-ca", &ca],
+            )
+            .output()
+            .unwrap()
+        });
+        let out = tls.await.unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        server.await.unwrap().unwrap();
+    });
+    let board = "4x4".parse().unwrap();
+    let space = StateSpace::new(
+        board,
+        Goal::BlankFirst,
+        partition.patterns()[0].clone(),
+        BlankRule::Minimized,
+    )
+    .unwrap();
+    let want = build_table(&space, &BuildOptions::default(), &())
+        .unwrap()
+        .values;
+    let set = set_dir(
+        &dir.join("out"),
+        &partition,
+        BlankRule::Minimized,
+        Goal::BlankFirst,
+        Encoding::Byte,
+    );
+    let got = Pdb::open(set.join(table_file_name(&space))).unwrap();
+    assert!(got.payload() == &want[..]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

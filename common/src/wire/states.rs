@@ -30,28 +30,74 @@ pub fn own_states(ranks: &Range<u64>, slots: u64) -> Range<u64> {
 
 /// An increasing list as LEB128 varints of the differences (the first from 0).
 pub fn encode_deltas(states: &[u64]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(states.len() * 2);
-    let mut previous = 0u64;
+    let mut encoder = DeltaEncoder::with_capacity(states.len() * 2);
     for &s in states {
-        debug_assert!(s >= previous);
-        let mut d = s - previous;
-        previous = s;
+        encoder.push(s);
+    }
+    encoder.finish()
+}
+
+/// Writes an increasing list of states as it comes, without holding the states.
+#[derive(Debug, Default)]
+pub struct DeltaEncoder {
+    bytes: Vec<u8>,
+    previous: u64,
+    count: u64,
+}
+
+impl DeltaEncoder {
+    pub fn with_capacity(bytes: usize) -> DeltaEncoder {
+        DeltaEncoder {
+            bytes: Vec::with_capacity(bytes),
+            ..DeltaEncoder::default()
+        }
+    }
+
+    /// Appends `state`, which must not be below the one before.
+    #[inline]
+    pub fn push(&mut self, state: u64) {
+        debug_assert!(state >= self.previous);
+        let mut d = state - self.previous;
+        self.previous = state;
+        self.count += 1;
         loop {
             let low = (d & 0x7f) as u8;
             d >>= 7;
             if d == 0 {
-                bytes.push(low);
+                self.bytes.push(low);
                 break;
             }
-            bytes.push(low | 0x80);
+            self.bytes.push(low | 0x80);
         }
     }
-    bytes
+
+    /// States pushed so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn finish(self) -> Vec<u8> {
+        self.bytes
+    }
 }
 
 /// Decodes exactly `count` strictly increasing states, each in `allowed`, from exactly
 /// `bytes`.
 pub fn decode_deltas(bytes: &[u8], count: u64, allowed: Range<u64>) -> Result<Vec<u64>> {
+    let mut states = Vec::with_capacity(count.min(bytes.len() as u64) as usize);
+    walk_deltas(bytes, count, allowed, |s| states.push(s))?;
+    Ok(states)
+}
+
+/// Checks that `bytes` are exactly `count` strictly increasing states, each in `allowed`,
+/// calling `f` with each. A caller that must not act on a bad list checks it first with a
+/// `f` that does nothing (no state is held either way).
+pub fn walk_deltas(
+    bytes: &[u8],
+    count: u64,
+    allowed: Range<u64>,
+    mut f: impl FnMut(u64),
+) -> Result<()> {
     let bad = |why: String| Err(Error::Wire(format!("state list: {why}")));
     if count > bytes.len() as u64 {
         return bad(format!(
@@ -59,7 +105,6 @@ pub fn decode_deltas(bytes: &[u8], count: u64, allowed: Range<u64>) -> Result<Ve
             bytes.len()
         ));
     }
-    let mut states = Vec::with_capacity(count as usize);
     let mut pos = 0usize;
     let mut previous: Option<u64> = None;
     for i in 0..count {
@@ -94,13 +139,13 @@ pub fn decode_deltas(bytes: &[u8], count: u64, allowed: Range<u64>) -> Result<Ve
         if !allowed.contains(&s) {
             return bad(format!("state {s} is outside {allowed:?}"));
         }
-        states.push(s);
+        f(s);
         previous = Some(s);
     }
     if pos != bytes.len() {
         return bad(format!("{} bytes follow the last state", bytes.len() - pos));
     }
-    Ok(states)
+    Ok(())
 }
 
 #[cfg(test)]

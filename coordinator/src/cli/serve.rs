@@ -238,7 +238,7 @@ pub struct LocalClusterArgs {
 pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Result<()> {
     let partition = job_args.partition()?;
     let (goal, rule) = (job_args.goal(), job_args.rule());
-    let id = job_id(&partition, goal, rule);
+    let id = job_id(&partition, goal, rule, job_args.encoding);
     let (data_dir, remove_data) = match &a.data_dir {
         Some(d) => (d.clone(), false),
         None => (a.out.join(format!(".job-{id}")), true),

@@ -29,14 +29,14 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader};
-use tilepdb_common::wire::states::own_states;
+use tilepdb_common::wire::states::{own_states, walk_deltas};
 use tilepdb_common::{BlankRule, Goal, Partition, StateCodes, StateSpace, cut_layer};
 use tonic::Status;
 
 use super::store::{DataDir, MANIFEST_FORMAT, Manifest, TableArrays, TableCheckpoint};
 use crate::build::{BuiltTable, histogram, human_bytes, layer_tasks, spread_region_values};
 use crate::error::{Error, Result};
-use crate::merge::{LayerMerge, UNREACHED};
+use crate::merge::{DepthBytes, LayerMerge, UNREACHED};
 use crate::output::{cached_table, set_dir, write_manifest, write_table};
 use crate::report::{TableReport, peak_rss_bytes};
 use tilepdb_common::table::Encoding;
@@ -201,10 +201,14 @@ pub struct Job {
     pool: rayon::ThreadPool,
 }
 
-/// The job's identity: its tables' definition, hashed (FNV-1a), after a readable name.
-pub fn job_id(partition: &Partition, goal: Goal, rule: BlankRule) -> String {
+/// The job's identity: its tables' definition and encoding, hashed (FNV-1a), after a
+/// readable name.
+pub fn job_id(partition: &Partition, goal: Goal, rule: BlankRule, encoding: Encoding) -> String {
     let spec = JobSpec::new(partition, goal, rule);
-    let mut text = format!("{}|{}|{}", spec.board, spec.goal, spec.blank_rule);
+    let mut text = format!(
+        "{}|{}|{}|{encoding}",
+        spec.board, spec.goal, spec.blank_rule
+    );
     for p in &spec.patterns {
         text.push('|');
         text.push_str(
@@ -253,7 +257,7 @@ impl Job {
             .build()
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Job {
-            id: job_id(&config.partition, config.goal, config.rule),
+            id: job_id(&config.partition, config.goal, config.rule, config.encoding),
             spec: JobSpec::new(&config.partition, config.goal, config.rule),
             spaces,
             config,
@@ -269,7 +273,9 @@ impl Job {
                 layer_states: 0,
                 states_found: 0,
                 workers: HashMap::new(),
-                next_worker: 1,
+                // Ids of this run: a worker of a previous run of the coordinator is unknown
+                // here (and registers again) rather than mistaken for a new one.
+                next_worker: initial_attempt() >> 20,
                 next_attempt: initial_attempt(),
             }),
             changed: Condvar::new(),
@@ -296,6 +302,10 @@ impl Job {
     /// Adds a worker; its id.
     pub fn register(&self, name: &str) -> u64 {
         let mut st = self.lock();
+        // Forget workers long gone (they would register again anyway).
+        let forget = 10 * self.config.lease_timeout;
+        st.workers
+            .retain(|_, w| w.last_seen.elapsed() < forget || !w.holding.is_empty());
         let id = st.next_worker;
         st.next_worker += 1;
         st.workers.insert(
@@ -528,9 +538,10 @@ impl Job {
         }))
     }
 
-    /// Merges a checked, decoded result (blocking: call off the async threads). Returns
-    /// whether it was merged (false: another attempt of the task got there first).
-    pub fn commit(&self, r: &AcceptedResult, reached: &[u64]) -> bool {
+    /// Merges a result, its states as checked varint differences (blocking: call off the
+    /// async threads). Returns whether it was merged (false: another attempt of the task got
+    /// there first).
+    pub fn commit(&self, r: &AcceptedResult, reached: &[u8]) -> bool {
         let arrays = {
             let mut st = self.lock();
             if (st.table, st.depth) != (r.table, r.depth) || st.phase != Phase::Expanding {
@@ -551,7 +562,11 @@ impl Job {
             space.slots(),
             r.depth + 1,
         );
-        merge.merge_list(reached);
+        // Checked by the caller with the same bounds: this walk cannot fail.
+        let walked = walk_deltas(reached, r.reached_states, 0..r.states, |s| {
+            tilepdb_worker::ReachedSink::reached(&mut merge, s)
+        });
+        debug_assert!(walked.is_ok(), "a result is checked before its commit");
         self.counters.expanded.fetch_add(r.expanded, Relaxed);
         self.counters.generated.fetch_add(r.generated, Relaxed);
         self.counters.results_accepted.fetch_add(1, Relaxed);
@@ -736,13 +751,26 @@ impl Job {
                 data.write_manifest(&manifest, self.config.sync)?;
             }
             self.set_phase(Phase::WritingTable);
+            let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.len());
+            // The state array is not needed any more: let its memory go before the values
+            // are copied out (a handler that leased a task may hold the arrays a moment).
+            self.lock().arrays = None;
+            let kept = unwrap_arc(arrays).map(|TableArrays { codes, depths }| {
+                drop(codes);
+                depths
+            });
+            let depths: &DepthBytes = match &kept {
+                Ok(depths) => depths,
+                Err(shared) => &shared.depths,
+            };
             if space.rule() == BlankRule::Aware {
                 let tasks = layer_tasks(space, None, 64);
                 self.pool
-                    .install(|| spread_region_values(space, &arrays.depths, &tasks));
+                    .install(|| spread_region_values(space, depths, &tasks));
             }
-            let values = arrays.depths.values();
-            if values.iter().any(|&v| v == UNREACHED - 1) {
+            let values = depths.values();
+            drop(kept);
+            if values.contains(&(UNREACHED - 1)) {
                 return Err(Error::Check {
                     table: space.pattern().to_string(),
                     reason: "distances exceed what one byte per entry can hold".into(),
@@ -758,10 +786,9 @@ impl Job {
                 expanded: checkpoint.expanded,
                 generated: checkpoint.generated,
                 elapsed: table_started.elapsed(),
-                state_array_bytes: arrays.codes.bytes(),
-                depth_bytes: arrays.depths.len(),
+                state_array_bytes,
+                depth_bytes,
             };
-            drop(arrays);
             {
                 let mut st = self.lock();
                 st.arrays = None;
@@ -1048,6 +1075,19 @@ impl Job {
     }
 }
 
+/// The arrays, once no handler holds them any more (a handler that leased a task holds them
+/// for a few milliseconds); still shared if one keeps them for seconds.
+fn unwrap_arc(mut arrays: Arc<TableArrays>) -> Result<TableArrays, Arc<TableArrays>> {
+    for _ in 0..500 {
+        match Arc::try_unwrap(arrays) {
+            Ok(a) => return Ok(a),
+            Err(a) => arrays = a,
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Err(arrays)
+}
+
 /// Gives up `attempt`'s lease of task `index`; a task left without live leases is pending
 /// again (its attempts stay valid: a late result is still welcome).
 fn release(st: &mut JobState, index: usize, attempt: u64) {
@@ -1077,11 +1117,87 @@ fn unknown_worker(worker: u64) -> Status {
     ))
 }
 
-/// Attempt numbers start at a value of this run (time-based), so that attempts of a previous
-/// run of the coordinator are not mistaken for this run's.
+/// Attempt numbers and worker ids start at a value of this run (time-based), so that those of
+/// a previous run of the coordinator are not mistaken for this run's.
 fn initial_attempt() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     (nanos ^ (std::process::id() as u64) << 40) & ((1 << 62) - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(task_ranks: Option<u64>, tiles: &[&str]) -> Job {
+        let tiles: Vec<String> = tiles.iter().map(|t| t.to_string()).collect();
+        Job::new(JobConfig {
+            partition: Partition::custom("4x4".parse().unwrap(), &tiles).unwrap(),
+            goal: Goal::BlankFirst,
+            rule: BlankRule::Minimized,
+            encoding: Encoding::Byte,
+            data_dir: "unused".into(),
+            out: "unused".into(),
+            lease_timeout: Duration::from_secs(1),
+            task_ranks,
+            tasks_per_layer: 16,
+            sync: false,
+            threads: 1,
+            zstd_level: 1,
+        })
+        .unwrap()
+    }
+
+    /// The tasks of a layer hold every current state once, whatever the layer's shape.
+    #[test]
+    fn layer_plans_cover_every_current_state_once() {
+        for task_ranks in [None, Some(100), Some(5000)] {
+            let job = job(task_ranks, &["1,2,3,4"]);
+            let space = &job.spaces[0];
+            for (step, offset) in [(1u64, 0u64), (7, 3), (1000, 11), (50_000, 5), (u64::MAX, 7)] {
+                let arrays = TableArrays {
+                    codes: StateCodes::new(space.states()),
+                    depths: DepthBytes::new(space.entries()),
+                };
+                let code = StateCodes::code_of_depth(3);
+                let mut marked = 0;
+                let mut s = offset;
+                while s < space.states() {
+                    arrays.codes.try_mark(s, code);
+                    marked += 1;
+                    s = s.saturating_add(step);
+                }
+                let (ranges, counts) = job.plan_layer(space, &arrays, code);
+                assert_eq!(counts.iter().sum::<u64>(), marked);
+                assert!(counts.iter().all(|&c| c > 0));
+                for w in ranges.windows(2) {
+                    assert!(w[0].end <= w[1].start, "overlapping tasks {ranges:?}");
+                }
+                for (r, &c) in ranges.iter().zip(&counts) {
+                    let own = own_states(r, space.slots());
+                    assert_eq!(arrays.codes.count_with_code(own, code), c);
+                }
+                if task_ranks.is_none() && step == 1 {
+                    // A full layer: tasks of whole blocks.
+                    let block = space.ranker().block_len();
+                    assert!(
+                        ranges
+                            .iter()
+                            .all(|r| r.start % block == 0 && r.end % block == 0)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn task_ids_round_trip() {
+        let id = TaskId {
+            table: 3,
+            depth: 77,
+            index: 123_456,
+        };
+        assert_eq!(TaskId::from_u64(id.to_u64()), Some(id));
+    }
 }

@@ -3,11 +3,12 @@
 //! * [`job`]: layers, tasks, leases, workers and the driver that runs the layers;
 //! * [`service`]: the gRPC service, which checks everything that comes off the wire;
 //! * [`store`]: the data directory (memory-mapped arrays, manifest) for checkpoint and resume;
-//! * [`server`]: binding, TLS, serving until the job is done;
-//! * [`local`]: a local cluster (this coordinator and N worker processes on loopback).
+//! * [`server`]: binding, TLS, serving until the job is done.
+//!
+//! `tilepdb-coordinator build --workers N` (a local cluster) runs this coordinator in its own
+//! process and N worker processes on loopback (`cli/serve.rs`).
 
 pub mod job;
-pub mod local;
 pub mod server;
 pub mod service;
 pub mod store;

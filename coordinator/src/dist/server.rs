@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::proto::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
@@ -75,7 +74,6 @@ pub async fn serve_on(
         CoordinatorService { job: job.clone() },
         check_token(options.token.as_deref().map(Arc::from)),
     );
-    let _ = MAX_CHUNK_BYTES;
 
     // The driver runs the layers on a thread of its own.
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();

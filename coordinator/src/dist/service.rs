@@ -23,7 +23,7 @@ use tilepdb_common::wire::proto::{
     JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
     Task, TaskMessage, Wait, result_message, task_message,
 };
-use tilepdb_common::wire::states::{decode_deltas, encode_deltas, own_states};
+use tilepdb_common::wire::states::{DeltaEncoder, own_states, walk_deltas};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
@@ -149,10 +149,9 @@ impl Coordinator for CoordinatorService {
             tokio::pin!(notified);
             notified.as_mut().enable();
             match self.job.take_task(r.worker_id, &r.holding)? {
-                Lease::Wait(reason) if Instant::now() < deadline => {
+                Lease::Wait(_) if Instant::now() < deadline => {
                     // Woken when a layer starts; otherwise look again for expired leases.
                     let _ = tokio::time::timeout(Duration::from_millis(250), notified).await;
-                    let _ = reason;
                 }
                 other => break other,
             }
@@ -170,12 +169,14 @@ impl Coordinator for CoordinatorService {
             Lease::Task(t) => {
                 let level = self.job.config.zstd_level;
                 tokio::task::spawn_blocking(move || {
-                    let mut input = Vec::with_capacity(t.states as usize);
+                    // Encoded as the scan goes: the coordinator never holds the states.
+                    let mut input = DeltaEncoder::with_capacity(2 * t.states as usize);
                     let code = StateCodes::code_of_depth(t.id.depth);
                     t.arrays
                         .codes
                         .for_each_with_code(own_states(&t.ranks, t.slots), code, |s| input.push(s));
-                    let bytes = encode_deltas(&input);
+                    let states = input.count();
+                    let bytes = input.finish();
                     let chunks =
                         encode_section(Section::InputStates, &bytes, MAX_CHUNK_BYTES, level);
                     let mut messages = vec![TaskMessage {
@@ -186,7 +187,7 @@ impl Coordinator for CoordinatorService {
                             depth: t.id.depth,
                             first_rank: t.ranks.start,
                             end_rank: t.ranks.end,
-                            states: input.len() as u64,
+                            states,
                             input_bytes: bytes.len() as u64,
                         })),
                     }];
@@ -254,9 +255,10 @@ impl Coordinator for CoordinatorService {
         let merged = tokio::task::spawn_blocking(move || -> Result<bool, Status> {
             let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
             let bytes = reader.finish().map_err(invalid)?;
-            let reached = decode_deltas(&bytes, accepted.reached_states, 0..accepted.states)
+            // Checked in full before anything is merged; then merged from the bytes.
+            walk_deltas(&bytes, accepted.reached_states, 0..accepted.states, |_| {})
                 .map_err(invalid)?;
-            Ok(job.commit(&accepted, &reached))
+            Ok(job.commit(&accepted, &bytes))
         })
         .await
         .map_err(|e| Status::internal(format!("merge: {e}")))??;

@@ -1,1 +1,0 @@
-//! A local cluster: worker processes on loopback for a coordinator in this process.
