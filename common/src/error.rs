@@ -27,6 +27,9 @@ pub enum Error {
     Partition(String),
     #[error("unknown partition {name:?}; known partitions: {known}")]
     UnknownPartition { name: String, known: String },
+    /// A coordinator's address, token or certificate that cannot be used.
+    #[error("{0}")]
+    Connect(String),
     /// A message or chunk off the wire that is malformed, corrupt or out of bounds.
     #[error("bad message: {0}")]
     Wire(String),

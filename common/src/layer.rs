@@ -78,7 +78,7 @@ impl StateCodes {
     pub fn from_mmap(map: memmap2::MmapMut, states: u64) -> Option<StateCodes> {
         let len = Self::words_for(states) as usize;
         if (map.len() as u64) < Self::file_bytes(states)
-            || map.as_ptr() as usize % std::mem::align_of::<AtomicU64>() != 0
+            || !(map.as_ptr() as usize).is_multiple_of(std::mem::align_of::<AtomicU64>())
         {
             return None;
         }

@@ -7,7 +7,8 @@
 //! * [`space`]: the abstract state space of one table (blank rules, state indices, sizes);
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
 //! * [`task`]: the unit of work of a build, a rank range of one layer;
-//! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets.
+//! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets;
+//! * [`units`]: sizes for people.
 //! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
 pub mod board;
@@ -19,6 +20,7 @@ pub mod rank;
 pub mod space;
 pub mod table;
 pub mod task;
+pub mod units;
 #[cfg(feature = "wire")]
 pub mod wire;
 
@@ -30,3 +32,4 @@ pub use puzzle::PuzzleState;
 pub use rank::PlacementRanker;
 pub use space::{BlankRule, StateSpace};
 pub use task::{Task, cut_layer};
+pub use units::human_bytes;

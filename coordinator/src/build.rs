@@ -18,6 +18,7 @@
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
+pub use tilepdb_common::human_bytes;
 
 use rayon::prelude::*;
 use tilepdb_common::layer::CodeLayer;
@@ -106,22 +107,6 @@ pub fn check_memory(space: &StateSpace, limit: Option<u64>) -> Result<()> {
         });
     }
     Ok(())
-}
-
-/// `1.5 GiB`, `606.0 MB`-style sizes (binary units).
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
 }
 
 /// Builds the table of `space`.

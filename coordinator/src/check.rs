@@ -79,7 +79,7 @@ pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
             if h == UNREACHED {
                 continue;
             }
-            if (h as u32) < m || (h as u32 - m) % 2 != 0 {
+            if (h as u32) < m || !(h as u32 - m).is_multiple_of(2) {
                 return Err(format!(
                     "entry {entry} (placement {cells:?}) has value {h} against Manhattan distance {m}"
                 ));

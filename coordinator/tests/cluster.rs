@@ -5,12 +5,13 @@
 //! program itself. Each test compares the tables with a single-machine build of the same job,
 //! byte for byte.
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
+
+use server::Server;
 
 const TOKEN: &str = "cluster-test-token";
 
@@ -77,122 +78,22 @@ fn single_machine(job: &[&str], out: &Path) {
     assert!(status.success());
 }
 
-/// A running `serve`, its log lines collected.
-struct Coordinator {
-    child: Child,
-    addr: SocketAddr,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Coordinator {
-    fn start(job: &[&str], dir: &Path, listen: &str, extra: &[&str]) -> Coordinator {
-        let mut child = Command::new(coordinator_bin())
-            .arg("serve")
-            .args(job)
-            .arg("--data-dir")
-            .arg(dir.join("data"))
-            .arg("--out")
-            .arg(dir.join("out"))
-            .arg("--listen")
-            .arg(listen)
-            .args(["--linger", "3"])
-            .args(extra)
-            .env("TILEPDB_TOKEN", TOKEN)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let stderr = child.stderr.take().unwrap();
-        let log2 = log.clone();
-        std::thread::spawn(move || {
-            let mut first = true;
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if first {
-                    first = false;
-                    let addr = line
-                        .split("listening on ")
-                        .nth(1)
-                        .and_then(|rest| rest.split_whitespace().next())
-                        .and_then(|a| a.parse::<SocketAddr>().ok());
-                    let _ = tx.send((addr, line.clone()));
-                }
-                log2.lock().unwrap().push(line);
-            }
-        });
-        let (addr, line) = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the coordinator logs a first line");
-        let addr = addr.unwrap_or_else(|| panic!("first log line names no address: {line}"));
-        Coordinator { child, addr, log }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// Waits until a log line contains every one of `words`.
-    fn wait_for(&self, words: &[&str], timeout: Duration) -> String {
-        let until = Instant::now() + timeout;
-        loop {
-            if let Some(l) = self
-                .log
-                .lock()
-                .unwrap()
-                .iter()
-                .find(|l| words.iter().all(|w| l.contains(w)))
-            {
-                return l.clone();
-            }
-            assert!(
-                Instant::now() < until,
-                "no log line with {words:?} within {timeout:?}; log:\n{}",
-                self.log.lock().unwrap().join("\n")
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn has(&self, words: &[&str]) -> bool {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| words.iter().all(|w| l.contains(w)))
-    }
-
-    /// Waits for the coordinator to exit; asserts it succeeded.
-    fn finish(mut self, timeout: Duration) {
-        let until = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "coordinator failed: {status}; log:\n{}",
-                    self.log.lock().unwrap().join("\n")
-                );
-                return;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                panic!(
-                    "coordinator still running after {timeout:?}; log:\n{}",
-                    self.log.lock().unwrap().join("\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Coordinator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Starts `serve` for `job` with its data in `dir/data` and its tables in `dir/out`.
+fn start_coordinator(job: &[&str], dir: &Path, listen: &str, extra: &[&str]) -> Server {
+    let mut command = Command::new(coordinator_bin());
+    command
+        .arg("serve")
+        .args(job)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--listen")
+        .arg(listen)
+        .args(["--linger", "3"])
+        .args(extra)
+        .env("TILEPDB_TOKEN", TOKEN);
+    Server::spawn(command)
 }
 
 /// A running worker process.
@@ -262,7 +163,7 @@ fn one_and_three_workers_give_the_single_machine_tables() {
     single_machine(&job, &dir.join("single"));
     for workers in [1, 3] {
         let run = dir.join(format!("w{workers}"));
-        let c = Coordinator::start(&job, &run, "127.0.0.1:0", &[]);
+        let c = start_coordinator(&job, &run, "127.0.0.1:0", &[]);
         let ws: Vec<Worker> = (0..workers).map(|_| Worker::start(&c.url(), &[])).collect();
         c.finish(MINUTES);
         for w in ws {
@@ -281,7 +182,7 @@ fn three_workers_give_the_single_machine_7_8_tables() {
     let dir = scratch("same-7-8");
     let job = ["--partition", "15:7-8"];
     single_machine(&job, &dir.join("single"));
-    let c = Coordinator::start(&job, &dir, "127.0.0.1:0", &["--no-sync"]);
+    let c = start_coordinator(&job, &dir, "127.0.0.1:0", &["--no-sync"]);
     let ws: Vec<Worker> = (0..3).map(|_| Worker::start(&c.url(), &[])).collect();
     c.finish(Duration::from_secs(3 * 3600));
     for w in ws {
@@ -299,7 +200,7 @@ const MANY_TASKS: [&str; 2] = ["--task-ranks", "2048"];
 fn a_worker_killed_mid_layer_loses_nothing() {
     let dir = scratch("kill");
     single_machine(&SMALL_JOB, &dir.join("single"));
-    let c = Coordinator::start(
+    let c = start_coordinator(
         &SMALL_JOB,
         &dir,
         "127.0.0.1:0",
@@ -339,7 +240,7 @@ fn a_worker_killed_mid_layer_loses_nothing() {
 fn a_worker_stalled_past_its_lease_loses_nothing() {
     let dir = scratch("stall");
     single_machine(&SMALL_JOB, &dir.join("single"));
-    let c = Coordinator::start(
+    let c = start_coordinator(
         &SMALL_JOB,
         &dir,
         "127.0.0.1:0",
@@ -366,7 +267,7 @@ fn a_worker_stalled_past_its_lease_loses_nothing() {
 fn a_coordinator_killed_and_restarted_resumes() {
     let dir = scratch("restart");
     single_machine(&SMALL_JOB, &dir.join("single"));
-    let first = Coordinator::start(&SMALL_JOB, &dir, "127.0.0.1:0", &MANY_TASKS);
+    let first = start_coordinator(&SMALL_JOB, &dir, "127.0.0.1:0", &MANY_TASKS);
     let addr = first.addr;
     let slow = ["--debug-task-delay-ms", "5"];
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
@@ -378,7 +279,7 @@ fn a_coordinator_killed_and_restarted_resumes() {
     first.child.wait().unwrap();
     drop(first);
     // Restarted on the same data directory and address, it resumes; the workers reconnect.
-    let second = Coordinator::start(&SMALL_JOB, &dir, &addr.to_string(), &MANY_TASKS);
+    let second = start_coordinator(&SMALL_JOB, &dir, &addr.to_string(), &MANY_TASKS);
     second.wait_for(&["resuming from the data directory"], MINUTES);
     assert!(
         !second.has(&["layer done", "table=0", "depth=0 "]),
@@ -497,7 +398,7 @@ mod bad_clients {
     fn are_refused_and_the_build_finishes() {
         let dir = scratch("bad");
         single_machine(&SMALL_JOB, &dir.join("single"));
-        let c = Coordinator::start(
+        let c = start_coordinator(
             &SMALL_JOB,
             &dir,
             "127.0.0.1:0",

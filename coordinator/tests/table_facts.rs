@@ -165,7 +165,7 @@ fn minimized_tables_are_not_consistent() {
                 moves += 1;
                 let change = h.abs_diff(child);
                 // Values keep the parity of the Manhattan distance, which a tile move flips.
-                if change % 2 == 0 {
+                if change.is_multiple_of(2) {
                     even_changes += 1;
                 }
                 if change > 1 {

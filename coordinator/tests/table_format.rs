@@ -100,7 +100,7 @@ fn check_round_trip(pdb: &Pdb, values: &[u8], m: &[u32]) {
             }
             Encoding::MinNibble { .. } => {
                 assert!(d <= h, "{label}: entry {i} decodes to {d} above {h}");
-                assert!(d as u32 >= m[i] && (d as u32 - m[i]) % 2 == 0);
+                assert!(d as u32 >= m[i] && (d as u32 - m[i]).is_multiple_of(2));
             }
         }
     }

@@ -16,9 +16,9 @@ mod support;
 use std::time::Instant;
 
 use rayon::prelude::*;
+use tilepdb_common::human_bytes;
 use tilepdb_common::table::{Encoding, TableSet};
 use tilepdb_common::{BlankRule, Goal, PuzzleState};
-use tilepdb_coordinator::build::human_bytes;
 use tilepdb_solver::heuristic::PdbHeuristic;
 use tilepdb_solver::search::{Limits, ida_star};
 

@@ -14,6 +14,30 @@ pub enum Error {
     Unsupported(String),
     #[error("solution check failed: {0}")]
     BadSolution(String),
+    #[error("{0}")]
+    Fetch(String),
+    #[error("{url} refused {what}: {message} ({code:?})")]
+    Remote {
+        url: String,
+        what: String,
+        code: tonic::Code,
+        message: String,
+    },
+    /// The I/O error is part of the message (not a `source`, which reports would print twice).
+    #[error("{path}: {error}")]
+    Io {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+}
+
+impl Error {
+    pub fn io(path: impl Into<std::path::PathBuf>, error: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            error,
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

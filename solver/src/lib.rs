@@ -17,9 +17,11 @@
 //!
 //! * [`heuristic`]: misplaced tiles, Manhattan distance, linear conflict, and the additive
 //!   pattern-database heuristic with its reflection, all evaluated incrementally;
-//! * [`search`]: IDA*, A*, and the replay check of every solution.
+//! * [`search`]: IDA*, A*, and the replay check of every solution;
+//! * [`fetch`]: downloading a finished set from a coordinator into a local cache.
 
 pub mod error;
+pub mod fetch;
 pub mod heuristic;
 pub mod search;
 

@@ -46,27 +46,7 @@ pub struct WorkerArgs {
 
 /// The shared token: from `file` if given, else `TILEPDB_TOKEN`.
 pub fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
-    match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| Error::File {
-                what: "token file",
-                path: path.to_path_buf(),
-                source,
-            })?;
-            let token = text.trim().to_string();
-            if token.is_empty() {
-                return Err(Error::Start(format!(
-                    "token file {} is empty",
-                    path.display()
-                )));
-            }
-            Ok(Some(token))
-        }
-        None => Ok(std::env::var("TILEPDB_TOKEN")
-            .ok()
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())),
-    }
+    Ok(tilepdb_common::wire::connect::read_token(file)?)
 }
 
 /// Runs the worker described by `args` (on a tokio runtime of its own).

@@ -11,19 +11,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::chunk::{SectionReader, encode_section};
+use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
 use tilepdb_common::wire::proto::{
     HeartbeatRequest, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
     result_message, task_message,
 };
 use tilepdb_common::wire::states::{decode_deltas, encode_deltas, own_states};
-use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tilepdb_common::{StateList, StateSpace};
-use tonic::metadata::{Ascii, MetadataValue};
-use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
-use tonic::{Code, Request, Status};
+use tonic::transport::Channel;
+use tonic::{Code, Status};
 
 use crate::error::{Error, Result};
 use crate::task::run_task;
@@ -87,32 +86,6 @@ pub struct WorkerSummary {
     pub bytes_sent: u64,
 }
 
-/// Adds the shared token to every call.
-#[derive(Clone)]
-pub struct Auth(Option<MetadataValue<Ascii>>);
-
-impl Auth {
-    pub fn new(token: Option<&str>) -> Result<Auth> {
-        token
-            .map(|t| {
-                format!("Bearer {t}")
-                    .parse()
-                    .map_err(|_| Error::Start("the token must be printable ASCII".into()))
-            })
-            .transpose()
-            .map(Auth)
-    }
-}
-
-impl Interceptor for Auth {
-    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        if let Some(v) = &self.0 {
-            request.metadata_mut().insert(AUTH_HEADER, v.clone());
-        }
-        Ok(request)
-    }
-}
-
 pub type Client = CoordinatorClient<InterceptedService<Channel, Auth>>;
 
 /// A client of the coordinator at `address` (connecting lazily, reconnecting as needed).
@@ -122,36 +95,11 @@ pub fn connect(
     tls_ca: Option<&std::path::Path>,
     tls_domain: Option<&str>,
 ) -> Result<Client> {
-    let bad = |reason: String| Error::Address {
-        address: address.to_string(),
-        reason,
-    };
-    let mut endpoint = Endpoint::from_shared(address.to_string())
-        .map_err(|e| bad(e.to_string()))?
-        .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true)
-        .http2_keep_alive_interval(Duration::from_secs(10))
-        .keep_alive_timeout(Duration::from_secs(20));
-    if address.starts_with("https://") || tls_ca.is_some() {
-        let mut tls = ClientTlsConfig::new();
-        if let Some(path) = tls_ca {
-            let pem = std::fs::read(path).map_err(|source| Error::File {
-                what: "CA certificate",
-                path: path.to_path_buf(),
-                source,
-            })?;
-            tls = tls.ca_certificate(Certificate::from_pem(pem));
-        }
-        if let Some(domain) = tls_domain {
-            tls = tls.domain_name(domain);
-        }
-        endpoint = endpoint.tls_config(tls).map_err(|e| bad(e.to_string()))?;
-    }
-    let channel = endpoint.connect_lazy();
-    Ok(
-        CoordinatorClient::with_interceptor(channel, Auth::new(token)?)
-            .max_decoding_message_size(2 * MAX_CHUNK_BYTES as usize + (1 << 16)),
+    Ok(CoordinatorClient::with_interceptor(
+        channel(address, tls_ca, tls_domain)?,
+        Auth::new(token)?,
     )
+    .max_decoding_message_size(2 * MAX_CHUNK_BYTES as usize + (1 << 16)))
 }
 
 /// Exponential backoff while the coordinator is unreachable.

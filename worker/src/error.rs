@@ -6,15 +6,6 @@ use thiserror::Error;
 pub enum Error {
     #[error(transparent)]
     Domain(#[from] tilepdb_common::Error),
-    #[error("bad coordinator address {address:?}: {reason}")]
-    Address { address: String, reason: String },
-    #[error("cannot read {what} {path}: {source}")]
-    File {
-        what: &'static str,
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("the coordinator refused this worker: {0}")]
     Refused(String),
     #[error("the coordinator at {address} was unreachable for {seconds} s; giving up ({last})")]

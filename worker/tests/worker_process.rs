@@ -62,8 +62,9 @@ fn serve_with_workers(config: JobConfig, workers: usize) -> Vec<Output> {
             token: Some(TOKEN.into()),
             tls: None,
             linger: Duration::from_secs(5),
+            ..ServeOptions::default()
         };
-        let server = tokio::spawn(serve_on(listener, job, data, options));
+        let server = tokio::spawn(serve_on(listener, job, data, options, |_| {}));
         let url = format!("http://{addr}");
         // `Command::output` blocks: run the workers on blocking threads.
         let handles: Vec<_> = (0..workers)
@@ -130,8 +131,9 @@ fn a_wrong_token_is_refused_clearly() {
             token: Some(TOKEN.into()),
             tls: None,
             linger: Duration::from_secs(1),
+            ..ServeOptions::default()
         };
-        let server = tokio::spawn(serve_on(listener, job, data, options));
+        let server = tokio::spawn(serve_on(listener, job, data, options, |_| {}));
         let url = format!("http://{addr}");
         let out = tokio::task::spawn_blocking(move || {
             worker(&url, "not-the-token", &[]).output().unwrap()
@@ -269,8 +271,9 @@ fn workers_build_over_tls() {
                 client_ca: None,
             }),
             linger: Duration::from_secs(5),
+            ..ServeOptions::default()
         };
-        let server = tokio::spawn(serve_on(listener, job, data, options));
+        let server = tokio::spawn(serve_on(listener, job, data, options, |_| {}));
         let port = addr.port();
         // Plain HTTP to a TLS server gets nowhere.
         let plain = tokio::task::spawn_blocking(move || {

@@ -44,7 +44,7 @@ pub const MANIFEST_VERSION: u32 = 1;
 /// board is square and the goal's blank is on the diagonal.
 pub fn reflection_applies(board: Board, goal: Goal) -> bool {
     let blank = goal.cell_of(0, board.cells());
-    board.is_square() && blank % (board.width() + 1) == 0
+    board.is_square() && blank.is_multiple_of(board.width() + 1)
 }
 
 /// A table set's manifest.
@@ -133,12 +133,17 @@ impl Manifest {
     pub fn read(dir: &Path) -> Result<Manifest, TableError> {
         let path = Manifest::path_in(dir);
         let text = std::fs::read_to_string(&path).map_err(|e| TableError::io(&path, e))?;
+        Manifest::parse(&text, &path)
+    }
+
+    /// Parses and checks a manifest's text; errors name `origin` (where the text is from).
+    pub fn parse(text: &str, origin: &Path) -> Result<Manifest, TableError> {
         let bad = |reason: String| TableError::Manifest {
-            path: path.clone(),
+            path: origin.to_path_buf(),
             reason,
         };
         let m: Manifest =
-            serde_json::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))?;
+            serde_json::from_str(text).map_err(|e| bad(format!("not a valid manifest: {e}")))?;
         if m.format != MANIFEST_FORMAT {
             return Err(bad(format!(
                 "format {:?}, expected {MANIFEST_FORMAT:?}",

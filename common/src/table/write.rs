@@ -141,7 +141,7 @@ fn pack_nibbles(
             let nib = if v == UNREACHED {
                 NIBBLE_MAX
             } else {
-                if (v as u32) < m || (v as u32 - m) % 2 != 0 {
+                if (v as u32) < m || !(v as u32 - m).is_multiple_of(2) {
                     bad.get_or_insert((entry, v, cells.to_vec(), m));
                 }
                 Encoding::excess(v, m)

@@ -25,26 +25,96 @@ use crate::error::{Error, Result};
 /// Cuts `bytes` into chunks of at most `max_chunk` decompressed bytes, each a zstd frame of
 /// compression `level`. An empty section has no chunks.
 pub fn encode_section(section: Section, bytes: &[u8], max_chunk: u32, level: i32) -> Vec<Chunk> {
+    let max_chunk = max_chunk.max(1) as usize;
     bytes
-        .chunks(max_chunk.max(1) as usize)
+        .chunks(max_chunk)
         .enumerate()
-        .map(|(i, piece)| {
-            let data = ENCODER
-                .with(|e| {
-                    let mut e = e.borrow_mut();
-                    e.set_compression_level(level)?;
-                    e.compress(piece)
-                })
-                .expect("zstd compresses to memory");
-            Chunk {
-                section: section as i32,
-                offset: i as u64 * max_chunk.max(1) as u64,
-                decompressed_size: piece.len() as u32,
-                crc32: crc32fast::hash(&data),
-                data,
-            }
-        })
+        .map(|(i, piece)| encode_chunk(section, (i * max_chunk) as u64, piece, level))
         .collect()
+}
+
+/// One chunk: `piece`, at `offset` of its section, as a zstd frame of compression `level`.
+pub fn encode_chunk(section: Section, offset: u64, piece: &[u8], level: i32) -> Chunk {
+    let data = ENCODER
+        .with(|e| {
+            let mut e = e.borrow_mut();
+            e.set_compression_level(level)?;
+            e.compress(piece)
+        })
+        .expect("zstd compresses to memory");
+    Chunk {
+        section: section as i32,
+        offset,
+        decompressed_size: piece.len() as u32,
+        crc32: crc32fast::hash(&data),
+        data,
+    }
+}
+
+/// Checks a chunk that must be of `section`, start at `offset`, hold at most `max_chunk`
+/// bytes and end by `end`; its bytes.
+///
+/// ```
+/// use tilepdb_common::wire::chunk::{decode_chunk, encode_chunk};
+/// use tilepdb_common::wire::proto::Section;
+/// let c = encode_chunk(Section::TableFile, 4096, &[7; 100], 1);
+/// assert_eq!(decode_chunk(&c, Section::TableFile, 4096, 4196, 1 << 20).unwrap(), [7; 100]);
+/// assert!(decode_chunk(&c, Section::TableFile, 0, 4196, 1 << 20).is_err()); // wrong offset
+/// assert!(decode_chunk(&c, Section::TableFile, 4096, 4150, 1 << 20).is_err()); // past the end
+/// ```
+pub fn decode_chunk(
+    chunk: &Chunk,
+    section: Section,
+    offset: u64,
+    end: u64,
+    max_chunk: u32,
+) -> Result<Vec<u8>> {
+    let name = section.as_str_name();
+    if chunk.section != section as i32 {
+        return Err(wire(format!(
+            "chunk of section {} where {name} was expected",
+            chunk.section
+        )));
+    }
+    if chunk.offset != offset {
+        return Err(wire(format!(
+            "chunk of {name} at offset {} where {offset} was expected",
+            chunk.offset
+        )));
+    }
+    let size = chunk.decompressed_size;
+    if size == 0 || size > max_chunk {
+        return Err(wire(format!(
+            "chunk of {name} declares {size} decompressed bytes; chunks hold 1 to {max_chunk}"
+        )));
+    }
+    if offset.saturating_add(size as u64) > end {
+        return Err(wire(format!(
+            "chunk of {name} at offset {offset} declares {size} bytes, past the end at {end}"
+        )));
+    }
+    let crc = crc32fast::hash(&chunk.data);
+    if crc != chunk.crc32 {
+        return Err(wire(format!(
+            "chunk of {name} at offset {offset}: CRC-32 {crc:08x} of its data, {:08x} declared",
+            chunk.crc32
+        )));
+    }
+    // Room for exactly the declared size: a frame that decompresses to more fails.
+    let out = DECODER
+        .with(|d| d.borrow_mut().decompress(&chunk.data, size as usize))
+        .map_err(|e| {
+            wire(format!(
+                "chunk of {name} at offset {offset}: not a zstd frame of at most {size} bytes: {e}"
+            ))
+        })?;
+    if out.len() != size as usize {
+        return Err(wire(format!(
+            "chunk of {name} at offset {offset} decompresses to {} bytes, {size} declared",
+            out.len()
+        )));
+    }
+    Ok(out)
 }
 
 thread_local! {
@@ -85,58 +155,15 @@ impl SectionReader {
         self.received() == self.expected
     }
 
-    /// Checks `chunk` and appends its bytes.
+    /// Checks `chunk` ([`decode_chunk`]) and appends its bytes.
     pub fn push(&mut self, chunk: &Chunk) -> Result<()> {
-        let name = self.section.as_str_name();
-        if chunk.section != self.section as i32 {
-            return Err(wire(format!(
-                "chunk of section {} where {name} was expected",
-                chunk.section
-            )));
-        }
-        if chunk.offset != self.received() {
-            return Err(wire(format!(
-                "chunk of {name} at offset {} where {} was expected",
-                chunk.offset,
-                self.received()
-            )));
-        }
-        let size = chunk.decompressed_size;
-        if size == 0 || size > self.max_chunk {
-            return Err(wire(format!(
-                "chunk of {name} declares {size} decompressed bytes; chunks hold 1 to {}",
-                self.max_chunk
-            )));
-        }
-        if self.received() + size as u64 > self.expected {
-            return Err(wire(format!(
-                "chunk of {name} at offset {} declares {size} bytes, past the section's {} bytes",
-                chunk.offset, self.expected
-            )));
-        }
-        let crc = crc32fast::hash(&chunk.data);
-        if crc != chunk.crc32 {
-            return Err(wire(format!(
-                "chunk of {name} at offset {}: CRC-32 {crc:08x} of its data, {:08x} declared",
-                chunk.offset, chunk.crc32
-            )));
-        }
-        // Room for exactly the declared size: a frame that decompresses to more fails.
-        let out = DECODER
-            .with(|d| d.borrow_mut().decompress(&chunk.data, size as usize))
-            .map_err(|e| {
-                wire(format!(
-                    "chunk of {name} at offset {}: not a zstd frame of at most {size} bytes: {e}",
-                    chunk.offset
-                ))
-            })?;
-        if out.len() != size as usize {
-            return Err(wire(format!(
-                "chunk of {name} at offset {} decompresses to {} bytes, {size} declared",
-                chunk.offset,
-                out.len()
-            )));
-        }
+        let out = decode_chunk(
+            chunk,
+            self.section,
+            self.received(),
+            self.expected,
+            self.max_chunk,
+        )?;
         if self.bytes.is_empty() {
             self.bytes.reserve_exact(self.expected as usize);
         }

@@ -2,9 +2,11 @@
 //!
 //! * [`proto`]: the generated messages, client and server of `proto/tilepdb/v1`;
 //! * [`chunk`]: sections of bytes as checked, bounded zstd chunks;
-//! * [`states`]: the encodings of a task's input and result.
+//! * [`states`]: the encodings of a task's input and result;
+//! * [`connect`]: the token and the channel of every client.
 
 pub mod chunk;
+pub mod connect;
 pub mod states;
 
 /// The generated code of package `tilepdb.v1`.

@@ -1,5 +1,7 @@
-//! `tilepdb-coordinator serve`: a distributed build, served to worker processes over gRPC;
-//! and `build --workers N`: the same with N local worker processes.
+//! `tilepdb-coordinator serve`: a distributed build, served to worker processes over gRPC,
+//! with the finished table sets served to solvers (during the job, after it with
+//! `--keep-serving`, or without a job with `--no-build`); and `build --workers N`: the same
+//! build with N local worker processes.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,7 +15,9 @@ use clap::Args;
 use serde::Serialize;
 use tilepdb_coordinator::dist::job::{Phase, job_id};
 use tilepdb_coordinator::dist::store::DataDir;
-use tilepdb_coordinator::dist::{Job, JobConfig, ServeOptions, TlsFiles, bind, serve_on};
+use tilepdb_coordinator::dist::{
+    Job, JobConfig, ServeOptions, TableService, TlsFiles, bind, serve_on, serve_tables,
+};
 use tilepdb_coordinator::output::set_dir;
 use tilepdb_coordinator::report::{TableReport, peak_rss_bytes};
 use tilepdb_worker::cli::read_token;
@@ -27,11 +31,23 @@ pub struct ServeArgs {
     /// The job's data directory: the state array and depth bytes of the table being built
     /// (memory-mapped files) and the manifest of the last completed layer. A coordinator
     /// started again on the same directory resumes where the last one stopped.
-    #[arg(long, value_name = "DIR")]
-    data_dir: PathBuf,
-    /// Where to write the table set (a directory per set is made inside).
+    #[arg(long, value_name = "DIR", required_unless_present = "no_build")]
+    data_dir: Option<PathBuf>,
+    /// Where to write the table set (a directory per set is made inside); the sets in it are
+    /// also served to `tilepdb-solve fetch`.
     #[arg(long, default_value = "tables")]
     out: PathBuf,
+    /// Once the job is done, go on serving the table sets in --out to `tilepdb-solve fetch`
+    /// until stopped (Ctrl-C or SIGTERM).
+    #[arg(long)]
+    keep_serving: bool,
+    /// Build nothing: serve the table sets already in --out (each directory with a
+    /// manifest.json, or --out itself if it is one) until stopped.
+    #[arg(long, conflicts_with_all = ["data_dir", "keep_serving"])]
+    no_build: bool,
+    /// Most bytes per second of each table download, e.g. 50M (default: no limit).
+    #[arg(long, value_name = "BYTES", value_parser = super::build::parse_bytes)]
+    download_limit: Option<u64>,
     /// Address to listen on; port 0 picks a free port. The first log line says which.
     #[arg(long, default_value = "127.0.0.1:7878")]
     listen: SocketAddr,
@@ -109,12 +125,11 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let partition = args.job.partition()?;
     let token = read_token(args.token_file.as_deref())?;
     if token.is_none() && !args.no_token {
         bail!(
-            "no token: give --token-file FILE or set TILEPDB_TOKEN (workers present the same), \
-             or pass --no-token to let any client in"
+            "no token: give --token-file FILE or set TILEPDB_TOKEN (workers and solvers present \
+             the same), or pass --no-token to let any client in"
         );
     }
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -125,12 +140,23 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         }),
         _ => None,
     };
+    let options = ServeOptions {
+        token,
+        tls,
+        linger: seconds(args.linger, "--linger")?,
+        tables: Some(TableService::new(&args.out, args.download_limit)),
+        keep_serving: args.keep_serving,
+    };
+    let Some(data_dir) = args.data_dir.clone() else {
+        return serve_existing(&args, options);
+    };
+    let partition = args.job.partition()?;
     let config = JobConfig {
         partition: partition.clone(),
         goal: args.job.goal(),
         rule: args.job.rule(),
         encoding: args.job.encoding,
-        data_dir: args.data_dir.clone(),
+        data_dir: data_dir.clone(),
         out: args.out.clone(),
         lease_timeout: seconds(args.lease_timeout, "--lease-timeout")?,
         task_ranks: args.task_ranks,
@@ -140,27 +166,62 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         zstd_level: 1,
     };
     let job = Arc::new(Job::new(config)?);
-    let data = DataDir::open(&args.data_dir)?;
-    let options = ServeOptions {
-        token,
-        tls,
-        linger: seconds(args.linger, "--linger")?,
-    };
+    let data = DataDir::open(&data_dir)?;
     let started = Instant::now();
-    let reports = runtime()?.block_on(async {
+    let json = args.json;
+    let done_job = job.clone();
+    runtime()?.block_on(async {
         let (listener, addr) = bind(args.listen).await?;
         tracing::info!(job = %job.id, "listening on {addr}");
         tracing::info!(
             partition = partition.name(),
             tables = job.spaces.len(),
-            data_dir = %args.data_dir.display(),
+            data_dir = %data_dir.display(),
             "serving job {}",
             job.id
         );
-        serve_on(listener, job.clone(), data, options).await
+        // The summary is printed as soon as the job is done, even if serving goes on.
+        let on_done = move |result: &Result<Vec<TableReport>, _>| {
+            if let Ok(reports) = result {
+                let summary = summary(&done_job, None, started, reports.clone());
+                if let Err(e) = print_summary(&summary, json) {
+                    tracing::error!("cannot print the summary: {e}");
+                }
+            }
+        };
+        serve_on(listener, job.clone(), data, options, on_done).await
     })?;
-    let summary = summary(&job, None, started, reports);
-    print_summary(&summary, args.json)
+    Ok(())
+}
+
+/// `serve --no-build`: the table sets in --out, until stopped.
+fn serve_existing(args: &ServeArgs, options: ServeOptions) -> anyhow::Result<()> {
+    if !args.out.is_dir() {
+        bail!("{}: no such directory of table sets", args.out.display());
+    }
+    let tables = options.tables.clone().expect("a table service");
+    runtime()?.block_on(async {
+        let (listener, addr) = bind(args.listen).await?;
+        tracing::info!("listening on {addr}");
+        let sets = tables.sets();
+        if sets.is_empty() {
+            tracing::warn!(
+                "no table set in {} yet (a set is a directory with a manifest.json); \
+                 sets that appear there are served as they come",
+                args.out.display()
+            );
+        }
+        for set in &sets {
+            tracing::info!(
+                files = set.manifest.tables.len(),
+                "serving table set {} ({})",
+                set.name,
+                set.dir.display()
+            );
+        }
+        serve_tables(listener, options).await
+    })?;
+    Ok(())
 }
 
 fn summary(
@@ -268,6 +329,8 @@ pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Res
         token: Some(token.clone()),
         tls: None,
         linger: Duration::from_secs(5),
+        tables: None,
+        keep_serving: false,
     };
     let started = Instant::now();
     let children: Arc<Mutex<Vec<Child>>> = Arc::default();
@@ -304,7 +367,7 @@ pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Res
                 }
             }
         });
-        let result = serve_on(listener, job.clone(), data, options).await;
+        let result = serve_on(listener, job.clone(), data, options, |_| {}).await;
         watcher.abort();
         result.map_err(anyhow::Error::from)
     });

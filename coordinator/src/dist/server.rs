@@ -1,5 +1,6 @@
-//! Serving a job: bind, run the driver on its own thread, answer workers until the job is
-//! done and every worker has heard so, then stop.
+//! Serving: bind; run a job's driver on its own thread and answer workers until the job is
+//! done and every worker has heard so; serve finished table sets to solvers alongside, and on
+//! after the job if asked, until the process is told to stop (Ctrl-C, SIGTERM).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,13 +8,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::proto::coordinator_server::CoordinatorServer;
+use tilepdb_common::wire::proto::tables_server::TablesServer;
 use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
 use super::job::{Job, Phase};
-use super::service::{CoordinatorService, check_token};
+use super::service::{CoordinatorService, TokenCheck, check_token};
 use super::store::DataDir;
+use super::tables::TableService;
 use crate::error::{Error, Result};
 use crate::report::TableReport;
 
@@ -35,6 +39,10 @@ pub struct ServeOptions {
     pub tls: Option<TlsFiles>,
     /// Longest wait, once the job is done, for workers to hear so.
     pub linger: Duration,
+    /// The table sets to serve to solvers (`None`: no table service).
+    pub tables: Option<TableService>,
+    /// Once the job is done, go on serving the table sets until stopped.
+    pub keep_serving: bool,
 }
 
 /// Binds `listen` (port 0 picks a free port); the listener and the address it got.
@@ -48,13 +56,8 @@ pub async fn bind(listen: SocketAddr) -> Result<(TcpListener, SocketAddr)> {
     Ok((listener, addr))
 }
 
-/// Serves `job` on `listener` until it is done; the reports of the tables it built.
-pub async fn serve_on(
-    listener: TcpListener,
-    job: Arc<Job>,
-    data: DataDir,
-    options: ServeOptions,
-) -> Result<Vec<TableReport>> {
+/// A server with the options' TLS and keepalive settings.
+fn server(options: &ServeOptions) -> Result<Server> {
     let mut builder = Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
         .http2_keepalive_timeout(Some(Duration::from_secs(20)))
@@ -70,10 +73,73 @@ pub async fn serve_on(
             .tls_config(config)
             .map_err(|e| Error::Serve(format!("TLS: {e}")))?;
     }
+    Ok(builder)
+}
+
+/// The incoming connections of `listener`: small messages must not wait for the peer's
+/// delayed ACK (Nagle's algorithm).
+fn incoming(listener: TcpListener) -> TcpIncoming {
+    TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(Some(Duration::from_secs(30)))
+}
+
+fn table_service(
+    options: &ServeOptions,
+) -> Option<InterceptedService<TablesServer<TableService>, TokenCheck>> {
+    options.tables.clone().map(|t| {
+        TablesServer::with_interceptor(t, check_token(options.token.as_deref().map(Arc::from)))
+    })
+}
+
+/// Resolves when the process is told to stop: Ctrl-C (SIGINT) or SIGTERM.
+pub async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+/// Serves the table sets of `options.tables` on `listener` until the process is told to
+/// stop (no job).
+pub async fn serve_tables(listener: TcpListener, options: ServeOptions) -> Result<()> {
+    let Some(tables) = table_service(&options) else {
+        return Err(Error::Serve("no table directory to serve".into()));
+    };
+    server(&options)?
+        .add_service(tables)
+        .serve_with_incoming_shutdown(incoming(listener), stop_signal())
+        .await
+        .map_err(|e| Error::Serve(e.to_string()))
+}
+
+/// Serves `job` on `listener` until it is done; the reports of the tables it built.
+///
+/// `on_done` is called with the job's result as soon as it is known; with
+/// `options.keep_serving`, serving the table sets then goes on until the process is told to
+/// stop (and this returns after that).
+pub async fn serve_on(
+    listener: TcpListener,
+    job: Arc<Job>,
+    data: DataDir,
+    options: ServeOptions,
+    on_done: impl FnOnce(&Result<Vec<TableReport>>) + Send + 'static,
+) -> Result<Vec<TableReport>> {
+    let mut builder = server(&options)?;
     let service = CoordinatorServer::with_interceptor(
         CoordinatorService { job: job.clone() },
         check_token(options.token.as_deref().map(Arc::from)),
     );
+    let tables = table_service(&options);
+    let keep_serving = options.keep_serving && tables.is_some();
 
     // The driver runs the layers on a thread of its own.
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
@@ -104,17 +170,18 @@ pub async fn serve_on(
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+        on_done(&result);
+        let serve_on = keep_serving && result.is_ok();
         let _ = result_tx.send(result);
+        if serve_on {
+            tracing::info!("the job is done; serving the table sets until stopped (Ctrl-C)");
+            stop_signal().await;
+        }
     };
     builder
         .add_service(service)
-        .serve_with_incoming_shutdown(
-            // Small messages must not wait for the peer's delayed ACK (Nagle's algorithm).
-            TcpIncoming::from(listener)
-                .with_nodelay(Some(true))
-                .with_keepalive(Some(Duration::from_secs(30))),
-            shutdown,
-        )
+        .add_optional_service(tables)
+        .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await
         .map_err(|e| Error::Serve(e.to_string()))?;
     let result = result_rx

@@ -26,6 +26,7 @@ use tilepdb_common::wire::proto::{
 use tilepdb_common::wire::states::{DeltaEncoder, own_states, walk_deltas};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tokio_stream::Stream;
+use tonic::service::Interceptor;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::job::{Job, Lease, ResultCheck};
@@ -40,12 +41,19 @@ pub struct CoordinatorService {
     pub job: Arc<Job>,
 }
 
-/// Checks the `authorization` metadata against the shared token (in constant time).
-pub fn check_token(
-    token: Option<Arc<str>>,
-) -> impl Fn(Request<()>) -> Result<Request<()>, Status> + Clone {
-    move |request: Request<()>| {
-        let Some(token) = &token else {
+/// Checks the `authorization` metadata against the shared token (in constant time); `None`
+/// lets every call in.
+pub fn check_token(token: Option<Arc<str>>) -> TokenCheck {
+    TokenCheck(token)
+}
+
+/// The interceptor of [`check_token`].
+#[derive(Clone)]
+pub struct TokenCheck(Option<Arc<str>>);
+
+impl Interceptor for TokenCheck {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let Some(token) = &self.0 else {
             return Ok(request);
         };
         let given = request

@@ -1,6 +1,7 @@
 //! The command line of `tilepdb-solve`: one module per subcommand.
 
 mod eval;
+mod fetch;
 mod input;
 mod solve;
 
@@ -23,6 +24,9 @@ enum Command {
     Solve(solve::SolveArgs),
     /// Print each table's value, the sum and the reflected sum for states.
     Eval(eval::EvalArgs),
+    /// Download a table set from a coordinator into the local cache (resumable, checked);
+    /// prints the set's directory, for --tables.
+    Fetch(fetch::FetchArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -37,6 +41,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Solve(args) => solve::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Fetch(args) => fetch::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

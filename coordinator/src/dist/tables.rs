@@ -1,0 +1,259 @@
+//! The table service (`proto/tilepdb/v1/tables.proto`): the finished table sets in a
+//! directory, listed and downloaded by solvers (`tilepdb-solve fetch`).
+//!
+//! A set is a directory with a `manifest.json` (written last by the builder, so a set being
+//! built is not listed until it is complete). The service reads the manifests again on every
+//! listing, so sets built or copied in later are served without a restart. A download is
+//! one file of a set from an offset to its end, as checked chunks; the client verifies the
+//! whole file against the manifest, so the service only makes sure it sends the file the
+//! manifest lists (its size, and the checksum the client asks for).
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use tilepdb_common::table::manifest::MANIFEST_NAME;
+use tilepdb_common::table::{Manifest, ManifestEntry};
+use tilepdb_common::wire::MAX_CHUNK_BYTES;
+use tilepdb_common::wire::chunk::encode_chunk;
+use tilepdb_common::wire::proto::tables_server::Tables;
+use tilepdb_common::wire::proto::{
+    Chunk, DownloadRequest, ListSetsRequest, ListSetsResponse, Section, TableFileInfo, TableSetInfo,
+};
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+/// Chunks a download keeps in flight ahead of the client.
+const CHUNKS_AHEAD: usize = 4;
+
+/// Serves the sets found in a directory.
+#[derive(Clone, Debug)]
+pub struct TableService {
+    root: PathBuf,
+    /// Most bytes per second of one download (`None`: as fast as it goes).
+    rate_limit: Option<u64>,
+    zstd_level: i32,
+}
+
+/// A set found on disk.
+#[derive(Clone, Debug)]
+pub struct ServedSet {
+    pub name: String,
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// The manifest's text, byte for byte.
+    pub manifest_json: String,
+}
+
+impl TableService {
+    /// Serves the sets in `root`: each subdirectory with a manifest, or `root` itself if it is
+    /// a set. Downloads go at most `rate_limit` bytes per second each, if given.
+    pub fn new(root: impl Into<PathBuf>, rate_limit: Option<u64>) -> TableService {
+        TableService {
+            root: root.into(),
+            rate_limit,
+            zstd_level: 1,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The sets served now, by name. A directory whose manifest does not parse is skipped
+    /// (and logged): it may be a set written by another version, or damaged.
+    pub fn sets(&self) -> Vec<ServedSet> {
+        let mut dirs = Vec::new();
+        if self.root.join(MANIFEST_NAME).is_file() {
+            dirs.push(self.root.clone());
+        } else if let Ok(entries) = std::fs::read_dir(&self.root) {
+            for entry in entries.flatten() {
+                let hidden = entry.file_name().to_string_lossy().starts_with('.');
+                if !hidden && entry.path().join(MANIFEST_NAME).is_file() {
+                    dirs.push(entry.path());
+                }
+            }
+        }
+        let mut sets: Vec<ServedSet> = dirs.into_iter().filter_map(read_set).collect();
+        sets.sort_by(|a, b| a.name.cmp(&b.name));
+        sets
+    }
+
+    fn find(&self, name: &str) -> Result<ServedSet, Status> {
+        let sets = self.sets();
+        let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+        let known = names.join(", ");
+        sets.iter()
+            .find(|s| s.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                Status::not_found(format!(
+                    "no table set {name:?} here; the sets served are: {}",
+                    if known.is_empty() { "none" } else { &known }
+                ))
+            })
+    }
+
+    /// Chunk size of a download: small enough that a rate limit is kept smoothly.
+    fn chunk_bytes(&self) -> usize {
+        match self.rate_limit {
+            Some(rate) => (rate / 4).clamp(4096, MAX_CHUNK_BYTES as u64) as usize,
+            None => MAX_CHUNK_BYTES as usize,
+        }
+    }
+}
+
+fn read_set(dir: PathBuf) -> Option<ServedSet> {
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    let path = dir.join(MANIFEST_NAME);
+    let parsed = std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| {
+            Manifest::parse(&text, &path)
+                .map(|m| (m, text))
+                .map_err(|e| e.to_string())
+        });
+    match parsed {
+        Ok((manifest, manifest_json)) => Some(ServedSet {
+            name,
+            dir,
+            manifest,
+            manifest_json,
+        }),
+        Err(e) => {
+            tracing::warn!("not serving {}: {e}", dir.display());
+            None
+        }
+    }
+}
+
+impl ServedSet {
+    /// The set as the wire lists it.
+    pub fn info(&self) -> TableSetInfo {
+        let m = &self.manifest;
+        TableSetInfo {
+            name: self.name.clone(),
+            partition: m.partition.clone(),
+            board: m.board.to_string(),
+            goal: m.goal.to_string(),
+            blank_rule: m.blank_rule.to_string(),
+            encoding: m.encoding.to_string(),
+            reflection: m.reflection,
+            files: m
+                .tables
+                .iter()
+                .map(|t| TableFileInfo {
+                    name: t.file.clone(),
+                    tiles: t.tiles.iter().map(|&x| x as u32).collect(),
+                    entries: t.entries,
+                    size: t.size,
+                    checksum: t.checksum.clone(),
+                })
+                .collect(),
+            total_bytes: m.tables.iter().map(|t| t.size).sum(),
+            manifest_json: self.manifest_json.clone(),
+        }
+    }
+
+    fn entry(&self, file: &str) -> Result<&ManifestEntry, Status> {
+        self.manifest
+            .tables
+            .iter()
+            .find(|t| t.file == file)
+            .ok_or_else(|| Status::not_found(format!("set {} has no file {file:?}", self.name)))
+    }
+}
+
+type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Tables for TableService {
+    async fn list_sets(
+        &self,
+        _request: Request<ListSetsRequest>,
+    ) -> Result<Response<ListSetsResponse>, Status> {
+        let service = self.clone();
+        let sets = tokio::task::spawn_blocking(move || service.sets())
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(ListSetsResponse {
+            sets: sets.iter().map(ServedSet::info).collect(),
+            max_chunk_bytes: MAX_CHUNK_BYTES,
+        }))
+    }
+
+    type DownloadStream = ChunkStream;
+
+    async fn download(
+        &self,
+        request: Request<DownloadRequest>,
+    ) -> Result<Response<ChunkStream>, Status> {
+        let r = request.into_inner();
+        let set = self.find(&r.set)?;
+        let entry = set.entry(&r.file)?.clone();
+        if !r.checksum.is_empty() && r.checksum != entry.checksum {
+            return Err(Status::failed_precondition(format!(
+                "{} of set {} is now {}, not {}: the set was rebuilt; list the sets again",
+                entry.file, set.name, entry.checksum, r.checksum
+            )));
+        }
+        if r.offset > entry.size {
+            return Err(Status::out_of_range(format!(
+                "offset {} is past the end of {} ({} bytes)",
+                r.offset, entry.file, entry.size
+            )));
+        }
+        let path = set.dir.join(&entry.file);
+        let mut file = std::fs::File::open(&path)
+            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?
+            .len();
+        if len != entry.size {
+            return Err(Status::failed_precondition(format!(
+                "{} has {len} bytes, its manifest lists {}: the set is being replaced",
+                path.display(),
+                entry.size
+            )));
+        }
+        file.seek(SeekFrom::Start(r.offset))
+            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?;
+        tracing::info!(
+            set = %set.name,
+            file = %entry.file,
+            offset = r.offset,
+            bytes = entry.size - r.offset,
+            "download"
+        );
+        let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
+        let (chunk_bytes, rate, level) = (self.chunk_bytes(), self.rate_limit, self.zstd_level);
+        let (mut offset, end) = (r.offset, entry.size);
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let mut piece = vec![0u8; chunk_bytes];
+            while offset < end {
+                let n = ((end - offset) as usize).min(chunk_bytes);
+                let message = match file.read_exact(&mut piece[..n]) {
+                    Ok(()) => Ok(encode_chunk(Section::TableFile, offset, &piece[..n], level)),
+                    Err(e) => Err(Status::unavailable(format!("{}: {e}", path.display()))),
+                };
+                let failed = message.is_err();
+                if tx.blocking_send(message).is_err() || failed {
+                    return; // the client went away, or the file could not be read
+                }
+                offset += n as u64;
+                if let Some(rate) = rate {
+                    let due = Duration::from_secs_f64((offset - r.offset) as f64 / rate as f64);
+                    if let Some(wait) = due.checked_sub(started.elapsed()) {
+                        std::thread::sleep(wait);
+                    }
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+}

@@ -1,0 +1,129 @@
+//! A server process of the integration tests (`serve`), with its log lines collected.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// A running server process, its log lines collected.
+pub struct Server {
+    pub child: Child,
+    pub addr: SocketAddr,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// Starts `command` with its standard error collected; its first log line must name
+    /// the address it listens on (`listening on HOST:PORT`).
+    pub fn spawn(mut command: Command) -> Server {
+        let mut child = command
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            let mut first = true;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if first {
+                    first = false;
+                    let addr = line
+                        .split("listening on ")
+                        .nth(1)
+                        .and_then(|rest| rest.split_whitespace().next())
+                        .and_then(|a| a.parse::<SocketAddr>().ok());
+                    let _ = tx.send((addr, line.clone()));
+                }
+                log2.lock().unwrap().push(line);
+            }
+        });
+        let (addr, line) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server logs a first line");
+        let addr = addr.unwrap_or_else(|| panic!("first log line names no address: {line}"));
+        Server { child, addr, log }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Waits until a log line contains every one of `words`.
+    pub fn wait_for(&self, words: &[&str], timeout: Duration) -> String {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(l) = self
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| words.iter().all(|w| l.contains(w)))
+            {
+                return l.clone();
+            }
+            assert!(
+                Instant::now() < until,
+                "no log line with {words:?} within {timeout:?}; log:\n{}",
+                self.log.lock().unwrap().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The log lines that contain every one of `words`.
+    pub fn lines(&self, words: &[&str]) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| words.iter().all(|w| l.contains(w)))
+            .cloned()
+            .collect()
+    }
+
+    pub fn has(&self, words: &[&str]) -> bool {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| words.iter().all(|w| l.contains(w)))
+    }
+
+    /// Waits for the coordinator to exit; asserts it succeeded.
+    pub fn finish(mut self, timeout: Duration) {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "server failed: {status}; log:\n{}",
+                    self.log.lock().unwrap().join("\n")
+                );
+                return;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!(
+                    "server still running after {timeout:?}; log:\n{}",
+                    self.log.lock().unwrap().join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,148 @@
+//! `tilepdb-solve fetch`: download a table set from a coordinator into the local cache.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::bail;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tilepdb_common::human_bytes;
+use tilepdb_common::wire::connect::read_token;
+use tilepdb_solver::fetch::{Remote, default_cache_dir, fetch_set, list_sets};
+
+#[derive(Args)]
+pub struct FetchArgs {
+    /// The coordinator serving the tables: http://HOST:PORT or https://HOST:PORT (started with
+    /// `tilepdb-coordinator serve`, `--keep-serving` or `--no-build`).
+    #[arg(long, value_name = "URL")]
+    from: String,
+    /// The set to download, by the name --list shows (e.g. 4x4-7-8-minimized-blank-first).
+    #[arg(long, value_name = "NAME", required_unless_present = "list")]
+    set: Option<String>,
+    /// List the sets the coordinator serves, and download nothing.
+    #[arg(long, conflicts_with = "set")]
+    list: bool,
+    /// The cache directory (default: $TILEPDB_CACHE, else $XDG_CACHE_HOME/tilepdb, else
+    /// ~/.cache/tilepdb).
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// A file holding the coordinator's shared token (default: the TILEPDB_TOKEN environment
+    /// variable, if set).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// CA certificate (PEM) that signed the coordinator's certificate (https://).
+    #[arg(long, value_name = "PEM")]
+    tls_ca: Option<PathBuf>,
+    /// The name the coordinator's certificate is for, if not the host of --from.
+    #[arg(long, value_name = "NAME")]
+    tls_domain: Option<String>,
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: FetchArgs) -> anyhow::Result<()> {
+    let remote = Remote {
+        url: args.from.clone(),
+        token: read_token(args.token_file.as_deref())?,
+        tls_ca: args.tls_ca.clone(),
+        tls_domain: args.tls_domain.clone(),
+    };
+    let Some(name) = &args.set else {
+        return list(&remote, args.json);
+    };
+    let cache = args.cache.clone().unwrap_or_else(default_cache_dir);
+    let bar = std::io::stderr().is_terminal().then(|| {
+        ProgressBar::new(0).with_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        )
+    });
+    if let Some(bar) = &bar {
+        bar.set_message(name.clone());
+    }
+    let report = fetch_set(&remote, name, &cache, |p| {
+        if let Some(bar) = &bar {
+            bar.set_length(p.total);
+            bar.set_position(p.bytes);
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let report = report?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    if report.already_present {
+        eprintln!(
+            "{} is already in the cache ({} files, {}), checked: nothing to download",
+            report.set,
+            report.files,
+            human_bytes(report.bytes)
+        );
+    } else {
+        eprintln!(
+            "fetched {}: {} files, {} ({} downloaded{}) in {:.2} s, checked",
+            report.set,
+            report.files,
+            human_bytes(report.bytes),
+            human_bytes(report.downloaded),
+            if report.resumed > 0 {
+                format!(
+                    ", {} kept from an interrupted fetch",
+                    human_bytes(report.resumed)
+                )
+            } else {
+                String::new()
+            },
+            report.seconds
+        );
+    }
+    // The directory alone on standard output: `solve --tables "$(tilepdb-solve fetch ...)"`.
+    println!("{}", report.dir.display());
+    Ok(())
+}
+
+fn list(remote: &Remote, json: bool) -> anyhow::Result<()> {
+    let sets = list_sets(remote)?;
+    if json {
+        let sets: Vec<serde_json::Value> = sets
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name, "partition": s.partition, "board": s.board, "goal": s.goal,
+                    "blank_rule": s.blank_rule, "encoding": s.encoding, "reflection": s.reflection,
+                    "total_bytes": s.total_bytes,
+                    "files": s.files.iter().map(|f| serde_json::json!({
+                        "name": f.name, "tiles": f.tiles, "entries": f.entries, "size": f.size,
+                        "checksum": f.checksum,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&sets)?);
+        return Ok(());
+    }
+    if sets.is_empty() {
+        bail!("{} serves no table set yet", remote.url);
+    }
+    for s in &sets {
+        println!(
+            "{}  {} {} {} {} {}  {} files, {}",
+            s.name,
+            s.partition,
+            s.board,
+            s.goal,
+            s.blank_rule,
+            s.encoding,
+            s.files.len(),
+            human_bytes(s.total_bytes)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,411 @@
+//! Downloading a finished table set from a coordinator (its table service,
+//! `proto/tilepdb/v1/tables.proto`) into a local cache.
+//!
+//! The cache holds one directory per set and manifest, `<cache>/<set>-<key>` where `key` is
+//! the CRC-32 of the set's manifest (which lists every file's checksum), so a rebuilt set
+//! never mixes with an older copy. A download goes into `<cache>/.partial/<set>-<key>/`:
+//! each file as `<file>.part`, appended chunk by checked chunk, so an interrupted download
+//! resumes where it stopped. When every file is complete the set is opened and checked as a
+//! whole ([`TableSet::open`]: sizes, CRC-32 of every header and payload, each file against
+//! the manifest); only then is the directory moved into place, in one rename. A partial or
+//! corrupt file is therefore never in a directory that can be opened as a set; a set that
+//! fails its check is deleted, not kept. Fetching a set that is already cached checks the
+//! cached copy and downloads nothing.
+//!
+//! ```no_run
+//! use tilepdb_solver::fetch::{Remote, default_cache_dir, fetch_set};
+//! use tilepdb_common::table::TableSet;
+//! let remote = Remote::new("http://coordinator:7878");
+//! let report = fetch_set(&remote, "4x4-7-8-minimized-blank-first", &default_cache_dir(), |_| {})
+//!     .unwrap();
+//! let set = TableSet::open(&report.dir).unwrap();
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tilepdb_common::table::manifest::MANIFEST_NAME;
+use tilepdb_common::table::{Manifest, ManifestEntry, TableSet};
+use tilepdb_common::wire::MAX_CHUNK_BYTES;
+use tilepdb_common::wire::chunk::decode_chunk;
+use tilepdb_common::wire::connect::{Auth, channel};
+use tilepdb_common::wire::proto::tables_client::TablesClient;
+use tilepdb_common::wire::proto::{DownloadRequest, ListSetsRequest, Section, TableSetInfo};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+use crate::error::{Error, Result};
+
+/// Longest wait for the next chunk of a download.
+const CHUNK_TIMEOUT: Duration = Duration::from_secs(60);
+/// Where downloads in progress live, inside the cache.
+const PARTIAL_DIR: &str = ".partial";
+
+/// A coordinator that serves table sets.
+#[derive(Clone, Debug, Default)]
+pub struct Remote {
+    /// `http://HOST:PORT` or `https://HOST:PORT`.
+    pub url: String,
+    /// The shared token, if the coordinator wants one.
+    pub token: Option<String>,
+    /// CA certificate (PEM) that signed the coordinator's certificate.
+    pub tls_ca: Option<PathBuf>,
+    /// The name the coordinator's certificate is for, if not the host of the URL.
+    pub tls_domain: Option<String>,
+}
+
+impl Remote {
+    /// The coordinator at `url`, without a token or TLS settings.
+    pub fn new(url: impl Into<String>) -> Remote {
+        Remote {
+            url: url.into(),
+            ..Remote::default()
+        }
+    }
+}
+
+/// The default cache: `$TILEPDB_CACHE`, else `$XDG_CACHE_HOME/tilepdb`, else
+/// `$HOME/.cache/tilepdb`, else `.tilepdb-cache` in the current directory.
+pub fn default_cache_dir() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("TILEPDB_CACHE") {
+        return dir.into();
+    }
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("tilepdb");
+    }
+    if let Some(home) = var("HOME") {
+        return PathBuf::from(home).join(".cache/tilepdb");
+    }
+    PathBuf::from(".tilepdb-cache")
+}
+
+/// How far a fetch has come.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Bytes of the set present (resumed or downloaded).
+    pub bytes: u64,
+    /// Bytes of the whole set.
+    pub total: u64,
+}
+
+/// What a fetch did.
+#[derive(Clone, Debug, Serialize)]
+pub struct FetchReport {
+    pub set: String,
+    /// The set's directory in the cache: open it with [`TableSet::open`].
+    pub dir: PathBuf,
+    pub files: usize,
+    /// Bytes of the set's files.
+    pub bytes: u64,
+    /// Bytes of file data downloaded by this fetch.
+    pub downloaded: u64,
+    /// Bytes an earlier, interrupted fetch had left, that this one kept.
+    pub resumed: u64,
+    /// The set was in the cache already, intact: nothing was downloaded.
+    pub already_present: bool,
+    pub seconds: f64,
+}
+
+type Client = TablesClient<InterceptedService<Channel, Auth>>;
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Fetch(format!("cannot start the async runtime: {e}")))
+}
+
+fn client(remote: &Remote) -> Result<Client> {
+    let channel = channel(
+        &remote.url,
+        remote.tls_ca.as_deref(),
+        remote.tls_domain.as_deref(),
+    )?;
+    Ok(
+        TablesClient::with_interceptor(channel, Auth::new(remote.token.as_deref())?)
+            .max_decoding_message_size(2 * MAX_CHUNK_BYTES as usize + (1 << 16)),
+    )
+}
+
+fn remote_error(remote: &Remote, what: &str, status: tonic::Status) -> Error {
+    if status.code() == tonic::Code::Unavailable {
+        return Error::Fetch(format!(
+            "cannot reach {} ({what}): {}",
+            remote.url,
+            status.message()
+        ));
+    }
+    Error::Remote {
+        url: remote.url.clone(),
+        what: what.to_string(),
+        code: status.code(),
+        message: status.message().to_string(),
+    }
+}
+
+async fn list(client: &mut Client, remote: &Remote) -> Result<Vec<TableSetInfo>> {
+    let response = client
+        .list_sets(ListSetsRequest {})
+        .await
+        .map_err(|s| remote_error(remote, "listing the table sets", s))?;
+    Ok(response.into_inner().sets)
+}
+
+/// The table sets `remote` serves. Blocks (on a runtime of its own): call it from a plain
+/// thread, not from async code.
+pub fn list_sets(remote: &Remote) -> Result<Vec<TableSetInfo>> {
+    runtime()?.block_on(async {
+        let mut client = client(remote)?;
+        list(&mut client, remote).await
+    })
+}
+
+/// Downloads the set `name` from `remote` into `cache` (resuming an interrupted download,
+/// checking everything; see the module's documentation), calling `progress` as bytes arrive.
+/// A set already in the cache, intact, is not downloaded again. Blocks (on a runtime of its
+/// own): call it from a plain thread, not from async code.
+pub fn fetch_set(
+    remote: &Remote,
+    name: &str,
+    cache: &Path,
+    mut progress: impl FnMut(Progress),
+) -> Result<FetchReport> {
+    let started = Instant::now();
+    let cache = &std::path::absolute(cache).map_err(|e| Error::io(cache, e))?;
+    runtime()?.block_on(async {
+        let mut client = client(remote)?;
+        let sets = list(&mut client, remote).await?;
+        let Some(info) = sets.iter().find(|s| s.name == name) else {
+            let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+            return Err(Error::Fetch(format!(
+                "{} serves no set {name:?}; it serves: {}",
+                remote.url,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        };
+        let plain = !name.is_empty()
+            && !name.starts_with('.')
+            && Path::new(name).file_name().is_some_and(|f| f == name);
+        if !plain {
+            return Err(Error::Fetch(format!(
+                "{} lists a set named {name:?}, which is not a plain directory name",
+                remote.url
+            )));
+        }
+        let origin = PathBuf::from(format!("{}/{name}/{MANIFEST_NAME}", remote.url));
+        let manifest = Manifest::parse(&info.manifest_json, &origin)?;
+        let key = format!(
+            "{name}-{:08x}",
+            crc32fast::hash(info.manifest_json.as_bytes())
+        );
+        let total: u64 = manifest.tables.iter().map(|t| t.size).sum();
+        let mut report = FetchReport {
+            set: name.to_string(),
+            dir: cache.join(&key),
+            files: manifest.tables.len(),
+            bytes: total,
+            downloaded: 0,
+            resumed: 0,
+            already_present: false,
+            seconds: 0.0,
+        };
+
+        let partial = cache.join(PARTIAL_DIR);
+        create_dir(&partial)?;
+        // One fetch of a set at a time (another process may be fetching it).
+        let lock_path = partial.join(format!("{key}.lock"));
+        let lock = File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+        if lock.try_lock().is_err() {
+            tracing::info!("another fetch of {name} is running; waiting for it");
+            lock.lock().map_err(|e| Error::io(&lock_path, e))?;
+        }
+
+        if report.dir.exists() {
+            match cached_copy(&report.dir, &info.manifest_json) {
+                Ok(()) => {
+                    report.already_present = true;
+                    progress(Progress {
+                        bytes: total,
+                        total,
+                    });
+                    report.seconds = started.elapsed().as_secs_f64();
+                    return Ok(report);
+                }
+                Err(e) => {
+                    tracing::warn!("the cached copy of {name} is damaged ({e}); fetching it again");
+                    let aside = partial.join(format!("{key}.damaged-{}", std::process::id()));
+                    std::fs::rename(&report.dir, &aside).map_err(|e| Error::io(&report.dir, e))?;
+                    std::fs::remove_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+                }
+            }
+        }
+
+        let staging = partial.join(&key);
+        create_dir(&staging)?;
+        let mut done = 0u64;
+        for entry in &manifest.tables {
+            let got = download_file(&mut client, remote, name, entry, &staging, &mut |bytes| {
+                progress(Progress {
+                    bytes: done + bytes,
+                    total,
+                })
+            })
+            .await?;
+            report.downloaded += got.downloaded;
+            report.resumed += got.resumed;
+            done += entry.size;
+        }
+
+        // Every byte is here: check the set as a whole before anyone can open it.
+        let manifest_path = staging.join(MANIFEST_NAME);
+        write_synced(&manifest_path, info.manifest_json.as_bytes())?;
+        if let Err(e) = TableSet::open(&staging) {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(Error::Fetch(format!(
+                "set {name} from {} failed its check and was deleted: {e}",
+                remote.url
+            )));
+        }
+        sync_dir(&staging)?;
+        std::fs::rename(&staging, &report.dir).map_err(|e| Error::io(&report.dir, e))?;
+        sync_dir(cache)?;
+        drop(lock); // the lock file stays: removing it could let two fetches hold "the" lock
+        report.seconds = started.elapsed().as_secs_f64();
+        tracing::info!(
+            set = name,
+            dir = %report.dir.display(),
+            downloaded = report.downloaded,
+            resumed = report.resumed,
+            "fetched"
+        );
+        Ok(report)
+    })
+}
+
+/// Checks a cached set: its manifest is the server's, byte for byte, and it opens.
+fn cached_copy(dir: &Path, manifest_json: &str) -> Result<()> {
+    let path = dir.join(MANIFEST_NAME);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    if text != manifest_json {
+        return Err(Error::Fetch(format!(
+            "{} differs from the server's manifest",
+            path.display()
+        )));
+    }
+    TableSet::open(dir)?;
+    Ok(())
+}
+
+struct FileFetch {
+    downloaded: u64,
+    resumed: u64,
+}
+
+/// Downloads `entry` into `staging/<file>` (through `<file>.part`), resuming from what a
+/// `.part` file holds. `progress` gets the bytes of this file present so far.
+async fn download_file(
+    client: &mut Client,
+    remote: &Remote,
+    set: &str,
+    entry: &ManifestEntry,
+    staging: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<FileFetch> {
+    let complete = staging.join(&entry.file);
+    if std::fs::metadata(&complete).is_ok_and(|m| m.len() == entry.size) {
+        progress(entry.size);
+        return Ok(FileFetch {
+            downloaded: 0,
+            resumed: entry.size,
+        });
+    }
+    let part = staging.join(format!("{}.part", entry.file));
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&part)
+        .map_err(|e| Error::io(&part, e))?;
+    let mut offset = file.metadata().map_err(|e| Error::io(&part, e))?.len();
+    if offset > entry.size {
+        tracing::warn!(
+            "{} is longer than the file; starting it again",
+            part.display()
+        );
+        file.set_len(0).map_err(|e| Error::io(&part, e))?;
+        offset = 0;
+    }
+    let resumed = offset;
+    if resumed > 0 {
+        tracing::info!(file = %entry.file, "resuming at byte {resumed} of {}", entry.size);
+    }
+    progress(offset);
+    let interrupted = |offset: u64, why: String| {
+        Error::Fetch(format!(
+            "the download of {} was interrupted at byte {offset} of {} ({why}); run the same \
+             fetch again to resume",
+            entry.file, entry.size
+        ))
+    };
+    if offset < entry.size {
+        let request = DownloadRequest {
+            set: set.to_string(),
+            file: entry.file.clone(),
+            offset,
+            checksum: entry.checksum.clone(),
+        };
+        let mut stream = client
+            .download(request)
+            .await
+            .map_err(|s| remote_error(remote, &format!("downloading {}", entry.file), s))?
+            .into_inner();
+        while offset < entry.size {
+            let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, stream.message()).await {
+                Err(_) => return Err(interrupted(offset, "no data for 60 s".into())),
+                Ok(Err(status)) => return Err(interrupted(offset, status.message().to_string())),
+                Ok(Ok(None)) => return Err(interrupted(offset, "the stream ended early".into())),
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            let bytes = decode_chunk(
+                &chunk,
+                Section::TableFile,
+                offset,
+                entry.size,
+                MAX_CHUNK_BYTES,
+            )?;
+            file.write_all(&bytes).map_err(|e| Error::io(&part, e))?;
+            offset += bytes.len() as u64;
+            progress(offset);
+        }
+    }
+    file.sync_all().map_err(|e| Error::io(&part, e))?;
+    drop(file);
+    std::fs::rename(&part, &complete).map_err(|e| Error::io(&complete, e))?;
+    Ok(FileFetch {
+        downloaded: entry.size - resumed,
+        resumed,
+    })
+}
+
+fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    f.sync_all().map_err(|e| Error::io(path, e))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}

@@ -1,0 +1,212 @@
+//! `tilepdb-solve fetch`, the program: killed half way through a download, it resumes when run
+//! again; the set it fetched solves; a second fetch downloads nothing; bad input gets a clear
+//! error. The tables are served by the coordinator's table service on a real socket, run in
+//! this test's process (`coordinator/tests/fetch.rs` runs it as the coordinator program).
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tilepdb_common::table::Encoding;
+use tilepdb_common::{BlankRule, Goal, Partition};
+use tilepdb_coordinator::build::BuildOptions;
+use tilepdb_coordinator::cache::open_or_build;
+use tilepdb_coordinator::dist::{ServeOptions, TableService, bind, serve_tables};
+
+const TOKEN: &str = "fetch-cli-token";
+
+fn solve_cmd() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"));
+    c.env("TILEPDB_TOKEN", TOKEN).env_remove("TILEPDB_CACHE");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    solve_cmd().args(args).output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Serves the sets in `dir` at `rate_limit` bytes per second per download; the URL.
+fn serve(dir: &Path, rate_limit: u64) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let (listener, addr) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+            tx.send(format!("http://{addr}")).unwrap();
+            let options = ServeOptions {
+                token: Some(TOKEN.into()),
+                tables: Some(TableService::new(dir, Some(rate_limit))),
+                ..ServeOptions::default()
+            };
+            serve_tables(listener, options).await.unwrap();
+        })
+    });
+    rx.recv().unwrap()
+}
+
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            if p.is_dir() {
+                bytes_under(&p)
+            } else {
+                std::fs::metadata(&p).map_or(0, |m| m.len())
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn a_killed_fetch_resumes_and_its_set_solves() {
+    let served = tempfile::tempdir().unwrap();
+    let partition = Partition::named("15:5-5-5").unwrap();
+    let (set, _) = open_or_build(
+        served.path(),
+        &partition,
+        Goal::BlankFirst,
+        BlankRule::Minimized,
+        Encoding::Byte,
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    let name = set
+        .dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let total: u64 = set.manifest().tables.iter().map(|t| t.size).sum();
+    let url = serve(served.path(), 256 << 10);
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let fetch = [
+        "fetch", "--from", &url, "--set", &name, "--cache", cache_dir,
+    ];
+
+    // Killed (SIGKILL) once half of the set is on disk.
+    let mut child = solve_cmd()
+        .args(fetch)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while bytes_under(cache.path()) * 2 < total {
+        assert!(Instant::now() < until, "the download does not progress");
+        assert!(child.try_wait().unwrap().is_none(), "fetch ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = bytes_under(cache.path());
+    assert!(kept < total, "the fetch finished before it was killed");
+    let listed: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(listed, [".partial"], "a partial set is visible");
+
+    // Run again: it resumes, and says so.
+    let out = run(&[&fetch[..], &["--json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (resumed, downloaded) = (
+        report["resumed"].as_u64().unwrap(),
+        report["downloaded"].as_u64().unwrap(),
+    );
+    assert!(
+        resumed * 2 >= total && resumed + downloaded == total,
+        "{report}"
+    );
+    assert_eq!(report["already_present"], false);
+
+    // The fetched set solves; its directory is what plain `fetch` prints on stdout.
+    let out = run(&fetch);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("already in the cache"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert_eq!(dir, report["dir"].as_str().unwrap());
+    let out = run(&[
+        "solve",
+        "--tables",
+        &dir,
+        "--reflect",
+        "--json",
+        "--state",
+        "1 2 3 0 4 5 6 7 8 9 10 11 12 13 14 15",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let solved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(solved["results"][0]["length"], 3);
+
+    // The listing names the set.
+    let out = run(&["fetch", "--from", &url, "--list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&name));
+}
+
+#[test]
+fn bad_fetches_are_refused_clearly() {
+    let refused = |args: &[&str], needle: &str| {
+        let out = run(args);
+        let text = stderr(&out);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(!text.contains("panicked"), "{text}");
+        assert!(text.contains(needle), "expected {needle:?} in {text}");
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    refused(
+        &[
+            "fetch",
+            "--from",
+            "coordinator:7878",
+            "--set",
+            "x",
+            "--cache",
+            cache,
+        ],
+        "bad coordinator address",
+    );
+    // Port 1: nothing listens there.
+    refused(
+        &[
+            "fetch",
+            "--from",
+            "http://127.0.0.1:1",
+            "--set",
+            "x",
+            "--cache",
+            cache,
+        ],
+        "cannot reach http://127.0.0.1:1",
+    );
+    refused(&["fetch", "--from", "http://127.0.0.1:1"], "--set");
+    let url = serve(tempfile::tempdir().unwrap().path(), 1 << 20);
+    refused(
+        &[
+            "fetch", "--from", &url, "--set", "4x4-7-8", "--cache", cache,
+        ],
+        "serves no set \"4x4-7-8\"; it serves: none",
+    );
+    let out = solve_cmd()
+        .args(["fetch", "--from", &url, "--list"])
+        .env("TILEPDB_TOKEN", "wrong")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("Unauthenticated"), "{}", stderr(&out));
+}
