@@ -293,6 +293,84 @@ fn a_coordinator_killed_and_restarted_resumes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A small file system of its own (tmpfs), unmounted when dropped; `None` where this process
+/// may not mount one (not root).
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, bytes: u64) -> Option<SmallDisk> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallDisk(dir.to_path_buf()))
+    }
+
+    /// Writes a file until the disk is full.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.0.join("filler");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let block = vec![0xa5u8; 64 << 10];
+        while f.write_all(&block).is_ok() {}
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
+    let dir = scratch("full-disk");
+    single_machine(&SMALL_JOB, &dir.join("single"));
+    let disk = dir.join("disk");
+    let Some(small) = SmallDisk::mount(&disk, 64 << 20) else {
+        eprintln!("skipped: this test mounts a tmpfs, which needs root");
+        return;
+    };
+    let first = start_coordinator(&SMALL_JOB, &disk, "127.0.0.1:0", &MANY_TASKS);
+    let addr = first.addr;
+    let slow = ["--debug-task-delay-ms", "5"];
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
+    // Another program fills the disk in the middle of the first table.
+    first.wait_for(&["layer done", "table=0", "depth=8 "], MINUTES);
+    let filler = small.fill();
+    let mut first = first;
+    let until = Instant::now() + MINUTES;
+    let status = loop {
+        if let Some(status) = first.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < until,
+            "the coordinator went on with a full disk"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success());
+    let error = first.wait_for(&["the disk is full"], Duration::from_secs(10));
+    assert!(error.contains("free some space"), "{error}");
+    drop(first);
+    // Space freed, the coordinator started again: it resumes and writes the same tables.
+    std::fs::remove_file(filler).unwrap();
+    let second = start_coordinator(&SMALL_JOB, &disk, &addr.to_string(), &MANY_TASKS);
+    second.wait_for(&["resuming from the data directory"], MINUTES);
+    second.finish(MINUTES);
+    for w in workers {
+        assert!(w.wait(Duration::from_secs(60)), "a worker did not finish");
+    }
+    assert_same_tables(&dir.join("single"), &disk.join("out"));
+    drop(small);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Hostile and broken clients get the right status; the build still finishes correctly.
 mod bad_clients {
     use super::*;

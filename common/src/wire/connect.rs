@@ -10,7 +10,7 @@
 //! assert!(channel("http://127.0.0.1:7878", None, None).is_ok());
 //! assert!(channel("not a url", None, None).is_err());
 //! assert!(Auth::new(Some("s3cret")).is_ok());
-//! assert!(Auth::new(Some("caf\u{e9}")).is_err()); // tokens are printable ASCII
+//! assert!(Auth::new(Some("two\nlines")).is_err()); // tokens are printable ASCII
 //! ```
 
 use std::path::Path;
