@@ -11,21 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server::Server;
+use server::{Server, coordinator_bin, scratch};
 
 const TOKEN: &str = "cluster-test-token";
-
-fn coordinator_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
-}
-
-/// A scratch directory of one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tilepdb-cluster-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Every file of the table set under `out`, by name.
 fn tables(out: &Path) -> Vec<(String, Vec<u8>)> {

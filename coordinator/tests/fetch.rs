@@ -6,12 +6,12 @@
 
 mod server;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use server::Server;
+use server::{Server, coordinator_bin, scratch};
 use tilepdb_common::table::TableSet;
 use tilepdb_common::wire::proto::DownloadRequest;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
@@ -20,17 +20,6 @@ use tilepdb_solver::fetch::{Remote, fetch_set, list_sets};
 const TOKEN: &str = "fetch-test-token";
 const JOB: [&str; 4] = ["--puzzle", "15", "--partition", "15:5-5-5"];
 const SET: &str = "4x4-5-5-5-minimized-blank-first";
-
-fn coordinator_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tilepdb-fetch-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Builds the 15-puzzle 5-5-5 set into `out` on this machine.
 fn build_set(out: &Path) {

@@ -1,12 +1,26 @@
-//! A server process of the integration tests (`serve`), with its log lines collected.
+//! What the integration tests that start processes share: the coordinator program, scratch
+//! directories, and a server process (`serve`) with its log lines collected.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
+
+pub fn coordinator_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
+}
+
+/// A scratch directory of one test, empty.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tilepdb-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 /// A running server process, its log lines collected.
 pub struct Server {
