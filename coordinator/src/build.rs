@@ -22,6 +22,7 @@ pub use tilepdb_common::human_bytes;
 
 use rayon::prelude::*;
 use tilepdb_common::layer::CodeLayer;
+use tilepdb_common::table::header::histogram_mean;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace, cut_layer};
 use tilepdb_worker::{ExpandStats, expand_range};
 
@@ -79,14 +80,7 @@ impl BuiltTable {
 
     /// Mean value over reached entries.
     pub fn mean_value(&self) -> f64 {
-        let (sum, count) = self
-            .histogram
-            .iter()
-            .enumerate()
-            .fold((0f64, 0u64), |(s, c), (v, &n)| {
-                (s + v as f64 * n as f64, c + n)
-            });
-        if count == 0 { 0.0 } else { sum / count as f64 }
+        histogram_mean(&self.histogram).unwrap_or(0.0)
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use tilepdb_common::StateSpace;
 use tilepdb_common::table::Pdb;
+use tilepdb_common::table::header::histogram_mean;
 
 use crate::build::{BuiltTable, human_bytes};
 
@@ -40,6 +41,34 @@ pub struct TableReport {
 }
 
 impl TableReport {
+    /// What the table's space says; nothing measured yet.
+    fn of_space(space: &StateSpace, histogram: Vec<u64>) -> Self {
+        TableReport {
+            board: space.board().to_string(),
+            goal: space.goal().to_string(),
+            blank_rule: space.rule().to_string(),
+            tiles: space.pattern().tiles().to_vec(),
+            placements: space.placements(),
+            entries: space.entries(),
+            layers: 0,
+            max_value: 0,
+            mean_value: histogram_mean(&histogram).unwrap_or(0.0),
+            unreached: 0,
+            wall_seconds: 0.0,
+            states_expanded: 0,
+            expanded_per_second: 0.0,
+            state_array_bytes: 0,
+            depth_bytes: 0,
+            peak_rss_bytes: None,
+            file: None,
+            encoding: None,
+            file_bytes: None,
+            checksum: None,
+            cached: false,
+            histogram,
+        }
+    }
+
     pub fn new(
         space: &StateSpace,
         table: &BuiltTable,
@@ -48,15 +77,8 @@ impl TableReport {
     ) -> Self {
         let secs = table.elapsed.as_secs_f64();
         TableReport {
-            board: space.board().to_string(),
-            goal: space.goal().to_string(),
-            blank_rule: space.rule().to_string(),
-            tiles: space.pattern().tiles().to_vec(),
-            placements: space.placements(),
-            entries: space.entries(),
             layers: table.layers,
             max_value: table.max_value(),
-            mean_value: table.mean_value(),
             unreached: table.unreached,
             wall_seconds: secs,
             states_expanded: table.expanded,
@@ -69,11 +91,7 @@ impl TableReport {
             depth_bytes: table.depth_bytes,
             peak_rss_bytes,
             file,
-            encoding: None,
-            file_bytes: None,
-            checksum: None,
-            cached: false,
-            histogram: table.histogram.clone(),
+            ..TableReport::of_space(space, table.histogram.clone())
         }
     }
 
@@ -89,36 +107,12 @@ impl TableReport {
     /// The report of a table found already built: what its header says, nothing measured.
     pub fn cached(space: &StateSpace, pdb: &Pdb) -> Self {
         let h = pdb.header();
-        let (sum, count) = h
-            .histogram
-            .iter()
-            .enumerate()
-            .fold((0f64, 0u64), |(s, c), (v, &n)| {
-                (s + v as f64 * n as f64, c + n)
-            });
         TableReport {
-            board: space.board().to_string(),
-            goal: space.goal().to_string(),
-            blank_rule: space.rule().to_string(),
-            tiles: space.pattern().tiles().to_vec(),
-            placements: space.placements(),
-            entries: space.entries(),
             layers: h.max_value as u32 + 1,
             max_value: h.max_value,
-            mean_value: if count == 0 { 0.0 } else { sum / count as f64 },
             unreached: h.unreached,
-            wall_seconds: 0.0,
-            states_expanded: 0,
-            expanded_per_second: 0.0,
-            state_array_bytes: 0,
-            depth_bytes: 0,
-            peak_rss_bytes: None,
-            file: None,
-            encoding: None,
-            file_bytes: None,
-            checksum: None,
             cached: true,
-            histogram: h.histogram.clone(),
+            ..TableReport::of_space(space, h.histogram.clone())
         }
         .with_table_file(pdb)
     }

@@ -55,6 +55,24 @@ pub const FORMAT_MAJOR: u16 = 1;
 pub const FORMAT_MINOR: u16 = 0;
 /// Bytes of the header, and offset of the payload.
 pub const HEADER_LEN: usize = 4096;
+
+/// The mean value of a histogram (`histogram[v]` = entries of value `v`); `None` if empty.
+///
+/// ```
+/// use tilepdb_common::table::header::histogram_mean;
+/// assert_eq!(histogram_mean(&[1, 2, 1]), Some(1.0)); // values 0, 1, 1, 2
+/// assert_eq!(histogram_mean(&[0, 0]), None);
+/// ```
+pub fn histogram_mean(histogram: &[u64]) -> Option<f64> {
+    let (sum, count) = histogram
+        .iter()
+        .enumerate()
+        .fold((0f64, 0u64), |(s, c), (v, &n)| {
+            (s + v as f64 * n as f64, c + n)
+        });
+    (count > 0).then(|| sum / count as f64)
+}
+
 /// Values 0..=254 have a histogram slot (255 is [`super::UNREACHED`]).
 pub const HISTOGRAM_SLOTS: usize = 255;
 /// Room for the tiles of the largest pattern.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
-use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN};
+use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, histogram_mean};
 use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
 use tilepdb_coordinator::build::human_bytes;
@@ -79,13 +79,6 @@ pub struct TableInfo {
 impl TableInfo {
     fn new(header: &Header, space: &StateSpace, pdb: Option<&Pdb>) -> TableInfo {
         let built = pdb.is_some();
-        let count: u64 = header.histogram.iter().sum();
-        let sum: f64 = header
-            .histogram
-            .iter()
-            .enumerate()
-            .map(|(v, &n)| v as f64 * n as f64)
-            .sum();
         TableInfo {
             file: pdb.map(|p| p.path().to_path_buf()),
             format_version: format!("{}.{}", header.major, header.minor),
@@ -104,7 +97,7 @@ impl TableInfo {
             file_bytes: header.file_len(),
             build_memory_bytes: space.build_memory_bytes(),
             max: built.then_some(header.max_value),
-            mean: (built && count > 0).then(|| sum / count as f64),
+            mean: histogram_mean(&header.histogram).filter(|_| built),
             unreached: built.then_some(header.unreached),
             histogram: built.then(|| header.histogram.clone()),
             checksum: pdb.map(|p| p.checksum()),
