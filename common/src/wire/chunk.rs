@@ -65,7 +65,7 @@ pub struct SectionReader {
 
 impl SectionReader {
     /// A reader of `expected` bytes of `section`, from chunks of at most `max_chunk` bytes.
-    /// The caller bounds `expected` before (it is allocated as chunks arrive).
+    /// The caller bounds `expected` before; memory grows with the chunks that arrive.
     pub fn new(section: Section, expected: u64, max_chunk: u32) -> SectionReader {
         SectionReader {
             section,
@@ -137,9 +137,8 @@ impl SectionReader {
                 out.len()
             )));
         }
-        if self.bytes.is_empty() {
-            self.bytes.reserve_exact(self.expected as usize);
-        }
+        // Memory follows the bytes that arrive, not the declared size: a list's bound on its
+        // bytes is far above what lists take.
         self.bytes.extend_from_slice(&out);
         Ok(())
     }
