@@ -368,8 +368,9 @@ mod bad_clients {
         Chunk, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
         result_message, task_message,
     };
-    use tilepdb_common::wire::states::encode_deltas;
+    use tilepdb_common::wire::states::{ListShape, encode_states};
     use tilepdb_common::wire::{PROTOCOL_VERSION, TaskId};
+    use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
     use tonic::Code;
     use tonic::metadata::MetadataValue;
     use tonic::transport::Channel;
@@ -502,9 +503,20 @@ mod bad_clients {
 
             let (job, worker) = register(&mut client).await;
             let t = take(&mut client, &job, worker).await;
-            // A plausible result: two states of the task's own ranks (not its true result).
-            let first = t.first_rank * 11;
-            let list = encode_deltas(&[first, first + 1]);
+            // A plausible result: two states of the next layer in the task's own ranks (not
+            // its true result).
+            assert_eq!(t.table, 0);
+            let board: Board = "4x4".parse().unwrap();
+            let pattern = Pattern::new(board, vec![1, 2, 3, 4, 5]).unwrap();
+            let space =
+                StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Minimized).unwrap();
+            let shape = ListShape::new(&space, t.depth + 1);
+            let all = 0..space.states();
+            let plausible: Vec<u64> = (t.first_rank * space.slots()..)
+                .filter(|&s| encode_states(&shape, all.clone(), &[s]).is_ok())
+                .take(2)
+                .collect();
+            let list = encode_states(&shape, all, &plausible).unwrap();
             let good = encode_section(Section::ReachedStates, &list, 1 << 20, 1);
             let h = || header(&job, worker, &t, &list, 2);
 
@@ -568,12 +580,18 @@ mod bad_clients {
                 deliver(&mut client, big, good.clone()).await,
                 Err(Code::InvalidArgument)
             );
-            // A state outside the table.
-            let far = encode_deltas(&[first, u64::MAX / 2]);
-            let far_chunks = encode_section(Section::ReachedStates, &far, 1 << 20, 1);
-            let far_header = header(&job, worker, &t, &far, 2);
+            // Bytes that are no list of the declared states: a byte too many, a state too many.
+            let mut long = list.clone();
+            long.push(0);
+            let long_chunks = encode_section(Section::ReachedStates, &long, 1 << 20, 1);
+            let long_header = header(&job, worker, &t, &long, 2);
             assert_eq!(
-                deliver(&mut client, far_header, far_chunks).await,
+                deliver(&mut client, long_header, long_chunks).await,
+                Err(Code::InvalidArgument)
+            );
+            let three = header(&job, worker, &t, &list, 3);
+            assert_eq!(
+                deliver(&mut client, three, good.clone()).await,
                 Err(Code::InvalidArgument)
             );
             // Nothing above was merged: the task is still open, and its true result (here

@@ -17,7 +17,7 @@ use tilepdb_common::wire::proto::{
     HeartbeatRequest, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
     result_message, task_message,
 };
-use tilepdb_common::wire::states::{decode_deltas, encode_deltas, own_states};
+use tilepdb_common::wire::states::{ListShape, decode_states, encode_states, own_states};
 use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tilepdb_common::{StateList, StateSpace};
 use tonic::service::interceptor::InterceptedService;
@@ -463,9 +463,10 @@ impl Session {
             }
         }
         let ranks = task.first_rank..task.end_rank;
+        let shape = ListShape::new(space, task.depth);
         let input = reader
             .finish()
-            .and_then(|b| decode_deltas(&b, task.states, own_states(&ranks, space.slots())))
+            .and_then(|b| decode_states(&b, task.states, &shape, own_states(&ranks, space.slots())))
             .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?;
         self.summary.lock().unwrap().bytes_received += received;
         Ok(Some((task, input)))
@@ -476,23 +477,31 @@ impl Session {
         let (pool, spaces) = (self.pool.clone(), self.spaces.clone());
         let (level, max_chunk) = (self.config.zstd_level, self.max_chunk);
         let (table, ranks) = (task.table as usize, task.first_rank..task.end_rank);
+        let depth = task.depth;
         let input = StateList(input);
         let started = Instant::now();
         let result = tokio::task::spawn_blocking(move || {
-            let out = pool.install(|| run_task(&spaces[table], ranks, &input));
-            let list = encode_deltas(&out.reached);
+            let space = &spaces[table];
+            let out = pool.install(|| run_task(space, ranks, &input));
+            // The states reached are those of the next layer.
+            let shape = ListShape::new(space, depth + 1);
+            let list = encode_states(&shape, 0..space.states(), &out.reached)?;
             let chunks = encode_section(Section::ReachedStates, &list, max_chunk, level);
-            Expanded {
+            Ok::<_, tilepdb_common::Error>(Expanded {
                 reached_states: out.reached.len() as u64,
                 reached_bytes: list.len() as u64,
                 stats: out.stats,
                 chunks,
                 started,
-            }
+            })
         })
         .await;
         match result {
-            Ok(r) => Some(r),
+            Ok(Ok(r)) => Some(r),
+            Ok(Err(e)) => {
+                tracing::error!("result not encoded: {e}");
+                None
+            }
             Err(e) => {
                 tracing::error!("expansion failed: {e}");
                 None
@@ -607,10 +616,12 @@ fn check_task<'a>(task: &Task, spaces: &'a [StateSpace]) -> Result<&'a StateSpac
             space.placements()
         ));
     }
-    if task.states > task.input_bytes || task.input_bytes > 10 * task.states {
+    let own = own_states(&(task.first_rank..task.end_rank), space.slots());
+    let most_bytes = ListShape::new(space, task.depth).max_bytes(task.states);
+    if task.states > own.end - own.start || task.input_bytes > most_bytes {
         return Err(format!(
-            "{} bytes cannot list {} states",
-            task.input_bytes, task.states
+            "{} bytes cannot list {} states of ranks {}..{}",
+            task.input_bytes, task.states, task.first_rank, task.end_rank
         ));
     }
     Ok(space)

@@ -135,7 +135,7 @@ pub struct SectionReader {
 
 impl SectionReader {
     /// A reader of `expected` bytes of `section`, from chunks of at most `max_chunk` bytes.
-    /// The caller bounds `expected` before (it is allocated as chunks arrive).
+    /// The caller bounds `expected` before; memory grows with the chunks that arrive.
     pub fn new(section: Section, expected: u64, max_chunk: u32) -> SectionReader {
         SectionReader {
             section,
@@ -164,9 +164,8 @@ impl SectionReader {
             self.expected,
             self.max_chunk,
         )?;
-        if self.bytes.is_empty() {
-            self.bytes.reserve_exact(self.expected as usize);
-        }
+        // Memory follows the bytes that arrive, not the declared size: a list's bound on its
+        // bytes is far above what lists take.
         self.bytes.extend_from_slice(&out);
         Ok(())
     }

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader};
-use tilepdb_common::wire::states::{own_states, walk_deltas};
+use tilepdb_common::wire::states::{CheckedStates, ListShape, own_states};
 use tilepdb_common::{BlankRule, Goal, Partition, StateCodes, StateSpace, cut_layer};
 use tonic::Status;
 
@@ -514,7 +514,8 @@ impl Job {
                 h.reached_states, slot.states
             ));
         }
-        if h.reached_bytes < h.reached_states || h.reached_bytes > 10 * h.reached_states {
+        // The result lists states of the next layer.
+        if h.reached_bytes > ListShape::new(space, id.depth + 1).max_bytes(h.reached_states) {
             return bad(format!(
                 "{} bytes cannot list {} states",
                 h.reached_bytes, h.reached_states
@@ -538,10 +539,9 @@ impl Job {
         }))
     }
 
-    /// Merges a result, its states as checked varint differences (blocking: call off the
-    /// async threads). Returns whether it was merged (false: another attempt of the task got
-    /// there first).
-    pub fn commit(&self, r: &AcceptedResult, reached: &[u8]) -> bool {
+    /// Merges a result, its states checked (blocking: call off the async threads). Returns
+    /// whether it was merged (false: another attempt of the task got there first).
+    pub fn commit(&self, r: &AcceptedResult, reached: &CheckedStates) -> bool {
         let arrays = {
             let mut st = self.lock();
             if (st.table, st.depth) != (r.table, r.depth) || st.phase != Phase::Expanding {
@@ -562,11 +562,7 @@ impl Job {
             space.slots(),
             r.depth + 1,
         );
-        // Checked by the caller with the same bounds: this walk cannot fail.
-        let walked = walk_deltas(reached, r.reached_states, 0..r.states, |s| {
-            tilepdb_worker::ReachedSink::reached(&mut merge, s)
-        });
-        debug_assert!(walked.is_ok(), "a result is checked before its commit");
+        reached.for_each(|s| tilepdb_worker::ReachedSink::reached(&mut merge, s));
         self.counters.expanded.fetch_add(r.expanded, Relaxed);
         self.counters.generated.fetch_add(r.generated, Relaxed);
         self.counters.results_accepted.fetch_add(1, Relaxed);
@@ -828,11 +824,8 @@ impl Job {
     }
 
     /// The tasks of a layer and their current states. With `--task-ranks`, fixed ranges (as
-    /// the single-machine build cuts them). Otherwise tasks follow the layer: whole blocks of
-    /// the rank (the placements with the pattern's first tile on one cell, so that only that
-    /// tile's moves leave a task), grouped until a task holds about 1/`tasks_per_layer` of the
-    /// layer's states, and blocks that hold more are cut along eighths of a block. Ranges
-    /// without a current state are left out.
+    /// the single-machine build cuts them); otherwise [`plan_tasks`]. Ranges without a current
+    /// state are left out.
     fn plan_layer(
         &self,
         space: &StateSpace,
@@ -857,61 +850,7 @@ impl Job {
                 .filter(|(_, c)| *c > 0)
                 .unzip();
         }
-        let block = space.ranker().block_len();
-        let units = cut_layer(space.placements(), block, block.div_ceil(8));
-        let unit_counts = count(&units);
-        let total: u64 = unit_counts.iter().sum();
-        let target = total.div_ceil(self.config.tasks_per_layer.max(1)).max(1);
-        let mut tasks: Vec<(Range<u64>, u64)> = Vec::new();
-        let mut open: Option<(Range<u64>, u64)> = None;
-        let mut i = 0;
-        while i < units.len() {
-            // The units of one block.
-            let block_index = units[i].start / block;
-            let mut j = i;
-            while j < units.len() && units[j].start / block == block_index {
-                j += 1;
-            }
-            let block_states: u64 = unit_counts[i..j].iter().sum();
-            let block_range = units[i].start..units[j - 1].end;
-            if block_states > 2 * target {
-                // Close the open task; cut this block along its units.
-                tasks.extend(open.take());
-                for (u, &c) in units[i..j].iter().zip(&unit_counts[i..j]) {
-                    if c == 0 {
-                        tasks.extend(open.take());
-                        continue;
-                    }
-                    match &mut open {
-                        Some((r, n)) if *n + c <= target => {
-                            r.end = u.end;
-                            *n += c;
-                        }
-                        _ => {
-                            tasks.extend(open.take());
-                            open = Some((u.clone(), c));
-                        }
-                    }
-                }
-                tasks.extend(open.take());
-            } else if block_states > 0 {
-                match &mut open {
-                    Some((r, n)) if *n + block_states <= target && r.end == block_range.start => {
-                        r.end = block_range.end;
-                        *n += block_states;
-                    }
-                    _ => {
-                        tasks.extend(open.take());
-                        open = Some((block_range, block_states));
-                    }
-                }
-            } else {
-                tasks.extend(open.take());
-            }
-            i = j;
-        }
-        tasks.extend(open);
-        tasks.into_iter().unzip()
+        plan_tasks(space, self.config.tasks_per_layer, count)
     }
 
     /// Expands the layer `checkpoint.next_depth` of `table` with the workers and finishes it.
@@ -1124,6 +1063,74 @@ fn initial_attempt() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     (nanos ^ (std::process::id() as u64) << 40) & ((1 << 62) - 1)
+}
+
+/// The tasks of a layer along the layer: whole blocks of the rank (the placements with the
+/// pattern's first tile on one cell, so that only that tile's moves leave a task), grouped
+/// until a task holds about 1/`tasks_per_layer` of the layer's states, and blocks that hold
+/// more are cut along eighths of a block. `count` gives the current states of each of some
+/// ranges of ranks. Ranges without a current state are left out. Returns the tasks and their
+/// current states.
+pub fn plan_tasks(
+    space: &StateSpace,
+    tasks_per_layer: u64,
+    count: impl Fn(&[Range<u64>]) -> Vec<u64>,
+) -> (Vec<Range<u64>>, Vec<u64>) {
+    let block = space.ranker().block_len();
+    let units = cut_layer(space.placements(), block, block.div_ceil(8));
+    let unit_counts = count(&units);
+    let total: u64 = unit_counts.iter().sum();
+    let target = total.div_ceil(tasks_per_layer.max(1)).max(1);
+    let mut tasks: Vec<(Range<u64>, u64)> = Vec::new();
+    let mut open: Option<(Range<u64>, u64)> = None;
+    let mut i = 0;
+    while i < units.len() {
+        // The units of one block.
+        let block_index = units[i].start / block;
+        let mut j = i;
+        while j < units.len() && units[j].start / block == block_index {
+            j += 1;
+        }
+        let block_states: u64 = unit_counts[i..j].iter().sum();
+        let block_range = units[i].start..units[j - 1].end;
+        if block_states > 2 * target {
+            // Close the open task; cut this block along its units.
+            tasks.extend(open.take());
+            for (u, &c) in units[i..j].iter().zip(&unit_counts[i..j]) {
+                if c == 0 {
+                    tasks.extend(open.take());
+                    continue;
+                }
+                match &mut open {
+                    Some((r, n)) if *n + c <= target => {
+                        r.end = u.end;
+                        *n += c;
+                    }
+                    _ => {
+                        tasks.extend(open.take());
+                        open = Some((u.clone(), c));
+                    }
+                }
+            }
+            tasks.extend(open.take());
+        } else if block_states > 0 {
+            match &mut open {
+                Some((r, n)) if *n + block_states <= target && r.end == block_range.start => {
+                    r.end = block_range.end;
+                    *n += block_states;
+                }
+                _ => {
+                    tasks.extend(open.take());
+                    open = Some((block_range, block_states));
+                }
+            }
+        } else {
+            tasks.extend(open.take());
+        }
+        i = j;
+    }
+    tasks.extend(open);
+    tasks.into_iter().unzip()
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! * an unknown worker (say, after a coordinator restart): NOT_FOUND, "register again";
 //! * a forged task id or attempt, a range that is not the task's, sizes that do not fit the
 //!   task, a chunk whose checksum, offset or declared size is wrong, a zstd frame larger than
-//!   declared, a state outside the job: INVALID_ARGUMENT, and nothing is merged (a result is
-//!   read and checked in full before its merge starts).
+//!   declared, a state list that is not exactly the declared number of states of the next
+//!   layer: INVALID_ARGUMENT, and nothing is merged (a result is read and checked in full
+//!   before its merge starts).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ use tilepdb_common::wire::proto::{
     JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
     Task, TaskMessage, Wait, result_message, task_message,
 };
-use tilepdb_common::wire::states::{DeltaEncoder, own_states, walk_deltas};
+use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder, own_states};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tokio_stream::Stream;
 use tonic::service::Interceptor;
@@ -176,15 +177,19 @@ impl Coordinator for CoordinatorService {
             }],
             Lease::Task(t) => {
                 let level = self.job.config.zstd_level;
+                let shape = ListShape::new(&self.job.spaces[t.id.table as usize], t.id.depth);
                 tokio::task::spawn_blocking(move || {
                     // Encoded as the scan goes: the coordinator never holds the states.
-                    let mut input = DeltaEncoder::with_capacity(2 * t.states as usize);
+                    let own = own_states(&t.ranks, t.slots);
+                    let mut input = StateEncoder::new(&shape, own.clone());
                     let code = StateCodes::code_of_depth(t.id.depth);
                     t.arrays
                         .codes
-                        .for_each_with_code(own_states(&t.ranks, t.slots), code, |s| input.push(s));
+                        .for_each_with_code(own, code, |s| input.push(s));
                     let states = input.count();
-                    let bytes = input.finish();
+                    let bytes = input
+                        .finish()
+                        .map_err(|e| Status::internal(format!("task input: {e}")))?;
                     let chunks =
                         encode_section(Section::InputStates, &bytes, MAX_CHUNK_BYTES, level);
                     let mut messages = vec![TaskMessage {
@@ -202,10 +207,10 @@ impl Coordinator for CoordinatorService {
                     messages.extend(chunks.into_iter().map(|c| TaskMessage {
                         kind: Some(task_message::Kind::Input(c)),
                     }));
-                    messages
+                    Ok::<_, Status>(messages)
                 })
                 .await
-                .map_err(|e| Status::internal(format!("task input: {e}")))?
+                .map_err(|e| Status::internal(format!("task input: {e}")))??
             }
         };
         let bytes: usize = messages.iter().map(|m| m.encoded_len()).sum();
@@ -263,10 +268,13 @@ impl Coordinator for CoordinatorService {
         let merged = tokio::task::spawn_blocking(move || -> Result<bool, Status> {
             let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
             let bytes = reader.finish().map_err(invalid)?;
-            // Checked in full before anything is merged; then merged from the bytes.
-            walk_deltas(&bytes, accepted.reached_states, 0..accepted.states, |_| {})
-                .map_err(invalid)?;
-            Ok(job.commit(&accepted, &bytes))
+            // Checked in full before anything is merged: states of the next layer.
+            let shape = ListShape::new(&job.spaces[accepted.table], accepted.depth + 1);
+            let reached =
+                CheckedStates::decode(&bytes, accepted.reached_states, &shape, 0..accepted.states)
+                    .map_err(invalid)?;
+            drop(bytes);
+            Ok(job.commit(&accepted, &reached))
         })
         .await
         .map_err(|e| Status::internal(format!("merge: {e}")))??;
