@@ -323,10 +323,12 @@ struct TableLookup<'a> {
     payload: &'a [u8],
     encoding: Encoding,
     ranker: PlacementRanker,
-    tiles: Vec<u8>,
+    /// The pattern's tiles, `k` of them (arrays of the largest size: no bounds to check).
+    tiles: [u8; MAX_CELLS],
+    k: usize,
     /// The tile of the real state whose mirrored cell is the cell of `tiles[i]` in the
     /// reflected state.
-    mirror_sources: Vec<u8>,
+    mirror_sources: [u8; MAX_CELLS],
     goal_cells: Vec<u8>,
     /// `slots` for aware tables (entries per placement), 1 otherwise.
     slots: u64,
@@ -337,7 +339,9 @@ struct TableLookup<'a> {
 pub struct PdbHeuristic<'a> {
     board: Board,
     tables: Vec<TableLookup<'a>>,
-    mirror_cell: [u8; MAX_CELLS],
+    /// `mirror_cell[c]`: the reflection of cell `c` (256 entries: a cell byte needs no bounds
+    /// check).
+    mirror_cell: [u8; 256],
     reflect: bool,
     /// What a child looks up, by the tile moved.
     child_lookups: [ChildLookups; MAX_CELLS],
@@ -373,7 +377,7 @@ impl<'a> PdbHeuristic<'a> {
                 }
             })
             .collect();
-        let mut mirror_cell = [0u8; MAX_CELLS];
+        let mut mirror_cell = [0u8; 256];
         for (c, m) in mirror_cell.iter_mut().enumerate().take(n) {
             *m = if reflect {
                 board.transpose_cell(c) as u8
@@ -390,18 +394,20 @@ impl<'a> PdbHeuristic<'a> {
             for &t in space.pattern().tiles() {
                 table_of_tile[t as usize] = i as u8;
             }
+            let pattern = space.pattern().tiles();
+            let (mut tiles, mut mirror_sources) = ([0u8; MAX_CELLS], [0u8; MAX_CELLS]);
+            for (j, &t) in pattern.iter().enumerate() {
+                tiles[j] = t;
+                mirror_sources[j] = mirror_tile[t as usize];
+            }
             tables.push(TableLookup {
                 pdb,
                 payload: pdb.payload(),
                 encoding: pdb.encoding(),
                 ranker: space.ranker().clone(),
-                tiles: space.pattern().tiles().to_vec(),
-                mirror_sources: space
-                    .pattern()
-                    .tiles()
-                    .iter()
-                    .map(|&t| mirror_tile[t as usize])
-                    .collect(),
+                tiles,
+                k: pattern.len(),
+                mirror_sources,
                 goal_cells: space.goal_cells().to_vec(),
                 slots: space.entries() / space.placements(),
             });
@@ -479,7 +485,7 @@ impl<'a> PdbHeuristic<'a> {
         if !t.encoding.needs_manhattan() {
             return 0;
         }
-        (0..t.tiles.len())
+        (0..t.k)
             .map(|j| {
                 let c = self.cell(i, cells, mirrored, j);
                 self.board.distance(c as usize, t.goal_cells[j] as usize)
