@@ -93,15 +93,25 @@ impl PlacementRanker {
     /// The rank of the placement `cells[..k]` (distinct cells below `n`).
     #[inline]
     pub fn rank(&self, cells: &[u8]) -> u64 {
+        let cells = &cells[..self.k];
+        self.rank_by(|i| cells[i]).0
+    }
+
+    /// The rank of the placement whose `i`-th cell is `cell_of(i)` (for `i < k`; distinct cells
+    /// below `n`), and the bitboard of its cells: [`PlacementRanker::rank`] for a placement
+    /// gathered on the fly from a state, without writing it down first.
+    #[inline(always)]
+    pub fn rank_by(&self, mut cell_of: impl FnMut(usize) -> u8) -> (u64, u32) {
         let mut used = 0u32;
         let mut rank = 0u64;
-        for (&cell, &weight) in cells[..self.k].iter().zip(&self.weights) {
+        for (i, &weight) in self.weights[..self.k].iter().enumerate() {
+            let cell = cell_of(i);
             let below = (1u32 << cell) - 1;
             let digit = cell as u32 - (used & below).count_ones();
             rank += digit as u64 * weight;
             used |= 1 << cell;
         }
-        rank
+        (rank, used)
     }
 
     /// Writes the placement of `rank` into `cells[..k]` and returns the bitboard of its cells.
@@ -305,6 +315,15 @@ mod tests {
             let mut moved = p.cells;
             moved[i] = to as u8;
             prop_assert_eq!(p.rank_after_move(&r, i, to as usize), r.rank(&moved));
+        }
+
+        #[test]
+        fn rank_by_matches_rank(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>()) {
+            let k = 1 + ((n - 2) as f64 * k_frac) as usize;
+            let r = match PlacementRanker::new(n, k) { Ok(r) => r, Err(_) => return Ok(()) };
+            let mut cells = [0u8; MAX_CELLS];
+            let occupied = r.unrank(seed % r.placements(), &mut cells);
+            prop_assert_eq!(r.rank_by(|i| cells[i]), (seed % r.placements(), occupied));
         }
 
         #[test]

@@ -25,22 +25,65 @@ use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS, PlacementRanker};
 use crate::error::{Error, Result};
 
 /// An admissible estimate of the moves left, evaluated incrementally.
+///
+/// A child is evaluated in two halves, [`Heuristic::start_move`] then
+/// [`Heuristic::finish_move`], so that a search can start the children of several nodes
+/// before it needs their values: a table heuristic computes the entries' indices in the first
+/// half and asks the processor to fetch them, and their memory reads then overlap with other
+/// work instead of following one another. [`Heuristic::after_move`] does both at once. The
+/// halves write their results in place, into memory the search keeps for the node, which
+/// spares copies in the innermost loop.
 pub trait Heuristic: Sync {
     /// What a node keeps so that its children are evaluated from it.
     type Memo: Copy + Send;
 
+    /// What the first half of a child's evaluation hands to the second.
+    type Started: Copy + Default;
+
     /// The value of a state from scratch.
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, Self::Memo)>;
 
-    /// The value after `tile` moved from `from` (`cells` already updated), given the parent's
-    /// memo.
+    /// Starts evaluating the state after `tile` moved from `from` (`cells` already updated), a
+    /// child of the node of memo `parent`, into `started`.
+    fn start_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        parent: &Self::Memo,
+        started: &mut Self::Started,
+    );
+
+    /// Finishes evaluating the child from what [`Heuristic::start_move`] wrote for it: writes
+    /// its memo into `memo` and returns its value. `cells`, `tile`, `from` and `parent` are the
+    /// same as there (the search may have evaluated other states in between and put `cells`
+    /// back).
+    fn finish_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        started: &Self::Started,
+        parent: &Self::Memo,
+        memo: &mut Self::Memo,
+    ) -> u32;
+
+    /// The value and memo after `tile` moved from `from` (`cells` already updated), given the
+    /// parent's memo: both halves at once.
+    #[inline]
     fn after_move(
         &self,
         cells: &[u8],
         tile: usize,
         from: usize,
         parent: &Self::Memo,
-    ) -> (u32, Self::Memo);
+    ) -> (u32, Self::Memo) {
+        let mut started = Self::Started::default();
+        self.start_move(cells, tile, from, parent, &mut started);
+        let mut memo = *parent;
+        let h = self.finish_move(cells, tile, from, &started, parent, &mut memo);
+        (h, memo)
+    }
 }
 
 /// `distance[tile][cell]`: Manhattan distance of `tile` on `cell` to its goal cell.
@@ -73,6 +116,7 @@ impl Misplaced {
 
 impl Heuristic for Misplaced {
     type Memo = u32;
+    type Started = ();
 
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, u32)> {
         let h = (1..cells.len())
@@ -82,10 +126,21 @@ impl Heuristic for Misplaced {
     }
 
     #[inline]
-    fn after_move(&self, cells: &[u8], tile: usize, from: usize, parent: &u32) -> (u32, u32) {
+    fn start_move(&self, _: &[u8], _: usize, _: usize, _: &u32, _: &mut ()) {}
+
+    #[inline]
+    fn finish_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        _: &(),
+        parent: &u32,
+        memo: &mut u32,
+    ) -> u32 {
         let goal = self.goal_cells[tile] as usize;
-        let h = parent + (from == goal) as u32 - (cells[tile] as usize == goal) as u32;
-        (h, h)
+        *memo = parent + (from == goal) as u32 - (cells[tile] as usize == goal) as u32;
+        *memo
     }
 }
 
@@ -104,6 +159,7 @@ impl Manhattan {
 
 impl Heuristic for Manhattan {
     type Memo = u32;
+    type Started = ();
 
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, u32)> {
         let h = (1..cells.len())
@@ -113,10 +169,21 @@ impl Heuristic for Manhattan {
     }
 
     #[inline]
-    fn after_move(&self, cells: &[u8], tile: usize, from: usize, parent: &u32) -> (u32, u32) {
+    fn start_move(&self, _: &[u8], _: usize, _: usize, _: &u32, _: &mut ()) {}
+
+    #[inline]
+    fn finish_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        _: &(),
+        parent: &u32,
+        memo: &mut u32,
+    ) -> u32 {
         let d = &self.distance[tile];
-        let h = parent + d[cells[tile] as usize] as u32 - d[from] as u32;
-        (h, h)
+        *memo = parent + d[cells[tile] as usize] as u32 - d[from] as u32;
+        *memo
     }
 }
 
@@ -183,6 +250,7 @@ fn longest_increasing(keys: &[usize]) -> usize {
 impl Heuristic for LinearConflict {
     /// The Manhattan part.
     type Memo = u32;
+    type Started = ();
 
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, u32)> {
         let (m, _) = self.manhattan.evaluate(cells)?;
@@ -190,9 +258,20 @@ impl Heuristic for LinearConflict {
     }
 
     #[inline]
-    fn after_move(&self, cells: &[u8], tile: usize, from: usize, parent: &u32) -> (u32, u32) {
-        let (m, _) = self.manhattan.after_move(cells, tile, from, parent);
-        (m + self.conflicts(cells), m)
+    fn start_move(&self, _: &[u8], _: usize, _: usize, _: &u32, _: &mut ()) {}
+
+    #[inline]
+    fn finish_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        _: &(),
+        parent: &u32,
+        memo: &mut u32,
+    ) -> u32 {
+        (*memo, _) = self.manhattan.after_move(cells, tile, from, parent);
+        *memo + self.conflicts(cells)
     }
 }
 
@@ -202,8 +281,40 @@ pub const MAX_TABLES: usize = 16;
 /// The values of each table for a node, and for its reflection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PdbMemo {
-    values: [u8; MAX_TABLES],
-    mirrored: [u8; MAX_TABLES],
+    /// `values[0]`: the state's; `values[1]`: its reflection's.
+    values: [[u8; MAX_TABLES]; 2],
+    /// The sum of each side's values.
+    sums: [u32; 2],
+}
+
+/// Lookups whose indices a [`PdbStarted`] holds: a child of a minimized or ignored set has
+/// at most two (the moved tile's table, and the one of its mirror image), one of an aware set
+/// one per table and side; the indices of further lookups (aware sets of more than four
+/// tables with reflection) are computed again by [`Heuristic::finish_move`].
+const STARTED_LOOKUPS: usize = 4;
+
+/// The entry indices of a child's lookups, whose memory is being fetched since
+/// [`Heuristic::start_move`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PdbStarted {
+    index: [u64; STARTED_LOOKUPS],
+}
+
+/// The tables a child looks up after a move of one tile, with the side of each (false: the
+/// state, true: its reflection): the first [`STARTED_LOOKUPS`] of them.
+#[derive(Clone, Copy, Debug, Default)]
+struct ChildLookups {
+    count: u8,
+    lookups: [(u8, bool); STARTED_LOOKUPS],
+}
+
+impl ChildLookups {
+    fn push(&mut self, table: usize, mirrored: bool) {
+        if (self.count as usize) < STARTED_LOOKUPS {
+            self.lookups[self.count as usize] = (table as u8, mirrored);
+            self.count += 1;
+        }
+    }
 }
 
 /// One table of a set, ready for lookups.
@@ -212,10 +323,12 @@ struct TableLookup<'a> {
     payload: &'a [u8],
     encoding: Encoding,
     ranker: PlacementRanker,
-    tiles: Vec<u8>,
+    /// The pattern's tiles, `k` of them (arrays of the largest size: no bounds to check).
+    tiles: [u8; MAX_CELLS],
+    k: usize,
     /// The tile of the real state whose mirrored cell is the cell of `tiles[i]` in the
     /// reflected state.
-    mirror_sources: Vec<u8>,
+    mirror_sources: [u8; MAX_CELLS],
     goal_cells: Vec<u8>,
     /// `slots` for aware tables (entries per placement), 1 otherwise.
     slots: u64,
@@ -226,13 +339,15 @@ struct TableLookup<'a> {
 pub struct PdbHeuristic<'a> {
     board: Board,
     tables: Vec<TableLookup<'a>>,
-    /// The table of each tile (`u8::MAX` for none), and of its mirror image.
-    table_of_tile: [u8; MAX_CELLS],
-    mirror_table_of_tile: [u8; MAX_CELLS],
-    mirror_cell: [u8; MAX_CELLS],
+    /// `mirror_cell[c]`: the reflection of cell `c` (256 entries: a cell byte needs no bounds
+    /// check).
+    mirror_cell: [u8; 256],
     reflect: bool,
-    /// Aware tables depend on the blank: every move changes every table's entry.
-    blank_aware: bool,
+    /// What a child looks up, by the tile moved.
+    child_lookups: [ChildLookups; MAX_CELLS],
+    /// Lookups of a child in an aware set: every table, and every table again mirrored when
+    /// reflecting; 0 otherwise.
+    aware_lookups: usize,
 }
 
 impl<'a> PdbHeuristic<'a> {
@@ -262,7 +377,7 @@ impl<'a> PdbHeuristic<'a> {
                 }
             })
             .collect();
-        let mut mirror_cell = [0u8; MAX_CELLS];
+        let mut mirror_cell = [0u8; 256];
         for (c, m) in mirror_cell.iter_mut().enumerate().take(n) {
             *m = if reflect {
                 board.transpose_cell(c) as u8
@@ -279,18 +394,20 @@ impl<'a> PdbHeuristic<'a> {
             for &t in space.pattern().tiles() {
                 table_of_tile[t as usize] = i as u8;
             }
+            let pattern = space.pattern().tiles();
+            let (mut tiles, mut mirror_sources) = ([0u8; MAX_CELLS], [0u8; MAX_CELLS]);
+            for (j, &t) in pattern.iter().enumerate() {
+                tiles[j] = t;
+                mirror_sources[j] = mirror_tile[t as usize];
+            }
             tables.push(TableLookup {
                 pdb,
                 payload: pdb.payload(),
                 encoding: pdb.encoding(),
                 ranker: space.ranker().clone(),
-                tiles: space.pattern().tiles().to_vec(),
-                mirror_sources: space
-                    .pattern()
-                    .tiles()
-                    .iter()
-                    .map(|&t| mirror_tile[t as usize])
-                    .collect(),
+                tiles,
+                k: pattern.len(),
+                mirror_sources,
                 goal_cells: space.goal_cells().to_vec(),
                 slots: space.entries() / space.placements(),
             });
@@ -299,66 +416,115 @@ impl<'a> PdbHeuristic<'a> {
         for t in 0..n {
             mirror_table_of_tile[t] = table_of_tile[mirror_tile[t] as usize];
         }
+        let aware_lookups = if blank_aware {
+            tables.len() * (1 + reflect as usize)
+        } else {
+            0
+        };
+        // The table of each tile (`u8::MAX` for none) and of its mirror image; aware tables
+        // depend on the blank, so every move changes every table's entry.
+        let mut child_lookups = [ChildLookups::default(); MAX_CELLS];
+        for (tile, lookups) in child_lookups.iter_mut().enumerate().take(n).skip(1) {
+            if blank_aware {
+                for p in 0..aware_lookups {
+                    let (i, mirrored) = aware_lookup(reflect, p);
+                    lookups.push(i, mirrored);
+                }
+            } else {
+                if table_of_tile[tile] != u8::MAX {
+                    lookups.push(table_of_tile[tile] as usize, false);
+                }
+                if reflect && mirror_table_of_tile[tile] != u8::MAX {
+                    lookups.push(mirror_table_of_tile[tile] as usize, true);
+                }
+            }
+        }
         Ok(PdbHeuristic {
             board,
             tables,
-            table_of_tile,
-            mirror_table_of_tile,
             mirror_cell,
             reflect,
-            blank_aware,
+            child_lookups,
+            aware_lookups,
         })
+    }
+
+    /// The cell of the `j`-th tile of table `i` in the state `cells` or in its reflection.
+    #[inline(always)]
+    fn cell(&self, i: usize, cells: &[u8], mirrored: bool, j: usize) -> u8 {
+        let t = &self.tables[i];
+        if mirrored {
+            self.mirror_cell[cells[t.mirror_sources[j] as usize] as usize]
+        } else {
+            cells[t.tiles[j] as usize]
+        }
+    }
+
+    /// The index of table `i`'s entry for the state `cells` or its reflection.
+    #[inline(always)]
+    fn index(&self, i: usize, cells: &[u8], mirrored: bool) -> u64 {
+        let t = &self.tables[i];
+        let (rank, occupied) = t.ranker.rank_by(|j| self.cell(i, cells, mirrored, j));
+        if t.slots == 1 {
+            return rank;
+        }
+        let blank = if mirrored {
+            self.mirror_cell[cells[0] as usize]
+        } else {
+            cells[0]
+        };
+        let free = self.board.all_cells() & !occupied;
+        rank * t.slots + (free & ((1u32 << blank) - 1)).count_ones() as u64
+    }
+
+    /// The Manhattan distance of table `i`'s tiles in the state `cells` or its reflection when
+    /// the table's encoding needs it, else 0.
+    #[inline(always)]
+    fn manhattan(&self, i: usize, cells: &[u8], mirrored: bool) -> u32 {
+        let t = &self.tables[i];
+        if !t.encoding.needs_manhattan() {
+            return 0;
+        }
+        (0..t.k)
+            .map(|j| {
+                let c = self.cell(i, cells, mirrored, j);
+                self.board.distance(c as usize, t.goal_cells[j] as usize)
+            })
+            .sum()
     }
 
     /// The entry of table `i` for the state `cells` (mirrored or not), and the Manhattan
     /// distance of its placement when the encoding needs it.
-    #[inline]
+    #[inline(always)]
     fn entry(&self, i: usize, cells: &[u8], mirrored: bool) -> (u64, u32) {
-        let t = &self.tables[i];
-        let mut placement = [0u8; MAX_CELLS];
-        let k = t.tiles.len();
-        if mirrored {
-            for (p, &src) in placement.iter_mut().zip(&t.mirror_sources) {
-                *p = self.mirror_cell[cells[src as usize] as usize];
-            }
-        } else {
-            for (p, &tile) in placement.iter_mut().zip(&t.tiles) {
-                *p = cells[tile as usize];
-            }
-        }
-        let rank = t.ranker.rank(&placement);
-        let mut index = rank;
-        if t.slots > 1 {
-            let blank = if mirrored {
-                self.mirror_cell[cells[0] as usize]
-            } else {
-                cells[0]
-            };
-            let occupied = placement[..k].iter().fold(0u32, |m, &c| m | 1 << c);
-            let free = self.board.all_cells() & !occupied;
-            index = rank * t.slots + (free & ((1u32 << blank) - 1)).count_ones() as u64;
-        }
-        let m = if t.encoding.needs_manhattan() {
-            placement[..k]
-                .iter()
-                .zip(&t.goal_cells)
-                .map(|(&c, &g)| self.board.distance(c as usize, g as usize))
-                .sum()
-        } else {
-            0
-        };
-        (index, m)
+        (
+            self.index(i, cells, mirrored),
+            self.manhattan(i, cells, mirrored),
+        )
     }
 
-    #[inline]
-    fn lookup(&self, i: usize, cells: &[u8], mirrored: bool, parent: u8) -> u8 {
+    /// Reads entry `index` of table `i` (placement Manhattan distance `m`) into `memo`'s side
+    /// `mirrored` (a mod3 value from the parent's).
+    #[inline(always)]
+    fn read(
+        &self,
+        i: usize,
+        mirrored: bool,
+        index: u64,
+        m: u32,
+        parent: &PdbMemo,
+        memo: &mut PdbMemo,
+    ) {
+        let side = mirrored as usize;
         let t = &self.tables[i];
-        let (index, m) = self.entry(i, cells, mirrored);
-        match t.encoding {
+        let old = parent.values[side][i];
+        let value = match t.encoding {
             Encoding::Byte => t.payload[index as usize],
-            Encoding::Mod3 => child_value(parent, Encoding::Mod3.stored(t.payload, index)),
+            Encoding::Mod3 => child_value(old, Encoding::Mod3.stored(t.payload, index)),
             e => e.decode(e.stored(t.payload, index), m),
-        }
+        };
+        memo.values[side][i] = value;
+        memo.sums[side] = memo.sums[side] + value as u32 - old as u32;
     }
 
     fn root_lookup(&self, i: usize, cells: &[u8], mirrored: bool) -> Result<u8> {
@@ -373,12 +539,10 @@ impl<'a> PdbHeuristic<'a> {
 
     #[inline]
     fn total(&self, memo: &PdbMemo) -> u32 {
-        let n = self.tables.len();
-        let sum: u32 = memo.values[..n].iter().map(|&v| v as u32).sum();
         if self.reflect {
-            sum.max(memo.mirrored[..n].iter().map(|&v| v as u32).sum())
+            memo.sums[0].max(memo.sums[1])
         } else {
-            sum
+            memo.sums[0]
         }
     }
 
@@ -387,56 +551,87 @@ impl<'a> PdbHeuristic<'a> {
         let (_, memo) = self.evaluate(cells)?;
         let n = self.tables.len();
         Ok((
-            memo.values[..n].to_vec(),
-            self.reflect.then(|| memo.mirrored[..n].to_vec()),
+            memo.values[0][..n].to_vec(),
+            self.reflect.then(|| memo.values[1][..n].to_vec()),
         ))
+    }
+}
+
+/// The table and side of the `p`-th lookup of a child in an aware set (every table changes):
+/// table by table, the state's then, when reflecting, the reflection's.
+fn aware_lookup(reflect: bool, p: usize) -> (usize, bool) {
+    if reflect {
+        (p / 2, p % 2 == 1)
+    } else {
+        (p, false)
     }
 }
 
 impl Heuristic for PdbHeuristic<'_> {
     type Memo = PdbMemo;
+    type Started = PdbStarted;
 
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, PdbMemo)> {
         let mut memo = PdbMemo::default();
         for i in 0..self.tables.len() {
-            memo.values[i] = self.root_lookup(i, cells, false)?;
+            memo.values[0][i] = self.root_lookup(i, cells, false)?;
             if self.reflect {
-                memo.mirrored[i] = self.root_lookup(i, cells, true)?;
+                memo.values[1][i] = self.root_lookup(i, cells, true)?;
             }
+        }
+        for side in 0..2 {
+            memo.sums[side] = memo.values[side].iter().map(|&v| v as u32).sum();
         }
         Ok((self.total(&memo), memo))
     }
 
-    #[inline]
-    fn after_move(
+    #[inline(always)]
+    fn start_move(
         &self,
         cells: &[u8],
         tile: usize,
         _from: usize,
-        parent: &PdbMemo,
-    ) -> (u32, PdbMemo) {
-        let mut memo = *parent;
-        if self.blank_aware {
-            for i in 0..self.tables.len() {
-                memo.values[i] = self.lookup(i, cells, false, parent.values[i]);
-                if self.reflect {
-                    memo.mirrored[i] = self.lookup(i, cells, true, parent.mirrored[i]);
-                }
-            }
-        } else {
-            let i = self.table_of_tile[tile];
-            if i != u8::MAX {
-                let i = i as usize;
-                memo.values[i] = self.lookup(i, cells, false, parent.values[i]);
-            }
-            if self.reflect {
-                let j = self.mirror_table_of_tile[tile];
-                if j != u8::MAX {
-                    let j = j as usize;
-                    memo.mirrored[j] = self.lookup(j, cells, true, parent.mirrored[j]);
-                }
-            }
+        _: &PdbMemo,
+        started: &mut PdbStarted,
+    ) {
+        let plan = &self.child_lookups[tile];
+        for q in 0..plan.count as usize {
+            let (i, mirrored) = plan.lookups[q];
+            let t = &self.tables[i as usize];
+            let index = self.index(i as usize, cells, mirrored);
+            t.encoding.prefetch(t.payload, index);
+            started.index[q] = index;
         }
-        (self.total(&memo), memo)
+        for p in STARTED_LOOKUPS..self.aware_lookups {
+            let (i, mirrored) = aware_lookup(self.reflect, p);
+            let t = &self.tables[i];
+            t.encoding
+                .prefetch(t.payload, self.entry(i, cells, mirrored).0);
+        }
+    }
+
+    #[inline(always)]
+    fn finish_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        _from: usize,
+        started: &PdbStarted,
+        parent: &PdbMemo,
+        memo: &mut PdbMemo,
+    ) -> u32 {
+        *memo = *parent;
+        let plan = &self.child_lookups[tile];
+        for q in 0..plan.count as usize {
+            let (i, mirrored) = (plan.lookups[q].0 as usize, plan.lookups[q].1);
+            let m = self.manhattan(i, cells, mirrored);
+            self.read(i, mirrored, started.index[q], m, parent, memo);
+        }
+        for p in STARTED_LOOKUPS..self.aware_lookups {
+            let (i, mirrored) = aware_lookup(self.reflect, p);
+            let (index, m) = self.entry(i, cells, mirrored);
+            self.read(i, mirrored, index, m, parent, memo);
+        }
+        self.total(memo)
     }
 }

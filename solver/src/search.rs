@@ -91,11 +91,91 @@ fn check_start(start: &PuzzleState, goal: Goal) -> Result<()> {
     Ok(())
 }
 
-struct Ida<'h, H: Heuristic> {
-    heuristic: &'h H,
+/// The children of a node: the cell the blank moves to and the tile that slides, and what
+/// [`Heuristic::start_move`] returned for each.
+#[derive(Clone, Copy, Default)]
+struct Children<S> {
+    count: usize,
+    moves: [(u8, u8); 4],
+    started: [S; 4],
+}
+
+/// What the search keeps for the node it expands at one depth: the value and memo of each of
+/// its children, and the children of those (started when they are to be expanded).
+#[derive(Clone, Copy)]
+struct Frame<M, S> {
+    evaluated: [(u32, M); 4],
+    grandchildren: [Children<S>; 4],
+}
+
+/// The state the search plays moves on.
+struct Position {
+    /// `moves[cell]`: the neighbours of `cell`, in the order up, left, right, down.
     moves: [[u8; 4]; MAX_CELLS],
     tiles: [u8; MAX_CELLS],
     cells: Vec<u8>,
+}
+
+impl Position {
+    /// Slides `tile` from `next` onto the blank's cell `blank`.
+    #[inline(always)]
+    fn play(&mut self, blank: u8, next: u8, tile: u8) {
+        self.tiles[blank as usize] = tile;
+        self.tiles[next as usize] = 0;
+        self.cells[tile as usize] = blank;
+        self.cells[0] = next;
+    }
+
+    /// Slides `tile` back from `blank` to `next`.
+    #[inline(always)]
+    fn unplay(&mut self, blank: u8, next: u8, tile: u8) {
+        self.tiles[next as usize] = tile;
+        self.tiles[blank as usize] = 0;
+        self.cells[tile as usize] = next;
+        self.cells[0] = blank;
+    }
+
+    /// Fills `children` with the children of this state (of memo `memo`) but the one whose
+    /// blank goes back to `previous_blank`, their evaluation started.
+    #[inline(always)]
+    fn start_children<H: Heuristic>(
+        &mut self,
+        heuristic: &H,
+        memo: &H::Memo,
+        previous_blank: u8,
+        children: &mut Children<H::Started>,
+    ) {
+        let blank = self.cells[0];
+        children.count = 0;
+        for direction in 0..4 {
+            let next = self.moves[blank as usize][direction];
+            if next == u8::MAX || next == previous_blank {
+                continue;
+            }
+            let tile = self.tiles[next as usize];
+            self.cells[tile as usize] = blank;
+            self.cells[0] = next;
+            heuristic.start_move(
+                &self.cells,
+                tile as usize,
+                next as usize,
+                memo,
+                &mut children.started[children.count],
+            );
+            self.cells[tile as usize] = next;
+            self.cells[0] = blank;
+            children.moves[children.count] = (next, tile);
+            children.count += 1;
+        }
+    }
+}
+
+struct Ida<'h, H: Heuristic> {
+    heuristic: &'h H,
+    position: Position,
+    /// `frames[d]`: the node at depth `d` on the path is `evaluated[c]` and
+    /// `grandchildren[c]` of `frames[d - 1]`; `frames[0]` holds the start in its slot 0.
+    frames: Vec<Frame<H::Memo, H::Started>>,
     goal_tiles: [u8; MAX_CELLS],
     n: usize,
     path: Vec<u8>,
@@ -109,43 +189,70 @@ struct Ida<'h, H: Heuristic> {
 
 impl<H: Heuristic> Ida<'_, H> {
     fn is_goal(&self) -> bool {
-        self.tiles[..self.n] == self.goal_tiles[..self.n]
+        self.position.tiles[..self.n] == self.goal_tiles[..self.n]
     }
 
-    /// Depth-first search below the node with value `h` at depth `g`; true when solved.
-    fn search(&mut self, g: u32, h: u32, memo: &H::Memo, previous_blank: u8) -> bool {
-        if h == 0 && self.is_goal() {
+    /// Depth-first search below the node `slot` of `frames[depth]`; true when solved.
+    ///
+    /// The table entries a node's children need are fetched from memory while the search works
+    /// on their siblings: a node finishes its children's evaluations (started by its parent),
+    /// starts the children of those it will expand, then visits them in order. Nodes are
+    /// counted in that order, as they would be without the look-ahead.
+    fn search(&mut self, depth: usize, slot: usize) -> bool {
+        if self.frames[depth].evaluated[slot].0 == 0 && self.is_goal() {
             return true;
         }
-        let blank = self.cells[0];
-        for direction in 0..4 {
-            let next = self.moves[blank as usize][direction];
-            if next == u8::MAX || next == previous_blank {
-                continue;
+        if self.frames.len() == depth + 1 {
+            self.frames.push(self.frames[0]);
+        }
+        let g = depth as u32;
+        let blank = self.position.cells[0];
+        let (done, ahead) = self.frames.split_at_mut(depth + 1);
+        let (_, memo) = &done[depth].evaluated[slot];
+        let children = &done[depth].grandchildren[slot];
+        let Frame {
+            evaluated,
+            grandchildren,
+        } = &mut ahead[0];
+        let count = children.count;
+        for c in 0..count {
+            let (next, tile) = children.moves[c];
+            self.position.play(blank, next, tile);
+            let (child_h, child_memo) = &mut evaluated[c];
+            *child_h = self.heuristic.finish_move(
+                &self.position.cells,
+                tile as usize,
+                next as usize,
+                &children.started[c],
+                memo,
+                child_memo,
+            );
+            if g + 1 + *child_h <= self.threshold {
+                self.position.start_children(
+                    self.heuristic,
+                    child_memo,
+                    blank,
+                    &mut grandchildren[c],
+                );
             }
-            let tile = self.tiles[next as usize];
-            self.tiles[blank as usize] = tile;
-            self.tiles[next as usize] = 0;
-            self.cells[tile as usize] = blank;
-            self.cells[0] = next;
+            self.position.unplay(blank, next, tile);
+        }
+        for c in 0..count {
+            let (next, tile) = self.frames[depth].grandchildren[slot].moves[c];
+            let child_h = self.frames[depth + 1].evaluated[c].0;
+            self.position.play(blank, next, tile);
             self.nodes += 1;
-            let (child_h, child_memo) =
-                self.heuristic
-                    .after_move(&self.cells, tile as usize, next as usize, memo);
             let f = g + 1 + child_h;
             if f <= self.threshold {
                 self.path.push(tile);
-                if self.search(g + 1, child_h, &child_memo, blank) {
+                if self.search(depth + 1, c) {
                     return true;
                 }
                 self.path.pop();
             } else if f < self.next_threshold {
                 self.next_threshold = f;
             }
-            self.tiles[next as usize] = tile;
-            self.tiles[blank as usize] = 0;
-            self.cells[tile as usize] = next;
-            self.cells[0] = blank;
+            self.position.unplay(blank, next, tile);
             if self.nodes & 0xFFFF == 0 && self.out_of_budget() {
                 return false;
             }
@@ -186,11 +293,22 @@ pub fn ida_star<H: Heuristic>(
     goal_tiles[..n].copy_from_slice(PuzzleState::goal(board, goal).tiles());
     let cells = start.cells();
     let (h0, memo) = heuristic.evaluate(&cells)?;
-    let mut ida = Ida {
-        heuristic,
+    let mut position = Position {
         moves: move_table(board),
         tiles,
         cells,
+    };
+    let mut root = Frame {
+        evaluated: [(h0, memo); 4],
+        grandchildren: [Children::default(); 4],
+    };
+    position.start_children(heuristic, &memo, u8::MAX, &mut root.grandchildren[0]);
+    let mut frames = Vec::with_capacity(128);
+    frames.push(root);
+    let mut ida = Ida {
+        heuristic,
+        position,
+        frames,
         goal_tiles,
         n,
         path: Vec::new(),
@@ -205,7 +323,7 @@ pub fn ida_star<H: Heuristic>(
     let solved = loop {
         iterations += 1;
         ida.next_threshold = u32::MAX;
-        if ida.search(0, h0, &memo, u8::MAX) {
+        if ida.search(0, 0) {
             break true;
         }
         if ida.stopped.is_some() || ida.next_threshold == u32::MAX {

@@ -59,6 +59,26 @@ fn solves_and_evaluates() {
     assert_eq!(json["solved"], 1);
     assert_eq!(json["results"][0]["length"], 2);
     assert_eq!(json["results"][0]["moves"], serde_json::json!([2, 1]));
+    // The tables read into memory instead of mapped: the same answer.
+    let out = solve_cmd(&[
+        "solve",
+        "--tables",
+        &dir,
+        "--reflect",
+        "--load",
+        "memory",
+        "--json",
+        "--state",
+        "1 2 0 3 4 5 6 7 8",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let copied: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(copied["results"][0]["moves"], json["results"][0]["moves"]);
+    assert_eq!(copied["results"][0]["nodes"], json["results"][0]["nodes"]);
     let out = solve_cmd(&["eval", "--tables", &dir, "--state", "1 2 0 3 4 5 6 7 8"]);
     assert!(out.status.success());
     assert!(

@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use tilepdb_common::table::{Encoding, TableSet};
-use tilepdb_common::{BlankRule, Board, Goal, Partition, PuzzleState};
+use tilepdb_common::{BlankRule, Board, Goal, Partition, Pattern, PuzzleState};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
 use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
@@ -257,4 +257,148 @@ fn unsolvable_states_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not solvable"), "{err}");
+}
+
+/// IDA* as the solver did it before it looked ahead (each child evaluated in one go, just
+/// before it is visited), with the same conventions: moves up, left, right, down; only the
+/// undo of the last move pruned; every child counted; stop at the first solution. The
+/// reference for node counts. Returns the tiles moved and the nodes.
+fn plain_ida_star<H: Heuristic>(start: &PuzzleState, goal: Goal, h: &H) -> (Vec<u8>, u64) {
+    struct Plain<'h, H: Heuristic> {
+        h: &'h H,
+        w: usize,
+        n: usize,
+        tiles: Vec<u8>,
+        cells: Vec<u8>,
+        goal_tiles: Vec<u8>,
+        threshold: u32,
+        next_threshold: u32,
+        nodes: u64,
+        path: Vec<u8>,
+    }
+    impl<H: Heuristic> Plain<'_, H> {
+        fn search(&mut self, g: u32, value: u32, memo: &H::Memo, previous: usize) -> bool {
+            if value == 0 && self.tiles == self.goal_tiles {
+                return true;
+            }
+            let blank = self.cells[0] as usize;
+            let (w, n) = (self.w, self.n);
+            let neighbours = [
+                (blank >= w).then(|| blank - w),
+                (!blank.is_multiple_of(w)).then(|| blank - 1),
+                (blank % w + 1 < w).then(|| blank + 1),
+                (blank + w < n).then(|| blank + w),
+            ];
+            for next in neighbours.into_iter().flatten() {
+                if next == previous {
+                    continue;
+                }
+                let tile = self.tiles[next];
+                self.tiles.swap(blank, next);
+                self.cells[tile as usize] = blank as u8;
+                self.cells[0] = next as u8;
+                self.nodes += 1;
+                let (child, child_memo) = self.h.after_move(&self.cells, tile as usize, next, memo);
+                let f = g + 1 + child;
+                if f <= self.threshold {
+                    self.path.push(tile);
+                    if self.search(g + 1, child, &child_memo, blank) {
+                        return true;
+                    }
+                    self.path.pop();
+                } else {
+                    self.next_threshold = self.next_threshold.min(f);
+                }
+                self.tiles.swap(blank, next);
+                self.cells[tile as usize] = next as u8;
+                self.cells[0] = blank as u8;
+            }
+            false
+        }
+    }
+    let board = start.board();
+    let (value, memo) = h.evaluate(&start.cells()).unwrap();
+    let mut plain = Plain {
+        h,
+        w: board.width(),
+        n: board.cells(),
+        tiles: start.tiles().to_vec(),
+        cells: start.cells(),
+        goal_tiles: PuzzleState::goal(board, goal).tiles().to_vec(),
+        threshold: value,
+        next_threshold: u32::MAX,
+        nodes: 0,
+        path: Vec::new(),
+    };
+    while !plain.search(0, value, &memo, usize::MAX) {
+        plain.threshold = plain.next_threshold;
+        plain.next_threshold = u32::MAX;
+    }
+    (plain.path, plain.nodes)
+}
+
+/// `ida_star` finds the solution and counts the nodes of [`plain_ida_star`] on every case.
+fn check_nodes<H: Heuristic>(
+    board: Board,
+    goal: Goal,
+    h: &H,
+    cases: &[(Vec<u8>, u32)],
+    what: &str,
+) {
+    for (tiles, _) in cases {
+        let start = PuzzleState::new(board, tiles.clone()).unwrap();
+        let (moves, nodes) = plain_ida_star(&start, goal, h);
+        let r = ida_star(&start, goal, h, &Limits::default()).unwrap();
+        assert_eq!((r.moves, r.nodes), (moves, nodes), "{what} on {start}");
+    }
+}
+
+#[test]
+fn the_look_ahead_keeps_the_nodes_of_a_plain_ida_star() {
+    // IDA* starts its children's table lookups ahead of time; the nodes it counts, and the
+    // solution it stops at, must stay those of the plain search (Korf & Felner's counts).
+    let board: Board = "3x3".parse().unwrap();
+    let goal = Goal::BlankFirst;
+    let cache = tempfile::tempdir().unwrap();
+    let cases = sample(&complete_bfs(board, goal), 12, 11);
+    check_nodes(
+        board,
+        goal,
+        &Manhattan::new(board, goal),
+        &cases,
+        "manhattan",
+    );
+    check_nodes(
+        board,
+        goal,
+        &LinearConflict::new(board, goal),
+        &cases,
+        "linear conflict",
+    );
+    // Three aware tables with reflection: six lookups a child, more than the heuristic starts
+    // ahead (it computes the others when it finishes).
+    let pattern = |tiles: &[u8]| Pattern::new(board, tiles.to_vec()).unwrap();
+    let three = Partition::new(
+        "8:3-3-2",
+        board,
+        vec![pattern(&[1, 2, 3]), pattern(&[4, 5, 6]), pattern(&[7, 8])],
+    )
+    .unwrap();
+    let halves = Partition::named("8:4-4").unwrap();
+    for (partition, rule, encoding) in [
+        (&halves, BlankRule::Minimized, Encoding::Byte),
+        (&halves, BlankRule::Minimized, Encoding::Nibble),
+        (&halves, BlankRule::Aware, Encoding::Mod3),
+        (&three, BlankRule::Aware, Encoding::Byte),
+        (&three, BlankRule::Aware, Encoding::Mod3),
+    ] {
+        let options = BuildOptions::default();
+        let (set, _) =
+            open_or_build(cache.path(), partition, goal, rule, encoding, &options).unwrap();
+        for reflect in [false, true] {
+            let h = PdbHeuristic::new(&set, reflect).unwrap();
+            let what = format!("{} {rule} {encoding} reflect={reflect}", partition.name());
+            check_nodes(board, goal, &h, &cases, &what);
+        }
+    }
 }

@@ -244,6 +244,37 @@ impl Encoding {
         }
     }
 
+    /// The offset in the payload of the byte that stores entry `index`.
+    #[inline]
+    pub fn byte_of(self, index: u64) -> u64 {
+        match self {
+            Encoding::Byte => index,
+            Encoding::Nibble => index >> 1,
+            Encoding::MinNibble { group_log2 } => index >> (group_log2 + 1),
+            Encoding::Mod3 => index / 5,
+        }
+    }
+
+    /// Asks the processor to bring the byte that stores entry `index` into the cache, so that
+    /// a [`Encoding::stored`] shortly after does not wait for memory. A hint: it never faults,
+    /// whatever the index, and does nothing on other targets than x86-64.
+    #[inline]
+    pub fn prefetch(self, payload: &[u8], index: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let address = payload.as_ptr().wrapping_add(self.byte_of(index) as usize);
+            // SAFETY: a prefetch is a hint that never faults nor reads into the program, even
+            // for an address outside the payload.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    address as *const i8,
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (payload, index);
+    }
+
     /// The value of an entry from its stored value and Manhattan distance `m` (byte, nibble,
     /// min-nibble; for mod3 see [`super::mod3`]).
     #[inline]
@@ -344,6 +375,36 @@ mod tests {
         assert!(Encoding::from_code(0, 1).is_err());
         assert!(Encoding::from_code(4, 0).is_err());
         assert!(Encoding::from_code(3, MAX_GROUP_LOG2 + 1).is_err());
+    }
+
+    #[test]
+    fn byte_of_is_the_byte_stored_reads() {
+        let payload: Vec<u8> = (0..64u32).map(|b| (b * 37 + 11) as u8 % 243).collect();
+        for e in [
+            Encoding::Byte,
+            Encoding::Nibble,
+            Encoding::Mod3,
+            Encoding::MinNibble { group_log2: 0 },
+            Encoding::MinNibble { group_log2: 3 },
+        ] {
+            for index in 0..300 {
+                let byte = e.byte_of(index) as usize;
+                if byte >= payload.len() {
+                    break;
+                }
+                // Only that byte matters to the entry.
+                let mut alone = vec![0u8; payload.len()];
+                alone[byte] = payload[byte];
+                assert_eq!(
+                    e.stored(&alone, index),
+                    e.stored(&payload, index),
+                    "{e} {index}"
+                );
+                e.prefetch(&payload, index);
+            }
+        }
+        // A hint never faults, even far outside the payload.
+        Encoding::Byte.prefetch(&payload, 1 << 40);
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::space::BlankRule;
 
 use super::encoding::Encoding;
 use super::error::TableError;
-use super::pdb::Pdb;
+use super::pdb::{Load, Pdb};
 use super::write::write_atomic;
 
 /// The name of a set's manifest in its directory.
@@ -210,6 +210,16 @@ impl Manifest {
     /// Opens the table of `entry` in `dir` and checks it against the entry and the set: size,
     /// checksums, tiles, entries, board, goal, blank rule and encoding.
     pub fn open_table(&self, dir: &Path, entry: &ManifestEntry) -> Result<Pdb, TableError> {
+        self.open_table_with(dir, entry, Load::Map)
+    }
+
+    /// [`Manifest::open_table`], holding the table as `load` says.
+    pub fn open_table_with(
+        &self,
+        dir: &Path,
+        entry: &ManifestEntry,
+        load: Load,
+    ) -> Result<Pdb, TableError> {
         let path = dir.join(&entry.file);
         let size = std::fs::metadata(&path)
             .map_err(|e| TableError::io(&path, e))?
@@ -223,7 +233,7 @@ impl Manifest {
                 ),
             });
         }
-        let pdb = Pdb::open(&path)?;
+        let pdb = Pdb::open_with(&path, load)?;
         pdb.check_matches(
             self.board,
             self.goal,

@@ -48,7 +48,7 @@ pub use encoding::Encoding;
 pub use error::{Defect, TableError};
 pub use header::Header;
 pub use manifest::{Manifest, ManifestEntry};
-pub use pdb::Pdb;
+pub use pdb::{Load, Pdb};
 pub use set::TableSet;
 pub use write::EncodedTable;
 

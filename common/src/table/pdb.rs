@@ -1,8 +1,11 @@
-//! One table file, memory-mapped and validated before any lookup.
+//! One table file, memory-mapped (or read into memory, [`Load`]) and validated before any
+//! lookup.
 //!
 //! [`Pdb::open`] checks the magic, the version, the header's checksum and fields, the file's
 //! length and the payload's checksum, and refuses the file with an error that names it and the
-//! reason. Lookups then read the mapped payload in place.
+//! reason. Lookups then read the mapped payload in place. [`Pdb::open_with`] and
+//! [`Load::Memory`] copy the file into memory backed by huge pages instead, and validate the
+//! copy the same way.
 //!
 //! ```
 //! use tilepdb_common::table::{EncodedTable, Encoding, Pdb};
@@ -28,7 +31,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapOptions};
 
 use crate::board::{Board, Goal, MAX_CELLS};
 use crate::puzzle::PuzzleState;
@@ -40,9 +43,65 @@ use super::header::{HEADER_LEN, Header, OFF_HEADER_CRC};
 use super::mod3::{Mod3Table, child_value};
 use super::walk::for_each_placement;
 
-/// The bytes of a table: a read-only map of the file, or memory for files too short to map.
+/// How [`Pdb::open_with`] holds a table's bytes. Either way the whole file is validated
+/// (header, sizes, CRC-32 of the payload) before any lookup.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Load {
+    /// A read-only map of the file: nothing is copied, the pages are the page cache's and
+    /// shared with every process that maps the file, and the kernel may drop them under
+    /// memory pressure (and read them again). Random lookups in a table much larger than what
+    /// the TLB covers (the 495 MiB of the 15-puzzle's 8-tile table) are several times faster
+    /// when the kernel maps it with 2 MiB pages, which it can only where the page cache holds
+    /// the file in 2 MiB folios: Linux 6.x does for files it reads from disk (the map asks for
+    /// them), not always for a file just written or read while memory was fragmented (see the
+    /// `FilePmdMapped` line of `/proc/PID/smaps_rollup`).
+    #[default]
+    Map,
+    /// A private copy of the file in anonymous memory that the kernel is asked to back with
+    /// 2 MiB transparent huge pages (Linux `madvise(MADV_HUGEPAGE)`; elsewhere, or where the
+    /// kernel declines, ordinary pages): fast lookups in large tables whatever the state of
+    /// the page cache, at the cost of the table's size in memory for each process (on top of
+    /// the page cache's copy, which the kernel may drop) and of copying the whole file at
+    /// open (`AnonHugePages` in `/proc/PID/smaps_rollup`).
+    Memory,
+}
+
+impl Load {
+    /// The name: `map` or `memory`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Load::Map => "map",
+            Load::Memory => "memory",
+        }
+    }
+}
+
+impl std::fmt::Display for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Load {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Load, String> {
+        match s {
+            "map" => Ok(Load::Map),
+            "memory" => Ok(Load::Memory),
+            _ => Err(format!("unknown table load {s:?}: map or memory")),
+        }
+    }
+}
+
+/// Huge page size of x86-64 and of most arm64 kernels: anonymous copies are rounded up to it,
+/// which lets the kernel align them on it.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// The bytes of a table: a read-only map of the file, a copy in anonymous memory (its first
+/// `len` bytes), or memory for files too short to map.
 enum Bytes {
     Map(Mmap),
+    Anonymous { map: Mmap, len: usize },
     Heap(Vec<u8>),
 }
 
@@ -51,12 +110,37 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Map(m) => m,
+            Bytes::Anonymous { map, len } => &map[..*len],
             Bytes::Heap(v) => v,
         }
     }
 }
 
-/// A validated, memory-mapped table.
+/// Reads the `len` bytes of `file` into anonymous memory, asking for huge pages.
+fn read_anonymous(file: &mut File, len: u64, path: &Path) -> Result<Bytes, TableError> {
+    let io = |e| TableError::io(path, e);
+    let len = usize::try_from(len).map_err(|_| {
+        io(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            "the file is larger than the address space",
+        ))
+    })?;
+    let mut map = MmapOptions::new()
+        .len(len.next_multiple_of(HUGE_PAGE))
+        .map_anon()
+        .map_err(io)?;
+    // A hint, before the pages are touched: kernels without transparent huge pages refuse it,
+    // and the copy then simply lives in ordinary pages.
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    file.read_exact(&mut map[..len]).map_err(io)?;
+    Ok(Bytes::Anonymous {
+        map: map.make_read_only().map_err(io)?,
+        len,
+    })
+}
+
+/// A validated table, memory-mapped or read into memory ([`Load`]).
 pub struct Pdb {
     path: PathBuf,
     bytes: Bytes,
@@ -68,11 +152,17 @@ pub struct Pdb {
 }
 
 impl Pdb {
-    /// Maps and validates the table file at `path`.
+    /// Maps and validates the table file at `path` ([`Load::Map`]).
     ///
     /// The file must not be modified while it is mapped (tables are written once, to a
     /// temporary name, and renamed into place).
     pub fn open(path: impl AsRef<Path>) -> Result<Pdb, TableError> {
+        Pdb::open_with(path, Load::Map)
+    }
+
+    /// Maps the table file at `path`, or reads it into memory backed by huge pages, as `load`
+    /// says, and validates it.
+    pub fn open_with(path: impl AsRef<Path>, load: Load) -> Result<Pdb, TableError> {
         let path = path.as_ref().to_path_buf();
         let mut file = File::open(&path).map_err(|e| TableError::io(&path, e))?;
         let len = file.metadata().map_err(|e| TableError::io(&path, e))?.len();
@@ -82,8 +172,19 @@ impl Pdb {
                 .map_err(|e| TableError::io(&path, e))?;
             Bytes::Heap(v)
         } else {
-            // SAFETY: the map is read-only; table files are never modified in place.
-            Bytes::Map(unsafe { Mmap::map(&file) }.map_err(|e| TableError::io(&path, e))?)
+            match load {
+                Load::Map => {
+                    // SAFETY: the map is read-only; table files are never modified in place.
+                    let map = unsafe { Mmap::map(&file) }.map_err(|e| TableError::io(&path, e))?;
+                    // A hint: pages the validation below reads from disk come in 2 MiB folios
+                    // that the kernel can map as huge pages (Linux with large folios in the
+                    // page cache; what is already cached keeps its folios).
+                    #[cfg(target_os = "linux")]
+                    let _ = map.advise(memmap2::Advice::HugePage);
+                    Bytes::Map(map)
+                }
+                Load::Memory => read_anonymous(&mut file, len, &path)?,
+            }
         };
         Pdb::from_bytes(path, bytes)
     }
@@ -123,6 +224,15 @@ impl Pdb {
         &self.path
     }
 
+    /// How the table's bytes are held: [`Load::Memory`] for a copy in anonymous memory, else
+    /// [`Load::Map`] (also for the small files read onto the heap).
+    pub fn load(&self) -> Load {
+        match self.bytes {
+            Bytes::Anonymous { .. } => Load::Memory,
+            _ => Load::Map,
+        }
+    }
+
     pub fn header(&self) -> &Header {
         &self.header
     }
@@ -140,7 +250,7 @@ impl Pdb {
         self.header.entries
     }
 
-    /// The encoded payload, in place in the map.
+    /// The encoded payload, in place in the map (or the copy).
     pub fn payload(&self) -> &[u8] {
         &self.bytes[HEADER_LEN..]
     }
@@ -366,5 +476,61 @@ impl std::fmt::Debug for Pdb {
             .field("path", &self.path)
             .field("header", &self.header)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::Pattern;
+    use crate::table::EncodedTable;
+
+    fn write_table(dir: &Path) -> (PathBuf, Vec<u8>) {
+        let board: Board = "3x3".parse().unwrap();
+        let pattern = Pattern::new(board, vec![1, 2]).unwrap();
+        let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Ignored).unwrap();
+        let values: Vec<u8> = crate::table::walk::manhattan_by_rank(&space);
+        let path = dir.join("pattern-1-2.pdb");
+        EncodedTable::new(&space, Encoding::Byte, &values)
+            .unwrap()
+            .write(&path)
+            .unwrap();
+        (path, values)
+    }
+
+    #[test]
+    fn both_loads_give_the_same_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, values) = write_table(dir.path());
+        let mapped = Pdb::open_with(&path, Load::Map).unwrap();
+        let copied = Pdb::open_with(&path, Load::Memory).unwrap();
+        assert_eq!((mapped.load(), copied.load()), (Load::Map, Load::Memory));
+        assert_eq!(copied.payload(), mapped.payload());
+        assert_eq!(copied.payload(), &values[..]);
+        assert_eq!(copied.file_len(), std::fs::metadata(&path).unwrap().len());
+        assert_eq!(copied.checksum(), mapped.checksum());
+        for load in [Load::Map, Load::Memory] {
+            assert_eq!(load.to_string().parse::<Load>().unwrap(), load);
+        }
+        assert!("mmap".parse::<Load>().is_err());
+    }
+
+    #[test]
+    fn a_copy_is_validated_like_a_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_table(dir.path());
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let mapped = Pdb::open_with(&path, Load::Map).unwrap_err().to_string();
+        let copied = Pdb::open_with(&path, Load::Memory).unwrap_err().to_string();
+        assert_eq!(copied, mapped);
+        assert!(copied.contains("pattern-1-2.pdb"), "{copied}");
+        bytes.truncate(last);
+        std::fs::write(&path, &bytes).unwrap();
+        let mapped = Pdb::open_with(&path, Load::Map).unwrap_err().to_string();
+        let copied = Pdb::open_with(&path, Load::Memory).unwrap_err().to_string();
+        assert_eq!(copied, mapped);
     }
 }

@@ -23,9 +23,9 @@ use crate::puzzle::PuzzleState;
 use super::encoding::Encoding;
 use super::error::TableError;
 use super::manifest::Manifest;
-use super::pdb::Pdb;
+use super::pdb::{Load, Pdb};
 
-/// The validated, memory-mapped tables of one partition.
+/// The validated tables of one partition, memory-mapped or read into memory ([`Load`]).
 #[derive(Debug)]
 pub struct TableSet {
     dir: PathBuf,
@@ -38,11 +38,18 @@ impl TableSet {
     /// ([`Pdb::open`]) and checked against the manifest (size, checksums, tiles, board, goal,
     /// blank rule, encoding); the patterns must be disjoint.
     pub fn open(dir: &Path) -> Result<TableSet, TableError> {
+        TableSet::open_with(dir, Load::Map)
+    }
+
+    /// [`TableSet::open`], holding every table as `load` says: [`Load::Memory`] reads them
+    /// into memory backed by huge pages, for faster lookups in large tables at the cost of
+    /// their size in private memory.
+    pub fn open_with(dir: &Path, load: Load) -> Result<TableSet, TableError> {
         let manifest = Manifest::read(dir)?;
         let tables = manifest
             .tables
             .iter()
-            .map(|entry| manifest.open_table(dir, entry))
+            .map(|entry| manifest.open_table_with(dir, entry, load))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(TableSet {
             dir: dir.to_path_buf(),
