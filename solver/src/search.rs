@@ -3,6 +3,9 @@
 //! IDA* tries the blank's moves in the order up, left, right, down, prunes only the move that
 //! undoes the last one, counts every child it generates over all iterations and stops at the
 //! first solution — the conventions under which Korf & Felner (2002) report their node counts.
+//! With a heuristic that looks ahead ([`Heuristic::looks_ahead`]: large tables) it computes the
+//! table indices of a node's children when their parent is expanded and has the processor
+//! fetch the entries while it works on the siblings; the nodes it counts stay the same.
 //!
 //! ```
 //! use tilepdb_common::{Board, Goal, PuzzleState};
@@ -192,13 +195,53 @@ impl<H: Heuristic> Ida<'_, H> {
         self.position.tiles[..self.n] == self.goal_tiles[..self.n]
     }
 
-    /// Depth-first search below the node `slot` of `frames[depth]`; true when solved.
+    /// Depth-first search below the node with value `h` and memo `memo` at depth `g`, each
+    /// child evaluated just before it is visited; true when solved.
+    fn search(&mut self, g: u32, h: u32, memo: &H::Memo, previous_blank: u8) -> bool {
+        if h == 0 && self.is_goal() {
+            return true;
+        }
+        let blank = self.position.cells[0];
+        for direction in 0..4 {
+            let next = self.position.moves[blank as usize][direction];
+            if next == u8::MAX || next == previous_blank {
+                continue;
+            }
+            let tile = self.position.tiles[next as usize];
+            self.position.play(blank, next, tile);
+            self.nodes += 1;
+            let (child_h, child_memo) =
+                self.heuristic
+                    .after_move(&self.position.cells, tile as usize, next as usize, memo);
+            let f = g + 1 + child_h;
+            if f <= self.threshold {
+                self.path.push(tile);
+                if self.search(g + 1, child_h, &child_memo, blank) {
+                    return true;
+                }
+                self.path.pop();
+            } else if f < self.next_threshold {
+                self.next_threshold = f;
+            }
+            self.position.unplay(blank, next, tile);
+            if self.nodes & 0xFFFF == 0 && self.out_of_budget() {
+                return false;
+            }
+            if self.stopped.is_some() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// [`Ida::search`] for heuristics that look ahead: below the node `slot` of
+    /// `frames[depth]`; true when solved.
     ///
     /// The table entries a node's children need are fetched from memory while the search works
     /// on their siblings: a node finishes its children's evaluations (started by its parent),
     /// starts the children of those it will expand, then visits them in order. Nodes are
     /// counted in that order, as they would be without the look-ahead.
-    fn search(&mut self, depth: usize, slot: usize) -> bool {
+    fn search_ahead(&mut self, depth: usize, slot: usize) -> bool {
         if self.frames[depth].evaluated[slot].0 == 0 && self.is_goal() {
             return true;
         }
@@ -245,7 +288,7 @@ impl<H: Heuristic> Ida<'_, H> {
             let f = g + 1 + child_h;
             if f <= self.threshold {
                 self.path.push(tile);
-                if self.search(depth + 1, c) {
+                if self.search_ahead(depth + 1, c) {
                     return true;
                 }
                 self.path.pop();
@@ -277,7 +320,7 @@ impl<H: Heuristic> Ida<'_, H> {
     }
 }
 
-/// IDA* from `start` to `goal`.
+/// IDA* from `start` to `goal` (looking ahead if the heuristic does).
 pub fn ida_star<H: Heuristic>(
     start: &PuzzleState,
     goal: Goal,
@@ -323,7 +366,12 @@ pub fn ida_star<H: Heuristic>(
     let solved = loop {
         iterations += 1;
         ida.next_threshold = u32::MAX;
-        if ida.search(0, 0) {
+        let found = if heuristic.looks_ahead() {
+            ida.search_ahead(0, 0)
+        } else {
+            ida.search(0, h0, &memo, u8::MAX)
+        };
+        if found {
             break true;
         }
         if ida.stopped.is_some() || ida.next_threshold == u32::MAX {
