@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server::{Server, coordinator_bin, scratch};
+use server::{Server, coordinator_bin, scratch, single_machine};
 
 const TOKEN: &str = "cluster-test-token";
 
@@ -50,20 +50,6 @@ fn assert_same_tables(want: &Path, got: &Path) {
             got.display()
         );
     }
-}
-
-/// Builds `job` on this machine into `out`.
-fn single_machine(job: &[&str], out: &Path) {
-    let status = Command::new(coordinator_bin())
-        .arg("build")
-        .args(job)
-        .arg("--out")
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 /// Starts `serve` for `job` with its data in `dir/data` and its tables in `dir/out`.

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use server::{Server, coordinator_bin, scratch};
+use server::{Server, coordinator_bin, scratch, single_machine};
 use tilepdb_common::table::TableSet;
 use tilepdb_common::wire::proto::DownloadRequest;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
@@ -20,20 +20,6 @@ use tilepdb_solver::fetch::{Remote, fetch_set, list_sets};
 const TOKEN: &str = "fetch-test-token";
 const JOB: [&str; 4] = ["--puzzle", "15", "--partition", "15:5-5-5"];
 const SET: &str = "4x4-5-5-5-minimized-blank-first";
-
-/// Builds the 15-puzzle 5-5-5 set into `out` on this machine.
-fn build_set(out: &Path) {
-    let status = Command::new(coordinator_bin())
-        .arg("build")
-        .args(JOB)
-        .arg("--out")
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
 
 /// `serve --no-build` of the sets in `out`.
 fn serve_sets(out: &Path, extra: &[&str]) -> Server {
@@ -108,7 +94,7 @@ fn downloads_logged(server: &Server) -> usize {
 fn a_cut_fetch_resumes_corruption_is_refused_and_a_second_fetch_is_a_no_op() {
     let dir = scratch("resume");
     let served = dir.join("served");
-    build_set(&served);
+    single_machine(&JOB, &served);
     let set_dir = served.join(SET);
     let cache = dir.join("cache");
 
@@ -263,7 +249,7 @@ fn a_coordinator_keeps_serving_the_tables_of_its_job() {
 fn bad_requests_are_refused_with_the_right_status() {
     let dir = scratch("refuse");
     let served = dir.join("served");
-    build_set(&served);
+    single_machine(&JOB, &served);
     let server = serve_sets(&served, &[]);
 
     // The wrong token.

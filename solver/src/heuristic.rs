@@ -44,15 +44,18 @@ pub trait Heuristic: Sync {
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, Self::Memo)>;
 
     /// Starts evaluating the state after `tile` moved from `from` (`cells` already updated), a
-    /// child of the node of memo `parent`, into `started`.
+    /// child of the node of memo `parent`, into `started`. By default nothing: heuristics that
+    /// compute the whole value in [`Heuristic::finish_move`] leave it.
+    #[inline]
     fn start_move(
         &self,
-        cells: &[u8],
-        tile: usize,
-        from: usize,
-        parent: &Self::Memo,
-        started: &mut Self::Started,
-    );
+        _cells: &[u8],
+        _tile: usize,
+        _from: usize,
+        _parent: &Self::Memo,
+        _started: &mut Self::Started,
+    ) {
+    }
 
     /// Finishes evaluating the child from what [`Heuristic::start_move`] wrote for it: writes
     /// its memo into `memo` and returns its value. `cells`, `tile`, `from` and `parent` are the
@@ -133,9 +136,6 @@ impl Heuristic for Misplaced {
     }
 
     #[inline]
-    fn start_move(&self, _: &[u8], _: usize, _: usize, _: &u32, _: &mut ()) {}
-
-    #[inline]
     fn finish_move(
         &self,
         cells: &[u8],
@@ -174,9 +174,6 @@ impl Heuristic for Manhattan {
             .sum();
         Ok((h, h))
     }
-
-    #[inline]
-    fn start_move(&self, _: &[u8], _: usize, _: usize, _: &u32, _: &mut ()) {}
 
     #[inline]
     fn finish_move(
@@ -263,9 +260,6 @@ impl Heuristic for LinearConflict {
         let (m, _) = self.manhattan.evaluate(cells)?;
         Ok((m + self.conflicts(cells), m))
     }
-
-    #[inline]
-    fn start_move(&self, _: &[u8], _: usize, _: usize, _: &u32, _: &mut ()) {}
 
     #[inline]
     fn finish_move(

@@ -5,13 +5,27 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 pub fn coordinator_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
+}
+
+/// Builds `job` on this machine into `out`.
+pub fn single_machine(job: &[&str], out: &Path) {
+    let status = Command::new(coordinator_bin())
+        .arg("build")
+        .args(job)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
 }
 
 /// A scratch directory of one test, empty.
