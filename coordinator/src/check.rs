@@ -17,7 +17,7 @@ use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 use crate::error::{Error, Result};
 use crate::merge::UNREACHED;
 
-fn fail(space: &StateSpace, reason: String) -> Error {
+pub(crate) fn fail(space: &StateSpace, reason: String) -> Error {
     Error::Check {
         table: format!("{} {} {}", space.board(), space.rule(), space.pattern()),
         reason,
@@ -25,7 +25,7 @@ fn fail(space: &StateSpace, reason: String) -> Error {
 }
 
 /// Runs `check` on every rank in parallel chunks; the first failure wins.
-fn for_all_ranks(
+pub(crate) fn for_all_ranks(
     space: &StateSpace,
     check: impl Fn(u64, &[u8], u32) -> std::result::Result<(), String> + Sync,
 ) -> Result<()> {

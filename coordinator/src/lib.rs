@@ -4,6 +4,7 @@
 //!   in-process workers;
 //! * [`merge`]: how reached states join the next layer;
 //! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
+//! * [`bellman`]: the proof that a table is the exact distance function of its abstraction;
 //! * [`check`]: the facts every table must satisfy (lower bound on Manhattan, parity,
 //!   consistency of aware and ignored tables, minimized = least aware value);
 //! * [`output`]: writing finished tables and set manifests to disk (format:
@@ -12,6 +13,7 @@
 //! * [`verify`]: deep verification of a table file (every entry decoded and re-checked);
 //! * [`report`]: the summary of a build (text and JSON) and the peak memory.
 
+pub mod bellman;
 pub mod build;
 pub mod cache;
 pub mod check;

@@ -2,9 +2,13 @@
 //! [`crate::check`] and the header's histogram.
 //!
 //! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
-//! * aware and ignored tables stay consistent across every move (also when decoded from
-//!   nibbles: a saturated entry decodes to `m + 30`, within one of its neighbours; min-nibble
-//!   is lossy and skips this check);
+//! * aware and ignored tables in an exact encoding (byte, mod3) are the exact distance
+//!   function of their abstraction ([`crate::bellman`]: the goal is 0 and every other entry
+//!   one more than its least neighbour), so a forged entry is found even when the file's
+//!   checksums were recomputed to match;
+//! * aware and ignored tables decoded from nibbles stay consistent across every move (a
+//!   saturated entry decodes to `m + 30`, within one of its neighbours); min-nibble is lossy
+//!   and skips this check;
 //! * exact encodings (byte, mod3) give back the header's histogram and unreached count; lossy
 //!   ones give lower bounds, so at every value at least as many entries decode to it or less
 //!   as the histogram has;
@@ -12,6 +16,7 @@
 
 use tilepdb_common::table::{Encoding, Pdb};
 
+use crate::bellman::check_distances;
 use crate::check::{check_bound_and_parity, check_consistent, check_lower_bound};
 use crate::error::{Error, Result};
 
@@ -25,6 +30,8 @@ pub struct DeepReport {
     pub decoded_unreached: u64,
     /// Whether consistency across moves was checked.
     pub consistency_checked: bool,
+    /// Whether every entry was proven to be the exact distance (the Bellman check).
+    pub distances_checked: bool,
     /// Whether the decoded histogram must equal the header's (exact encodings).
     pub exact: bool,
 }
@@ -53,7 +60,10 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     }
     let consistency_checked =
         space.rule().is_consistent() && !matches!(encoding, Encoding::MinNibble { .. });
-    if consistency_checked {
+    let distances_checked = consistency_checked && encoding.is_exact();
+    if distances_checked {
+        check_distances(space, &values).map_err(in_file)?;
+    } else if consistency_checked {
         check_consistent(space, &values).map_err(in_file)?;
     }
     let (decoded_histogram, decoded_unreached) = crate::build::histogram(&values);
@@ -92,6 +102,7 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         decoded_histogram,
         decoded_unreached,
         consistency_checked,
+        distances_checked,
         exact: encoding.is_exact(),
     })
 }

@@ -129,7 +129,9 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<()> {
                     o.checksum.as_deref().unwrap_or(""),
                     o.seconds,
                     d.entries,
-                    if d.consistency_checked {
+                    if d.distances_checked {
+                        ", every entry the exact distance (Bellman check)"
+                    } else if d.consistency_checked {
                         ", consistent"
                     } else {
                         ""

@@ -1,0 +1,289 @@
+//! The Bellman check: a table holds exactly the distance function of its abstraction.
+//!
+//! For an abstract state `s` other than the goal, the distance is `1 + min` over the states one
+//! pattern-tile move away (blank moves inside a region are free), and the goal's is 0. A table
+//! passes when every entry satisfies that rule and reachability is closed (an entry is
+//! unreached exactly when its neighbours are). That is stronger than consistency (a move
+//! changes the value by at most one): a consistent table may still hold a local maximum
+//! lowered by two, or a pocket of states raised together; the Bellman rule fixes every value,
+//! since the only function satisfying it is the distance itself.
+//!
+//! The check reads each entry's neighbours once, independently of how the table was built
+//! (it shares nothing with the search or the merge but the rank and the board).
+//!
+//! Minimized tables are not distance functions by themselves (each entry is the least over
+//! the placement's regions): they are checked against per-region values that satisfy the rule
+//! ([`check_minimized_against_aware`](crate::check::check_minimized_against_aware)).
+//!
+//! ```
+//! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
+//! use tilepdb_coordinator::bellman::check_distances;
+//! use tilepdb_coordinator::build::{BuildOptions, build_table};
+//! let board: Board = "3x3".parse().unwrap();
+//! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
+//! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Aware).unwrap();
+//! let mut values = build_table(&space, &BuildOptions::default(), &()).unwrap().values;
+//! assert!(check_distances(&space, &values).is_ok());
+//! let wrong = values.iter().position(|&v| v == 5).unwrap();
+//! values[wrong] = 7; // still at least Manhattan, same parity: the rule sees it
+//! assert!(check_distances(&space, &values).is_err());
+//! ```
+
+use tilepdb_common::space::slot_of;
+use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
+
+use crate::check::{fail, for_all_ranks};
+use crate::error::Result;
+use crate::merge::UNREACHED;
+
+/// Checks that `values` (one byte per entry, [`UNREACHED`] for unreached entries) is the exact
+/// distance function of `space`'s abstraction: the goal is 0, every other reached entry is one
+/// more than the least of its neighbours, and unreached entries have only unreached
+/// neighbours. `aware` tables also give every cell of a region the same value.
+///
+/// A `minimized` table is refused here (it is not a distance function by itself).
+pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
+    if values.len() as u64 != space.entries() {
+        return Err(fail(
+            space,
+            format!("{} values for {} entries", values.len(), space.entries()),
+        ));
+    }
+    match space.rule() {
+        BlankRule::Minimized => Err(fail(
+            space,
+            "a minimized table is the least value over the regions, not a distance function: \
+             check its per-region values instead"
+                .into(),
+        )),
+        BlankRule::Ignored => check_ignored(space, values),
+        BlankRule::Aware => check_aware(space, values),
+    }
+}
+
+/// The value `h` of a state given the least value `least` of its neighbours (`UNREACHED` when
+/// it has none reached) and whether one of them is unreached.
+fn bellman_rule(
+    h: u8,
+    least: u8,
+    any_unreached: bool,
+    is_goal: bool,
+) -> std::result::Result<(), String> {
+    if is_goal {
+        return if h == 0 {
+            Ok(())
+        } else {
+            Err(format!("the goal has {h}, not 0"))
+        };
+    }
+    if h == UNREACHED {
+        return if least == UNREACHED {
+            Ok(())
+        } else {
+            Err(format!(
+                "it is marked unreached but a neighbour has {least}"
+            ))
+        };
+    }
+    if any_unreached {
+        return Err(format!("it has {h} but a neighbour is marked unreached"));
+    }
+    if least == UNREACHED || least as u32 + 1 != h as u32 {
+        return Err(format!(
+            "it has {h}, but the least of its neighbours is {least}, so it should have {}",
+            least as u32 + 1
+        ));
+    }
+    Ok(())
+}
+
+fn check_ignored(space: &StateSpace, values: &[u8]) -> Result<()> {
+    let board = space.board();
+    let k = space.k();
+    let goal = space.goal_rank();
+    for_all_ranks(space, |rank, cells, free| {
+        let h = values[rank as usize];
+        let mut moved = [0u8; MAX_CELLS];
+        moved[..k].copy_from_slice(cells);
+        let (mut least, mut any_unreached) = (UNREACHED, false);
+        for i in 0..k {
+            let mut targets = board.neighbours(cells[i] as usize) & free;
+            while targets != 0 {
+                moved[i] = targets.trailing_zeros() as u8;
+                targets &= targets - 1;
+                let child = values[space.ranker().rank(&moved[..k]) as usize];
+                any_unreached |= child == UNREACHED;
+                least = least.min(child);
+            }
+            moved[i] = cells[i];
+        }
+        bellman_rule(h, least, any_unreached, rank == goal)
+            .map_err(|why| format!("placement {cells:?}: {why}"))
+    })
+}
+
+fn check_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
+    let board = space.board();
+    let k = space.k();
+    let slots = space.slots();
+    let goal_rank = space.goal_rank();
+    let goal_blank = space.goal().cell_of(0, board.cells());
+    for_all_ranks(space, |rank, cells, free| {
+        let base = rank * slots;
+        let occupied = board.all_cells() & !free;
+        let mut moved = [0u8; MAX_CELLS];
+        moved[..k].copy_from_slice(cells);
+        let mut left = free;
+        while left != 0 {
+            let least_cell = left.trailing_zeros() as usize;
+            let region = board.region(least_cell, free);
+            left &= !region;
+            let h = values[(base + slot_of(free, least_cell)) as usize];
+            // Blank moves inside the region are free: one value for all its cells.
+            let mut cells_of_region = region;
+            while cells_of_region != 0 {
+                let cell = cells_of_region.trailing_zeros() as usize;
+                cells_of_region &= cells_of_region - 1;
+                let other = values[(base + slot_of(free, cell)) as usize];
+                if other != h {
+                    return Err(format!(
+                        "placement {cells:?}: the blank on {least_cell} has {h} but on {cell}, \
+                         in the same region, {other}"
+                    ));
+                }
+            }
+            // A pattern tile next to the region steps into a region cell next to it; the blank
+            // ends on the tile's old cell.
+            let (mut least, mut any_unreached) = (UNREACHED, false);
+            let mut movers = board.dilate(region) & occupied;
+            while movers != 0 {
+                let from = movers.trailing_zeros() as usize;
+                movers &= movers - 1;
+                let i = cells
+                    .iter()
+                    .position(|&c| c as usize == from)
+                    .expect("a mover is an occupied cell");
+                let mut targets = board.neighbours(from) & region;
+                while targets != 0 {
+                    let to = targets.trailing_zeros() as usize;
+                    targets &= targets - 1;
+                    moved[i] = to as u8;
+                    let child_free = (free & !(1 << to)) | (1 << from);
+                    let child =
+                        space.ranker().rank(&moved[..k]) * slots + slot_of(child_free, from);
+                    let hc = values[child as usize];
+                    any_unreached |= hc == UNREACHED;
+                    least = least.min(hc);
+                }
+                moved[i] = cells[i];
+            }
+            let is_goal = rank == goal_rank && region & (1 << goal_blank) != 0;
+            bellman_rule(h, least, any_unreached, is_goal).map_err(|why| {
+                format!("placement {cells:?} with the blank's region around {least_cell}: {why}")
+            })?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{BuildOptions, build_table};
+    use crate::check::check_consistent;
+    use tilepdb_common::{Board, Goal, Pattern};
+
+    fn table(board: &str, tiles: &[u8], goal: Goal, rule: BlankRule) -> (StateSpace, Vec<u8>) {
+        let board: Board = board.parse().unwrap();
+        let pattern = Pattern::new(board, tiles.to_vec()).unwrap();
+        let space = StateSpace::new(board, goal, pattern, rule).unwrap();
+        let values = build_table(&space, &BuildOptions::default(), &())
+            .unwrap()
+            .values;
+        (space, values)
+    }
+
+    #[test]
+    fn built_tables_pass() {
+        for goal in [Goal::BlankFirst, Goal::BlankLast] {
+            for rule in [BlankRule::Aware, BlankRule::Ignored] {
+                for (board, tiles) in [
+                    ("3x3", &[1u8, 2, 3, 4][..]),
+                    ("3x4", &[1, 5, 6]),
+                    ("2x4", &[1, 2, 3, 4, 5, 6, 7]),
+                ] {
+                    let (space, values) = table(board, tiles, goal, rule);
+                    check_distances(&space, &values).unwrap();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_single_wrong_entry_is_found() {
+        // Every entry of a small table changed by ±2 (parity and the Manhattan bound kept
+        // where possible) and to unreached: each is caught.
+        for rule in [BlankRule::Aware, BlankRule::Ignored] {
+            let (space, values) = table("3x3", &[1, 2, 3], Goal::BlankFirst, rule);
+            for e in 0..values.len() {
+                for forged in [
+                    values[e].wrapping_add(2),
+                    values[e].wrapping_sub(2),
+                    UNREACHED,
+                ] {
+                    if forged == values[e] || forged > 250 && forged != UNREACHED {
+                        continue;
+                    }
+                    let mut bad = values.clone();
+                    bad[e] = forged;
+                    assert!(
+                        check_distances(&space, &bad).is_err(),
+                        "{rule} entry {e}: {} -> {forged} passed",
+                        values[e]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_lowered_local_maximum_is_consistent_but_not_a_distance() {
+        // A state whose neighbours all have h - 1, lowered to h - 2: every move still changes
+        // the value by at most one, so consistency accepts it; the Bellman rule does not.
+        let (space, values) = table("3x3", &[1, 2, 3, 4], Goal::BlankFirst, BlankRule::Ignored);
+        let mut found = false;
+        for rank in 0..space.placements() {
+            let mut cells = [0u8; MAX_CELLS];
+            let occupied = space.ranker().unrank(rank, &mut cells);
+            let free = space.board().all_cells() & !occupied;
+            let h = values[rank as usize];
+            let mut moved = cells;
+            let mut all_below = true;
+            for i in 0..space.k() {
+                let mut t = space.board().neighbours(cells[i] as usize) & free;
+                while t != 0 {
+                    moved[i] = t.trailing_zeros() as u8;
+                    t &= t - 1;
+                    all_below &= values[space.ranker().rank(&moved[..space.k()]) as usize] + 1 == h;
+                }
+                moved[i] = cells[i];
+            }
+            if all_below && h >= 2 && rank != space.goal_rank() {
+                let mut bad = values.clone();
+                bad[rank as usize] = h - 2;
+                check_consistent(&space, &bad).unwrap();
+                assert!(check_distances(&space, &bad).is_err());
+                found = true;
+                break;
+            }
+        }
+        assert!(found, "the table has a local maximum");
+    }
+
+    #[test]
+    fn minimized_is_refused_with_the_reason() {
+        let (space, values) = table("3x3", &[1, 2], Goal::BlankFirst, BlankRule::Minimized);
+        let e = check_distances(&space, &values).unwrap_err().to_string();
+        assert!(e.contains("not a distance function"), "{e}");
+    }
+}

@@ -1,0 +1,99 @@
+//! Forged table files: one entry changed and every checksum and histogram recomputed to match
+//! (the file is written by the ordinary writer), so only a check of the values themselves can
+//! tell. `verify --deep`'s Bellman check finds the entry in every exact encoding.
+
+use tilepdb_common::table::{Encoding, UNREACHED};
+use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS, Pattern, StateSpace};
+use tilepdb_coordinator::build::{BuildOptions, build_table};
+use tilepdb_coordinator::check::check_consistent;
+use tilepdb_coordinator::output::write_table;
+use tilepdb_coordinator::verify::verify_deep;
+
+fn space(board: &str, goal: Goal, tiles: &[u8], rule: BlankRule) -> StateSpace {
+    let b: Board = board.parse().unwrap();
+    StateSpace::new(b, goal, Pattern::new(b, tiles.to_vec()).unwrap(), rule).unwrap()
+}
+
+/// The entries of an ignored table whose every neighbour is one less: lowering one of them by
+/// two keeps the table consistent, with the parity of the Manhattan distance.
+fn local_maxima(space: &StateSpace, values: &[u8]) -> Vec<u64> {
+    let mut found = vec![];
+    for rank in 0..space.placements() {
+        let mut cells = [0u8; MAX_CELLS];
+        let occupied = space.ranker().unrank(rank, &mut cells);
+        let free = space.board().all_cells() & !occupied;
+        let h = values[rank as usize];
+        let mut moved = cells;
+        let mut all_below = true;
+        for i in 0..space.k() {
+            let mut t = space.board().neighbours(cells[i] as usize) & free;
+            while t != 0 {
+                moved[i] = t.trailing_zeros() as u8;
+                t &= t - 1;
+                all_below &= values[space.ranker().rank(&moved[..space.k()]) as usize] + 1 == h;
+            }
+            moved[i] = cells[i];
+        }
+        let m = space.manhattan(&cells[..space.k()]);
+        if all_below && h != UNREACHED && h as u32 >= m + 2 {
+            found.push(rank);
+        }
+    }
+    found
+}
+
+#[test]
+fn verify_deep_finds_a_forged_entry_in_every_exact_encoding() {
+    let dir = tempfile::tempdir().unwrap();
+    for goal in [Goal::BlankFirst, Goal::BlankLast] {
+        let space = space("3x4", goal, &[1, 2, 3, 4], BlankRule::Ignored);
+        let values = build_table(&space, &BuildOptions::default(), &())
+            .unwrap()
+            .values;
+        let maxima = local_maxima(&space, &values);
+        assert!(
+            !maxima.is_empty(),
+            "the table has a local maximum above Manhattan + 2"
+        );
+        let mut forged = values.clone();
+        forged[maxima[0] as usize] -= 2;
+        // The older checks cannot tell: every move still changes the value by at most one.
+        check_consistent(&space, &forged).unwrap();
+        for encoding in [Encoding::Byte, Encoding::Mod3] {
+            let good = write_table(dir.path(), &space, encoding, &values).unwrap();
+            verify_deep(&good).unwrap();
+            let bad = write_table(dir.path(), &space, encoding, &forged).unwrap();
+            let err = verify_deep(&bad).unwrap_err().to_string();
+            assert!(
+                err.contains("should have") || err.contains("neighbour"),
+                "{goal:?} {encoding}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn verify_deep_finds_a_raised_region_of_an_aware_table() {
+    // An aware table's entries of one (placement, region) raised by 2 together: all cells of
+    // the region still agree, the parity holds; the rule does not.
+    let dir = tempfile::tempdir().unwrap();
+    let space = space("3x3", Goal::BlankFirst, &[1, 2, 3], BlankRule::Aware);
+    let values = build_table(&space, &BuildOptions::default(), &())
+        .unwrap()
+        .values;
+    let slots = space.slots();
+    let rank = space.placements() / 2;
+    let mut forged = values.clone();
+    let mut cells = [0u8; MAX_CELLS];
+    let free = space.board().all_cells() & !space.ranker().unrank(rank, &mut cells);
+    let least = free.trailing_zeros() as usize;
+    let region = space.board().region(least, free);
+    for slot in 0..slots {
+        let cell = tilepdb_common::rank::select_bit(free, slot as u32);
+        if region & (1 << cell) != 0 {
+            forged[(rank * slots + slot) as usize] += 2;
+        }
+    }
+    let bad = write_table(dir.path(), &space, Encoding::Byte, &forged).unwrap();
+    assert!(verify_deep(&bad).is_err());
+}
