@@ -15,6 +15,7 @@ pub mod board;
 pub mod error;
 pub mod layer;
 pub mod pattern;
+pub mod pipe;
 pub mod puzzle;
 pub mod rank;
 pub mod space;

@@ -22,3 +22,52 @@ pub fn human_bytes(bytes: u64) -> String {
         format!("{v:.1} {}", UNITS[unit])
     }
 }
+
+/// Most threads a program of tilepdb starts for one pool.
+pub const MAX_THREADS: usize = 1024;
+
+/// A thread count from the command line: `0` means every core, at most [`MAX_THREADS`].
+///
+/// ```
+/// use tilepdb_common::units::parse_threads;
+/// assert_eq!(parse_threads("4"), Ok(4));
+/// assert_eq!(parse_threads("0"), Ok(0));
+/// assert!(parse_threads("100000").unwrap_err().contains("at most 1024"));
+/// assert!(parse_threads("-1").is_err());
+/// ```
+pub fn parse_threads(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a thread count (0 means every core)"))?;
+    if n > MAX_THREADS {
+        return Err(format!(
+            "{n} threads is more than any machine here can use: at most {MAX_THREADS} (0 means every core)"
+        ));
+    }
+    Ok(n)
+}
+
+/// A number of seconds from the command line: finite, above zero, small enough for a
+/// [`std::time::Duration`].
+///
+/// ```
+/// use tilepdb_common::units::parse_seconds;
+/// assert_eq!(parse_seconds("1.5").unwrap().as_millis(), 1500);
+/// for bad in ["NaN", "inf", "1e300", "-1", "0", "soon"] {
+///     assert!(parse_seconds(bad).is_err(), "{bad}");
+/// }
+/// ```
+pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let s: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !s.is_finite() || s <= 0.0 {
+        return Err(format!(
+            "{text:?} is not a finite number of seconds above zero"
+        ));
+    }
+    std::time::Duration::try_from_secs_f64(s)
+        .map_err(|_| format!("{text:?} seconds is too long a time"))
+}

@@ -13,6 +13,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    tilepdb_common::pipe::end_quietly_on_closed_pipe();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use serde::Serialize;
 use tilepdb_common::table::{Load, TableSet};
+use tilepdb_common::units::{parse_seconds, parse_threads};
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
 use tilepdb_solver::search::{Limits, SearchResult, a_star, ida_star};
@@ -83,10 +84,10 @@ pub struct SolveArgs {
     #[arg(long)]
     max_nodes: Option<u64>,
     /// Give up on an instance after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    timeout: Option<Duration>,
     /// Instances solved at once (default: every core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
     threads: usize,
     /// Print JSON for scripts.
     #[arg(long)]
@@ -179,7 +180,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
     let states = args.input.read(board)?;
     let limits = Limits {
         max_nodes: args.max_nodes,
-        timeout: args.timeout.map(Duration::from_secs_f64),
+        timeout: args.timeout,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
