@@ -41,6 +41,7 @@
 
 use crate::board::{Board, MAX_CELLS};
 use crate::error::{Error, Result};
+use crate::rank::PlacementRanker;
 
 /// Largest pattern the order-move table is kept for (`k! <= 40320` fits `u16`).
 pub const MAX_TABLED_K: usize = 8;
@@ -329,6 +330,53 @@ impl RegionIndex {
     }
 }
 
+impl RegionIndex {
+    /// The values of an aware table (placement-rank order of `ranker`, `rank * (n - k) + slot`)
+    /// from those of the zero-aware table of the same pattern: every free cell of a region
+    /// gets the region's value.
+    pub fn aware_from_zero_aware(&self, ranker: &PlacementRanker, zero_aware: &[u8]) -> Vec<u8> {
+        let slots = self.board.cells() - self.k;
+        let mut out = vec![0u8; ranker.placements() as usize * slots];
+        self.for_each_cell_state(ranker, |entry, state| {
+            out[entry as usize] = zero_aware[state as usize]
+        });
+        out
+    }
+
+    /// The values of a zero-aware table from those of the aware table of the same pattern (the
+    /// value of a region is that of any of its cells; the aware table gives them all the same).
+    pub fn zero_aware_from_aware(&self, ranker: &PlacementRanker, aware: &[u8]) -> Vec<u8> {
+        let mut out = vec![0u8; self.states() as usize];
+        self.for_each_cell_state(ranker, |entry, state| {
+            out[state as usize] = aware[entry as usize]
+        });
+        out
+    }
+
+    /// Calls `f(aware entry, state index)` for every (placement, free cell).
+    fn for_each_cell_state(&self, ranker: &PlacementRanker, mut f: impl FnMut(u64, u64)) {
+        let slots = (self.board.cells() - self.k) as u64;
+        let all = self.board.all_cells();
+        let mut cells = [0u8; MAX_CELLS];
+        for rank in 0..ranker.placements() {
+            ranker.unrank(rank, &mut cells);
+            let (c, set, order) = self.set_and_order(&cells);
+            let first = self.first_block(c);
+            let regions = self.regions_of(c);
+            let mut free = all & !set;
+            for slot in 0..slots {
+                let cell = free.trailing_zeros();
+                free &= free - 1;
+                let r = regions
+                    .iter()
+                    .position(|&m| m & (1 << cell) != 0)
+                    .expect("a free cell is in a region") as u64;
+                f(rank * slots + slot, (first + r) * self.factorial + order);
+            }
+        }
+    }
+}
+
 /// `moved(p_a, p_b, rank(pi))` = the rank of `pi` with its element at position `p_a` taken out
 /// and put back at position `p_b` (the order after a tile moves from the `p_a`-th cell of its
 /// set to the `p_b`-th cell of the new set): a table of `k * k * k!` `u16` for `k <= 8`,
@@ -408,7 +456,6 @@ impl OrderMoves {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rank::PlacementRanker;
     use std::collections::{HashSet, VecDeque};
 
     /// Regions of the free cells of `set` by a queue-based search on (row, column), sharing no

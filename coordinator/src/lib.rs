@@ -2,6 +2,7 @@
 //!
 //! * [`build`]: the layered breadth-first search of one pattern, cut into tasks for a pool of
 //!   in-process workers;
+//! * [`region_build`]: the same search on the dense region index (set, region, order);
 //! * [`merge`]: how reached states join the next layer;
 //! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`check`]: the facts every table must satisfy (lower bound on Manhattan, parity,
@@ -19,6 +20,7 @@ pub mod dist;
 pub mod error;
 pub mod merge;
 pub mod output;
+pub mod region_build;
 pub mod report;
 pub mod verify;
 

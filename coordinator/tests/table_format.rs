@@ -257,6 +257,7 @@ fn files_are_byte_identical_across_threads_and_task_sizes() {
             threads,
             task_ranks,
             memory_limit: None,
+            ..BuildOptions::default()
         };
         for (rule, encoding) in [
             (BlankRule::Minimized, Encoding::Byte),

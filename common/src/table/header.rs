@@ -12,7 +12,7 @@
 //! | 16 | 1 | board width W |
 //! | 17 | 1 | board height H |
 //! | 18 | 1 | goal: 0 blank-first, 1 blank-last |
-//! | 19 | 1 | blank rule: 0 minimized, 1 aware, 2 ignored |
+//! | 19 | 1 | blank rule: 0 minimized, 1 aware, 2 ignored, 3 zero-aware |
 //! | 20 | 1 | encoding: 0 byte, 1 nibble, 2 mod3, 3 min-nibble |
 //! | 21 | 1 | encoding parameter: log2 of the group for min-nibble, else 0 |
 //! | 22 | 1 | k, the number of pattern tiles |
@@ -287,6 +287,7 @@ impl Header {
             0 => BlankRule::Minimized,
             1 => BlankRule::Aware,
             2 => BlankRule::Ignored,
+            3 => BlankRule::ZeroAware,
             other => return Err(field("blank rule", format!("unknown code {other}"))),
         };
         let encoding = Encoding::from_code(b[OFF_ENCODING], b[OFF_PARAMETER])
@@ -424,6 +425,7 @@ pub fn rule_code(rule: BlankRule) -> u8 {
         BlankRule::Minimized => 0,
         BlankRule::Aware => 1,
         BlankRule::Ignored => 2,
+        BlankRule::ZeroAware => 3,
     }
 }
 
