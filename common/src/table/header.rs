@@ -145,9 +145,19 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 
 impl Header {
     /// The header of `space`'s table in `encoding` before it is built: sizes only, an empty
-    /// histogram and a zero payload checksum. Refuses mod3 for minimized tables.
+    /// histogram and a zero payload checksum. Refuses mod3 and 1-bit for minimized tables, and
+    /// 1-bit for patterns of every tile.
     pub fn plan(space: &StateSpace, encoding: Encoding) -> Result<Header, TableError> {
         encoding.check_rule(space.rule())?;
+        if encoding == Encoding::OneBit && space.k() + 1 == space.board().cells() {
+            return Err(TableError::Unsupported {
+                encoding: encoding.to_string(),
+                rule: space.rule(),
+                reason: "a pattern of every tile leaves half of its entries unreached (the \
+                         other permutation parity), which one bit per entry cannot mark; use \
+                         byte, nibble or mod3 for it",
+            });
+        }
         let entries = space.entries();
         Ok(Header {
             major: FORMAT_MAJOR,
