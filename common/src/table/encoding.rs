@@ -408,7 +408,8 @@ mod tests {
         assert!("min-nibble:x".parse::<Encoding>().is_err());
         assert!("zstd".parse::<Encoding>().is_err());
         assert!(Encoding::from_code(0, 1).is_err());
-        assert!(Encoding::from_code(4, 0).is_err());
+        assert!(Encoding::from_code(5, 0).is_err());
+        assert!(Encoding::from_code(4, 1).is_err());
         assert!(Encoding::from_code(3, MAX_GROUP_LOG2 + 1).is_err());
     }
 
