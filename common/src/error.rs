@@ -15,7 +15,7 @@ pub enum Error {
     BoardSyntax(String),
     #[error("unknown goal {0:?}: expected blank-first or blank-last")]
     GoalSyntax(String),
-    #[error("unknown blank rule {0:?}: expected minimized, aware or ignored")]
+    #[error("unknown blank rule {0:?}: expected minimized, aware, zero-aware or ignored")]
     BlankRuleSyntax(String),
     #[error("bad state: {0}")]
     State(String),

@@ -25,6 +25,7 @@ use crate::board::{Board, Goal, MAX_CELLS};
 use crate::error::{Error, Result};
 use crate::pattern::Pattern;
 use crate::rank::PlacementRanker;
+use crate::region_index::RegionIndex;
 
 /// What the abstraction does with the blank (DESIGN section 4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -37,6 +38,9 @@ pub enum BlankRule {
     Aware,
     /// The placement alone; a pattern tile steps to any adjacent free cell.
     Ignored,
+    /// The same search as `aware`, one entry per (placement, region of the blank) in the order
+    /// of the region index ([`crate::region_index`]); Clausecker & Reinefeld 2019.
+    ZeroAware,
 }
 
 impl BlankRule {
@@ -45,6 +49,7 @@ impl BlankRule {
             BlankRule::Minimized => "minimized",
             BlankRule::Aware => "aware",
             BlankRule::Ignored => "ignored",
+            BlankRule::ZeroAware => "zero-aware",
         }
     }
 
@@ -52,6 +57,19 @@ impl BlankRule {
     pub fn is_consistent(self) -> bool {
         !matches!(self, BlankRule::Minimized)
     }
+
+    /// Whether the search's state is (placement, region of the blank).
+    pub fn has_regions(self) -> bool {
+        !matches!(self, BlankRule::Ignored)
+    }
+
+    /// Every rule.
+    pub const ALL: [BlankRule; 4] = [
+        BlankRule::Minimized,
+        BlankRule::Aware,
+        BlankRule::Ignored,
+        BlankRule::ZeroAware,
+    ];
 }
 
 impl fmt::Display for BlankRule {
@@ -67,6 +85,7 @@ impl FromStr for BlankRule {
             "minimized" => Ok(BlankRule::Minimized),
             "aware" => Ok(BlankRule::Aware),
             "ignored" => Ok(BlankRule::Ignored),
+            "zero-aware" => Ok(BlankRule::ZeroAware),
             other => Err(Error::BlankRuleSyntax(other.to_string())),
         }
     }
@@ -82,6 +101,8 @@ pub struct StateSpace {
     ranker: PlacementRanker,
     /// Goal cell of each pattern tile, in pattern order.
     goal_cells: [u8; MAX_CELLS],
+    /// The states of the region index (`T * k!`), counted for `zero-aware` tables only.
+    region_states: Option<u64>,
 }
 
 impl StateSpace {
@@ -100,7 +121,12 @@ impl StateSpace {
             rule,
             ranker,
             goal_cells,
+            region_states: None,
         };
+        let mut space = space;
+        if rule == BlankRule::ZeroAware {
+            space.region_states = Some(space.region_index()?.states());
+        }
         space.states_checked()?;
         Ok(space)
     }
@@ -157,12 +183,29 @@ impl StateSpace {
         self.placements() * self.slots()
     }
 
-    /// Entries of the finished table: one per placement, or one per (placement, free cell)
-    /// for `aware`.
+    /// Entries of the finished table: one per placement, one per (placement, free cell)
+    /// for `aware`, one per (placement, region) for `zero-aware`.
     pub fn entries(&self) -> u64 {
         match self.rule {
             BlankRule::Aware => self.states(),
+            BlankRule::ZeroAware => self.region_states.expect("counted for zero-aware"),
             _ => self.placements(),
+        }
+    }
+
+    /// The region index of this space's board and pattern size (built anew: a flood fill per
+    /// tile set).
+    pub fn region_index(&self) -> Result<RegionIndex> {
+        RegionIndex::new(self.board, self.k())
+    }
+
+    /// States of the region-indexed search: `T * k!` (placement, region) states, or the
+    /// placements when the blank is ignored.
+    pub fn region_search_states(&self) -> Result<u64> {
+        match (self.rule, self.region_states) {
+            (BlankRule::Ignored, _) => Ok(self.placements()),
+            (_, Some(states)) => Ok(states),
+            _ => Ok(self.region_index()?.states()),
         }
     }
 

@@ -38,6 +38,26 @@ pub struct BuildOptions {
     pub task_ranks: Option<u64>,
     /// Most bytes the build may hold; `None` means no limit.
     pub memory_limit: Option<u64>,
+    /// The state index of the search (zero-aware tables are always built on the region index).
+    pub index: SearchIndex,
+}
+
+/// Which state index a single-machine build searches on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchIndex {
+    /// (set, region, order), dense: [`crate::region_build`].
+    #[default]
+    Region,
+    /// `rank * (n - k) + free-cell slot`, a region represented by its least cell: the first
+    /// index, kept to compare the two (and the one the distributed mode uses).
+    Cell,
+}
+
+impl SearchIndex {
+    /// Whether `space` is built on the region index under this choice.
+    pub fn is_region_for(self, space: &StateSpace) -> bool {
+        self == SearchIndex::Region || space.rule() == BlankRule::ZeroAware
+    }
 }
 
 /// Hears about a build's progress (a progress bar, log lines, a test).
@@ -84,7 +104,35 @@ impl BuiltTable {
     }
 }
 
-/// Refuses, with the figure, a build that would not fit in `limit` bytes.
+/// Bytes a single-machine build of `space` holds, and what they are, in words.
+pub fn build_memory(space: &StateSpace, index: SearchIndex) -> Result<(u64, String)> {
+    if index.is_region_for(space) {
+        return crate::region_build::region_build_memory(space);
+    }
+    Ok((
+        space.build_memory_bytes(),
+        format!(
+            "two-bit array of {} states {} + {} depth bytes",
+            space.states(),
+            human_bytes(space.states().div_ceil(4)),
+            human_bytes(space.entries())
+        ),
+    ))
+}
+
+/// Refuses, with the figure, a build of `space` on `index` that would not fit in `limit` bytes.
+pub fn check_build_memory(
+    space: &StateSpace,
+    index: SearchIndex,
+    limit: Option<u64>,
+) -> Result<()> {
+    if index.is_region_for(space) {
+        return crate::region_build::check_region_memory(space, limit);
+    }
+    check_memory(space, limit)
+}
+
+/// Refuses, with the figure, a cell-indexed build that would not fit in `limit` bytes.
 pub fn check_memory(space: &StateSpace, limit: Option<u64>) -> Result<()> {
     let needed = space.build_memory_bytes();
     if let Some(limit) = limit.filter(|&l| needed > l) {
@@ -109,6 +157,9 @@ pub fn build_table(
     options: &BuildOptions,
     observer: &impl BuildObserver,
 ) -> Result<BuiltTable> {
+    if options.index.is_region_for(space) {
+        return crate::region_build::build_region_table(space, options, observer);
+    }
     check_memory(space, options.memory_limit)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)

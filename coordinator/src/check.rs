@@ -2,8 +2,11 @@
 //!
 //! * every reached value `h` and the Manhattan distance `m` of the pattern's tiles satisfy
 //!   `h >= m` and `h - m` even;
-//! * `aware` and `ignored` tables are consistent: a legal move changes the value by at most 1;
+//! * `aware`, `zero-aware` and `ignored` tables are consistent: a legal move changes the value by at most 1;
 //! * a `minimized` table's value is the least `aware` value over the placement's free cells.
+//!
+//! A `zero-aware` table is checked as the aware table it stands for (each free cell given its
+//! region's value).
 //!
 //! Minimized tables are not consistent (a blank walled into a pocket can make the least value
 //! jump by more than one across a move), so nothing here assumes it.
@@ -45,9 +48,35 @@ pub(crate) fn for_all_ranks(
     })
 }
 
+/// The aware space and values of a zero-aware table (each free cell gets its region's value),
+/// on which the facts of the aware table are checked; `None` for other rules.
+fn as_aware(space: &StateSpace, values: &[u8]) -> Result<Option<(StateSpace, Vec<u8>)>> {
+    if space.rule() != BlankRule::ZeroAware {
+        return Ok(None);
+    }
+    if values.len() as u64 != space.entries() {
+        return Err(fail(
+            space,
+            format!("{} values for {} entries", values.len(), space.entries()),
+        ));
+    }
+    let aware = StateSpace::new(
+        space.board(),
+        space.goal(),
+        space.pattern().clone(),
+        BlankRule::Aware,
+    )?;
+    let index = space.region_index()?;
+    let values = index.aware_from_zero_aware(aware.ranker(), values);
+    Ok(Some((aware, values)))
+}
+
 /// Every reached entry is at least the Manhattan distance, with an even difference; entries
 /// are unreached only when the pattern holds every tile (then exactly half are, by parity).
 pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
+    if let Some((aware, values)) = as_aware(space, values)? {
+        return check_lower_bound(&aware, &values);
+    }
     check_bound_and_parity(space, values)?;
     let unreached = values.iter().filter(|&&v| v == UNREACHED).count() as u64;
     let full = space.k() + 1 == space.board().cells();
@@ -65,6 +94,9 @@ pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
 /// difference (the first half of [`check_lower_bound`], for decoded lossy tables, which keep
 /// no mark of unreached entries).
 pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
+    if let Some((aware, values)) = as_aware(space, values)? {
+        return check_bound_and_parity(&aware, &values);
+    }
     if values.len() as u64 != space.entries() {
         return Err(fail(
             space,
@@ -96,6 +128,10 @@ pub fn check_consistent(space: &StateSpace, values: &[u8]) -> Result<()> {
     let slots = space.slots();
     let k = space.k();
     match space.rule() {
+        BlankRule::ZeroAware => {
+            let (aware, values) = as_aware(space, values)?.expect("zero-aware");
+            check_consistent(&aware, &values)
+        }
         BlankRule::Minimized => Err(fail(
             space,
             "minimized tables are not consistent; nothing to check".into(),

@@ -2,6 +2,7 @@
 //!
 //! * [`build`]: the layered breadth-first search of one pattern, cut into tasks for a pool of
 //!   in-process workers;
+//! * [`region_build`]: the same search on the dense region index (set, region, order);
 //! * [`merge`]: how reached states join the next layer;
 //! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`bellman`]: the proof that a table is the exact distance function of its abstraction;
@@ -21,6 +22,7 @@ pub mod dist;
 pub mod error;
 pub mod merge;
 pub mod output;
+pub mod region_build;
 pub mod report;
 pub mod verify;
 

@@ -134,6 +134,15 @@ fn check_canonical_payload(pdb: &Pdb) -> Result<()> {
                 }
             }
         }
+        Encoding::OneBit => {
+            let used = units % 8;
+            if used != 0 && payload.last().is_some_and(|&b| b >> used != 0) {
+                return Err(fail(
+                    pdb,
+                    "the padding bits of the last byte are not zero".into(),
+                ));
+            }
+        }
         Encoding::Nibble | Encoding::MinNibble { .. } => {
             if units % 2 == 1 && payload.last().is_some_and(|&b| b >> 4 != 0) {
                 return Err(fail(

@@ -24,6 +24,7 @@ fn build(space: &StateSpace, threads: usize, task_ranks: Option<u64>) -> BuiltTa
         threads,
         task_ranks,
         memory_limit: None,
+        ..BuildOptions::default()
     };
     build_table(space, &options, &()).unwrap()
 }

@@ -4,25 +4,54 @@
 //! blank's cell, moves the blank one cell at a time (free moves cost 0, swaps with a pattern
 //! tile cost 1), and ranks placements with its own transcription of the formula of DESIGN
 //! section 3. It shares no ranking, region, successor or board code with the engine. For
-//! random patterns (k <= 4, seeded) on 3x3, 3x4 and 4x4 boards, for the three blank rules and
-//! both goals, every entry of the engine's table must equal the naive value, and every entry
-//! the naive search never reaches must be `UNREACHED`.
+//! random patterns (k <= 4, seeded) on 3x3, 3x4 and 4x4 boards, for the four blank rules, both
+//! goals and both state indices of the search (region and cell), every entry of the engine's
+//! table must equal the naive value, and every entry the naive search never reaches must be
+//! `UNREACHED`. Zero-aware tables are also compared by histogram with the naive
+//! (placement, blank cell) distances grouped by the naive search's own regions.
 
 mod support;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
+use std::collections::HashMap;
 use support::{Grid, blank_search, falling, free_index, goal_cell, naive_rank, placement_search};
-use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
-use tilepdb_coordinator::build::{BuildOptions, build_table};
+
+use tilepdb_common::{BlankRule, Board, Goal, Pattern, RegionIndex, StateSpace};
+use tilepdb_coordinator::build::{BuildOptions, BuiltTable, SearchIndex, build_table};
 use tilepdb_coordinator::merge::UNREACHED;
 
-/// The expected tables of one pattern and goal, for the three rules.
+/// The expected tables of one pattern and goal, for the four rules.
 struct NaiveTables {
     minimized: Vec<u8>,
     aware: Vec<u8>,
     ignored: Vec<u8>,
+    /// The zero-aware values in the region index's order (the one piece of engine code these
+    /// tests use, itself checked as a bijection in `tilepdb_common::region_index`).
+    zero_aware: Vec<u8>,
+    /// Histogram of the values of the (placement, region) pairs, grouped by the naive search
+    /// alone (regions by its own flood fill), and the number of pairs.
+    zero_aware_histogram: Vec<u64>,
+    zero_aware_pairs: u64,
+}
+
+/// The free cells connected to `blank` (pattern tiles on `placement`), by a queue on the grid.
+fn naive_region(grid: Grid, placement: &[u8], blank: u8) -> Vec<u8> {
+    let mut seen = vec![false; grid.cells()];
+    seen[blank as usize] = true;
+    let mut queue = std::collections::VecDeque::from([blank as usize]);
+    while let Some(c) = queue.pop_front() {
+        for d in grid.neighbours(c) {
+            if !seen[d] && !placement.contains(&(d as u8)) {
+                seen[d] = true;
+                queue.push_back(d);
+            }
+        }
+    }
+    (0..grid.cells() as u8)
+        .filter(|&c| seen[c as usize])
+        .collect()
 }
 
 fn naive_tables(grid: Grid, blank_first: bool, tiles: &[u8]) -> NaiveTables {
@@ -37,12 +66,30 @@ fn naive_tables(grid: Grid, blank_first: bool, tiles: &[u8]) -> NaiveTables {
 
     let mut minimized = vec![UNREACHED; placements];
     let mut aware = vec![UNREACHED; placements * (n - k)];
+    let board = Board::new(grid.width, grid.height).unwrap();
+    let index = RegionIndex::new(board, k).unwrap();
+    let mut zero_aware = vec![UNREACHED; index.states() as usize];
+    let mut regions: HashMap<(Vec<u8>, Vec<u8>), u8> = HashMap::new();
     for ((placement, blank), d) in blank_search(grid, (goal.clone(), blank)) {
         let rank = naive_rank(&placement, n) as usize;
-        let index = rank * (n - k) + free_index(&placement, blank) as usize;
-        assert_eq!(aware[index], UNREACHED, "naive rank collision at {index}");
-        aware[index] = d;
+        let entry = rank * (n - k) + free_index(&placement, blank) as usize;
+        assert_eq!(aware[entry], UNREACHED, "naive rank collision at {entry}");
+        aware[entry] = d;
         minimized[rank] = minimized[rank].min(d);
+        let region = naive_region(grid, &placement, blank);
+        let key = (placement.clone(), region);
+        if let Some(&other) = regions.get(&key) {
+            assert_eq!(other, d, "one region of {placement:?}, two distances");
+        }
+        regions.insert(key, d);
+        zero_aware[index.state_index(&placement, blank as usize) as usize] = d;
+    }
+    let mut zero_aware_histogram = vec![];
+    for &d in regions.values() {
+        if zero_aware_histogram.len() <= d as usize {
+            zero_aware_histogram.resize(d as usize + 1, 0);
+        }
+        zero_aware_histogram[d as usize] += 1;
     }
     let mut ignored = vec![UNREACHED; placements];
     for (placement, d) in placement_search(grid, goal) {
@@ -54,18 +101,30 @@ fn naive_tables(grid: Grid, blank_first: bool, tiles: &[u8]) -> NaiveTables {
         minimized,
         aware,
         ignored,
+        zero_aware,
+        zero_aware_histogram,
+        zero_aware_pairs: regions.len() as u64,
     }
 }
 
-fn engine_table(board: Board, goal: Goal, tiles: &[u8], rule: BlankRule) -> Vec<u8> {
+fn engine_table(
+    board: Board,
+    goal: Goal,
+    tiles: &[u8],
+    rule: BlankRule,
+    index: SearchIndex,
+) -> BuiltTable {
     let pattern = Pattern::new(board, tiles.to_vec()).unwrap();
     let space = StateSpace::new(board, goal, pattern, rule).unwrap();
+    // Small tasks: many per layer even on these boards (ranks for the cell index, tile sets
+    // for the region index).
     let options = BuildOptions {
         threads: 2,
-        task_ranks: Some(100),
+        task_ranks: Some(if index == SearchIndex::Region { 3 } else { 100 }),
         memory_limit: None,
+        index,
     };
-    build_table(&space, &options, &()).unwrap().values
+    build_table(&space, &options, &()).unwrap()
 }
 
 /// Asserts that two tables are equal, naming the first differing entry and the count.
@@ -110,16 +169,30 @@ fn compare_board(board: &str, seed: u64, sizes: &[usize]) {
     for tiles in &patterns {
         for goal in [Goal::BlankFirst, Goal::BlankLast] {
             let naive = naive_tables(grid, goal == Goal::BlankFirst, tiles);
-            for (rule, expected) in [
-                (BlankRule::Minimized, &naive.minimized),
-                (BlankRule::Aware, &naive.aware),
-                (BlankRule::Ignored, &naive.ignored),
-            ] {
-                let what = format!("{board} {goal} {rule} pattern {tiles:?}");
-                let engine = engine_table(b, goal, tiles, rule);
-                assert_same_table(&engine, expected, &what);
-                nonzero += expected.iter().filter(|&&v| v != 0).count();
+            for index in [SearchIndex::Region, SearchIndex::Cell] {
+                for (rule, expected) in [
+                    (BlankRule::Minimized, &naive.minimized),
+                    (BlankRule::Aware, &naive.aware),
+                    (BlankRule::Ignored, &naive.ignored),
+                ] {
+                    let what = format!("{board} {goal} {rule} pattern {tiles:?} {index:?} index");
+                    let engine = engine_table(b, goal, tiles, rule, index).values;
+                    assert_same_table(&engine, expected, &what);
+                    nonzero += expected.iter().filter(|&&v| v != 0).count();
+                }
             }
+            let what = format!("{board} {goal} zero-aware pattern {tiles:?}");
+            let engine = engine_table(b, goal, tiles, BlankRule::ZeroAware, SearchIndex::Region);
+            assert_eq!(
+                engine.histogram, naive.zero_aware_histogram,
+                "{what}: histogram"
+            );
+            assert_eq!(
+                engine.unreached,
+                engine.values.len() as u64 - naive.zero_aware_pairs,
+                "{what}: unreached entries"
+            );
+            assert_same_table(&engine.values, &naive.zero_aware, &what);
         }
     }
     assert!(nonzero > 0, "the tables compared must not be trivial");

@@ -29,10 +29,14 @@ fn build(space: &StateSpace) -> Vec<u8> {
         .values
 }
 
-fn encodings_for(rule: BlankRule) -> Vec<Encoding> {
+fn encodings_for(space: &StateSpace) -> Vec<Encoding> {
     let mut e = vec![Encoding::Byte, Encoding::Nibble];
-    if rule.is_consistent() {
+    if space.rule().is_consistent() {
         e.push(Encoding::Mod3);
+        // One bit cannot mark the unreached half of a pattern of every tile.
+        if space.k() + 1 < space.board().cells() {
+            e.push(Encoding::OneBit);
+        }
     }
     for c in [1, 2, 4, 64] {
         e.push(Encoding::min_nibble(c).unwrap());
@@ -46,10 +50,11 @@ fn write(dir: &Path, space: &StateSpace, encoding: Encoding, values: &[u8]) -> P
 
 /// The Manhattan distance of each entry's placement.
 fn manhattan_of_entries(space: &StateSpace) -> Vec<u32> {
-    let per = (space.entries() / space.placements()) as usize;
     let mut m = Vec::with_capacity(space.entries() as usize);
-    tilepdb_common::table::walk::for_each_placement(space, |_, _, d| {
-        m.extend(std::iter::repeat_n(d, per))
+    tilepdb_common::table::walk::for_each_entry(space, |entry, cells, d| {
+        assert_eq!(entry, m.len() as u64);
+        assert_eq!(space.manhattan(cells), d);
+        m.push(d)
     });
     m
 }
@@ -89,7 +94,9 @@ fn check_round_trip(pdb: &Pdb, values: &[u8], m: &[u32]) {
         let v = pdb.value(i as u64).unwrap();
         assert_eq!(v, d, "{label}: value and decode_all differ at {i}");
         match pdb.encoding() {
-            Encoding::Byte | Encoding::Mod3 => assert_eq!(d, h, "{label}: entry {i}"),
+            Encoding::Byte | Encoding::Mod3 | Encoding::OneBit => {
+                assert_eq!(d, h, "{label}: entry {i}")
+            }
             Encoding::Nibble if h == UNREACHED => {}
             Encoding::Nibble => {
                 if (h as u32 - m[i]) / 2 < 15 {
@@ -120,7 +127,7 @@ fn check_round_trip(pdb: &Pdb, values: &[u8], m: &[u32]) {
     }
 }
 
-/// Follows random walks from the goal with `child_value`, as a search does.
+/// Follows random walks from the goal with the parent's value (mod3, 1-bit), as a search does.
 fn check_parent_chains(pdb: &Pdb, values: &[u8], seed: u64) {
     let space = pdb.space();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -130,9 +137,17 @@ fn check_parent_chains(pdb: &Pdb, values: &[u8], seed: u64) {
         let mut h = pdb.root_value(first).unwrap();
         assert_eq!(h, 0);
         for s in &walk[1..] {
-            let (index, _) = pdb.index_of(&cell_of_tile(s));
-            h = pdb.child_value(h, index);
+            let (index, m) = pdb.index_of(&cell_of_tile(s));
+            h = match pdb.encoding() {
+                Encoding::OneBit => pdb.one_bit_child_value(h, index, m),
+                _ => pdb.child_value(h, index),
+            };
             assert_eq!(h, values[index as usize], "chain through {s}");
+            if rng.random_range(0..50) == 0 {
+                // A lone state: the descent to the goal gives the same value.
+                assert_eq!(pdb.root_value(index).unwrap(), h, "descent from {s}");
+                assert_eq!(pdb.value_of_state(s).unwrap(), h);
+            }
         }
     }
 }
@@ -149,16 +164,16 @@ fn every_encoding_round_trips_on_every_entry_of_small_tables() {
     ];
     let mut n = 0;
     for &(board, goal, tiles) in cases {
-        for rule in [BlankRule::Minimized, BlankRule::Aware, BlankRule::Ignored] {
+        for rule in BlankRule::ALL {
             let s = space(board, goal, tiles, rule);
             let values = build(&s);
             let m = manhattan_of_entries(&s);
-            for encoding in encodings_for(rule) {
+            for encoding in encodings_for(&s) {
                 let sub = dir.path().join(format!("{n}"));
                 n += 1;
                 let pdb = write(&sub, &s, encoding, &values);
                 check_round_trip(&pdb, &values, &m);
-                if encoding == Encoding::Mod3 {
+                if encoding.needs_parent() {
                     check_parent_chains(&pdb, &values, n);
                 }
                 verify_deep(&pdb).unwrap();
@@ -199,6 +214,43 @@ fn nibbles_saturate_into_lower_bounds() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("entry 5"), "{err}");
+}
+
+#[test]
+fn one_bit_is_refused_for_minimized_tables_and_patterns_of_every_tile() {
+    let s = space("3x3", Goal::BlankFirst, &[1, 2, 3], BlankRule::Minimized);
+    let values = build(&s);
+    let err = EncodedTable::new(&s, Encoding::OneBit, &values)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("1-bit") && err.contains("minimized") && err.contains("not consistent"),
+        "{err}"
+    );
+    let s = space("2x2", Goal::BlankFirst, &[1, 2, 3], BlankRule::ZeroAware);
+    let values = build(&s);
+    let err = EncodedTable::new(&s, Encoding::OneBit, &values)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("every tile"), "{err}");
+}
+
+/// A zero-aware table's entries, spread over the free cells of their regions, are the aware
+/// table's (both built by the engine: the region index's order against the cell order).
+#[test]
+fn zero_aware_tables_spread_to_the_aware_tables() {
+    for (board, goal, tiles) in [
+        ("4x4", Goal::BlankFirst, &[1u8, 2, 3, 4, 5][..]),
+        ("3x4", Goal::BlankLast, &[11, 3, 7]),
+    ] {
+        let zero = space(board, goal, tiles, BlankRule::ZeroAware);
+        let aware = space(board, goal, tiles, BlankRule::Aware);
+        let z = build(&zero);
+        let a = build(&aware);
+        let index = zero.region_index().unwrap();
+        assert_eq!(index.aware_from_zero_aware(aware.ranker(), &z), a);
+        assert_eq!(index.zero_aware_from_aware(aware.ranker(), &a), z);
+    }
 }
 
 #[test]
@@ -257,12 +309,15 @@ fn files_are_byte_identical_across_threads_and_task_sizes() {
             threads,
             task_ranks,
             memory_limit: None,
+            ..BuildOptions::default()
         };
         for (rule, encoding) in [
             (BlankRule::Minimized, Encoding::Byte),
             (BlankRule::Minimized, Encoding::min_nibble(4).unwrap()),
             (BlankRule::Aware, Encoding::Mod3),
             (BlankRule::Ignored, Encoding::Nibble),
+            (BlankRule::ZeroAware, Encoding::OneBit),
+            (BlankRule::ZeroAware, Encoding::Byte),
         ] {
             let out = root.path().join(format!("run{i}"));
             let dir = set_dir(&out, &partition, rule, Goal::BlankFirst, encoding);
@@ -286,7 +341,7 @@ fn files_are_byte_identical_across_threads_and_task_sizes() {
             }
         }
         all.sort();
-        assert_eq!(all.len(), 4 * 3, "4 sets of 2 tables and a manifest");
+        assert_eq!(all.len(), 6 * 3, "6 sets of 2 tables and a manifest");
         match &reference {
             None => reference = Some(all),
             Some(r) => {

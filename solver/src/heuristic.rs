@@ -18,7 +18,8 @@
 //! assert_eq!(h.after_move(&cells, 1, 0, &memo).0, 0);
 //! ```
 
-use tilepdb_common::table::mod3::child_value;
+use tilepdb_common::region_index::{RegionIndex, order_rank, rank_set};
+use tilepdb_common::table::mod3::{child_value, one_bit_child_value};
 use tilepdb_common::table::{Encoding, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS, PlacementRanker};
 
@@ -339,6 +340,10 @@ struct TableLookup<'a> {
     goal_cells: Vec<u8>,
     /// `slots` for aware tables (entries per placement), 1 otherwise.
     slots: u64,
+    /// The region index of a zero-aware table: its entry is (set, region of the blank, order).
+    region: Option<&'a RegionIndex>,
+    /// Whether the value needs the placement's Manhattan distance (nibbles, 1-bit).
+    needs_manhattan: bool,
 }
 
 /// The additive heuristic of a table set: the sum of its tables' values, and with reflection
@@ -418,6 +423,9 @@ impl<'a> PdbHeuristic<'a> {
                 mirror_sources,
                 goal_cells: space.goal_cells().to_vec(),
                 slots: space.entries() / space.placements(),
+                region: pdb.region_index(),
+                needs_manhattan: pdb.encoding().needs_manhattan()
+                    || pdb.encoding() == Encoding::OneBit,
             });
         }
         let mut mirror_table_of_tile = [u8::MAX; MAX_CELLS];
@@ -479,6 +487,9 @@ impl<'a> PdbHeuristic<'a> {
     #[inline(always)]
     fn index(&self, i: usize, cells: &[u8], mirrored: bool) -> u64 {
         let t = &self.tables[i];
+        if let Some(region) = t.region {
+            return self.zero_aware_index(region, i, cells, mirrored);
+        }
         let (rank, occupied) = t.ranker.rank_by(|j| self.cell(i, cells, mirrored, j));
         if t.slots == 1 {
             return rank;
@@ -492,12 +503,43 @@ impl<'a> PdbHeuristic<'a> {
         rank * t.slots + (free & ((1u32 << blank) - 1)).count_ones() as u64
     }
 
+    /// The entry of zero-aware table `i` (region index `region`) for the state `cells` or its
+    /// reflection: (set, region holding the blank, order of the tiles on the set's cells).
+    #[inline(always)]
+    fn zero_aware_index(
+        &self,
+        region: &RegionIndex,
+        i: usize,
+        cells: &[u8],
+        mirrored: bool,
+    ) -> u64 {
+        let t = &self.tables[i];
+        let mut at = [0u8; MAX_CELLS];
+        let mut set = 0u32;
+        for (j, c) in at.iter_mut().enumerate().take(t.k) {
+            *c = self.cell(i, cells, mirrored, j);
+            set |= 1 << *c;
+        }
+        let mut order = [0u8; MAX_CELLS];
+        for (j, &c) in at.iter().enumerate().take(t.k) {
+            order[(set & ((1u32 << c) - 1)).count_ones() as usize] = j as u8;
+        }
+        let blank = if mirrored {
+            self.mirror_cell[cells[0] as usize]
+        } else {
+            cells[0]
+        } as usize;
+        let c = rank_set(set);
+        (region.first_block(c) + region.region_holding(c, blank)) * region.orders()
+            + order_rank(&order[..t.k])
+    }
+
     /// The Manhattan distance of table `i`'s tiles in the state `cells` or its reflection when
     /// the table's encoding needs it, else 0.
     #[inline(always)]
     fn manhattan(&self, i: usize, cells: &[u8], mirrored: bool) -> u32 {
         let t = &self.tables[i];
-        if !t.encoding.needs_manhattan() {
+        if !t.needs_manhattan {
             return 0;
         }
         (0..t.k)
@@ -536,6 +578,9 @@ impl<'a> PdbHeuristic<'a> {
         let value = match t.encoding {
             Encoding::Byte => t.payload[index as usize],
             Encoding::Mod3 => child_value(old, Encoding::Mod3.stored(t.payload, index)),
+            Encoding::OneBit => {
+                one_bit_child_value(old, Encoding::OneBit.stored(t.payload, index), m)
+            }
             e => e.decode(e.stored(t.payload, index), m),
         };
         memo.values[side][i] = value;
@@ -546,7 +591,7 @@ impl<'a> PdbHeuristic<'a> {
         let t = &self.tables[i];
         let (index, m) = self.entry(i, cells, mirrored);
         Ok(match t.encoding {
-            Encoding::Mod3 => t.pdb.root_value(index)?,
+            Encoding::Mod3 | Encoding::OneBit => t.pdb.root_value(index)?,
             Encoding::Byte => t.payload[index as usize],
             e => e.decode(e.stored(t.payload, index), m),
         })

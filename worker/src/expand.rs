@@ -72,11 +72,13 @@ pub fn expand_range(
             expander.load(rank);
             expander.expand_ignored(sink, &mut stats);
         }),
-        BlankRule::Minimized | BlankRule::Aware => layer.for_each_current(states, |state| {
-            let rank = state / slots;
-            expander.load(rank);
-            expander.expand_region(state - rank * slots, sink, &mut stats);
-        }),
+        BlankRule::Minimized | BlankRule::Aware | BlankRule::ZeroAware => {
+            layer.for_each_current(states, |state| {
+                let rank = state / slots;
+                expander.load(rank);
+                expander.expand_region(state - rank * slots, sink, &mut stats);
+            })
+        }
     }
     stats
 }

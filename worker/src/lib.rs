@@ -6,6 +6,7 @@
 //! core ([`task`]) and streams back the states they reached.
 //!
 //! * [`expand`]: the breadth-first expansion kernel;
+//! * [`region_expand`]: the expansion kernel on the region index (blocks of `k!` orders);
 //! * [`task`]: one task off the wire, expanded in parallel, its result collected;
 //! * [`client`]: the worker process's loop (register, heartbeat, take, expand, deliver);
 //! * [`cli`]: the `tilepdb-worker` command line.
@@ -14,6 +15,7 @@ pub mod cli;
 pub mod client;
 pub mod error;
 pub mod expand;
+pub mod region_expand;
 pub mod task;
 
 pub use error::{Error, Result};

@@ -6,6 +6,7 @@
 //! | `nibble` | `(h - m) / 2` saturated at 15, 4 bits | one load + Manhattan m | all |
 //! | `mod3` | `h mod 3`, five base-3 digits per byte (1.6 bits) | from the parent's value, or a descent to the goal | aware, ignored |
 //! | `min-nibble:C` | least `(h - m) / 2` of each group of C entries, 4 bits per group | one load + Manhattan m | all (made for minimized and ignored) |
+//! | `1-bit` | bit 1 of h, eight entries per byte | from the parent's value and m's parity, or a descent to the goal | zero-aware, aware, ignored |
 //!
 //! `m` is the Manhattan distance of the pattern's tiles. Every value satisfies `h >= m` with
 //! `h - m` even, so `m + 2 * nibble` gives `h` back when it is below saturation, and a lower
@@ -51,6 +52,9 @@ pub enum Encoding {
     /// Four bits per group of `2^group_log2` consecutive entries: the group's least
     /// `(h - m) / 2`, saturated at 15. Lossy and admissible.
     MinNibble { group_log2: u8 },
+    /// One bit per entry, eight per byte: bit 1 of `h` (bit 0 is the parity of the Manhattan
+    /// distance). Consistent tables only: zero-aware, aware and ignored.
+    OneBit,
 }
 
 /// `DIGITS[b][i]` = the `i`-th base-3 digit of byte `b` (least significant first).
@@ -90,11 +94,12 @@ impl Encoding {
     }
 
     /// Every encoding, with `min-nibble:2` for the family.
-    pub const ALL: [Encoding; 4] = [
+    pub const ALL: [Encoding; 5] = [
         Encoding::Byte,
         Encoding::Nibble,
         Encoding::Mod3,
         Encoding::MinNibble { group_log2: 1 },
+        Encoding::OneBit,
     ];
 
     /// The name without its parameter: `byte`, `nibble`, `mod3`, `min-nibble`.
@@ -104,6 +109,7 @@ impl Encoding {
             Encoding::Nibble => "nibble",
             Encoding::Mod3 => "mod3",
             Encoding::MinNibble { .. } => "min-nibble",
+            Encoding::OneBit => "1-bit",
         }
     }
 
@@ -114,6 +120,7 @@ impl Encoding {
             Encoding::Nibble => 1,
             Encoding::Mod3 => 2,
             Encoding::MinNibble { .. } => 3,
+            Encoding::OneBit => 4,
         }
     }
 
@@ -131,6 +138,7 @@ impl Encoding {
             0 => Encoding::Byte,
             1 => Encoding::Nibble,
             2 => Encoding::Mod3,
+            4 => Encoding::OneBit,
             3 if parameter <= MAX_GROUP_LOG2 => {
                 return Ok(Encoding::MinNibble {
                     group_log2: parameter,
@@ -174,6 +182,7 @@ impl Encoding {
             Encoding::Byte => units,
             Encoding::Nibble | Encoding::MinNibble { .. } => units.div_ceil(2),
             Encoding::Mod3 => units.div_ceil(5),
+            Encoding::OneBit => units.div_ceil(8),
         }
     }
 
@@ -184,12 +193,19 @@ impl Encoding {
             Encoding::Nibble => 4.0,
             Encoding::Mod3 => 1.6,
             Encoding::MinNibble { .. } => 4.0 / self.group() as f64,
+            Encoding::OneBit => 1.0,
         }
     }
 
     /// Whether decoding gives back the exact values (nibble: only below saturation).
     pub fn is_exact(self) -> bool {
-        matches!(self, Encoding::Byte | Encoding::Mod3)
+        matches!(self, Encoding::Byte | Encoding::Mod3 | Encoding::OneBit)
+    }
+
+    /// Whether an entry's value follows from a neighbour's (mod3, 1-bit): a search takes it
+    /// from the parent's, a lone state by a descent to the goal.
+    pub fn needs_parent(self) -> bool {
+        matches!(self, Encoding::Mod3 | Encoding::OneBit)
     }
 
     /// Whether decoding needs the pattern's Manhattan distance.
@@ -210,6 +226,18 @@ impl Encoding {
                          or min-nibble / nibble / byte for minimized tables",
             });
         }
+        if self == Encoding::OneBit && !rule.is_consistent() {
+            return Err(TableError::Unsupported {
+                encoding: self.to_string(),
+                rule,
+                reason: "1-bit stores bit 1 of h and recovers h from a neighbour's value and \
+                         the parity of the Manhattan distance, which needs a consistent table \
+                         (every pattern-tile move changes h by exactly one); minimized tables \
+                         are not consistent (a blank walled into a pocket can make the least \
+                         value jump by up to 7). Use 1-bit for zero-aware, aware or ignored \
+                         tables, or min-nibble / nibble / byte for minimized ones",
+            });
+        }
         Ok(())
     }
 
@@ -222,6 +250,9 @@ impl Encoding {
                 .into(),
             Encoding::Mod3 => "1.6 bits per entry; lookup: one load plus the parent's value along \
                                a search path; a lone state needs a descent of h steps to the goal; lossless"
+                .into(),
+            Encoding::OneBit => "1 bit per entry; lookup: one load plus the parent's value along \
+                                 a search path; a lone state needs a descent of h steps to the goal; lossless"
                 .into(),
             Encoding::MinNibble { .. } => format!(
                 "{} bits per entry (4 per group of {}); lookup: one load plus the pattern's \
@@ -241,6 +272,7 @@ impl Encoding {
             Encoding::Nibble => nibble(payload, index),
             Encoding::MinNibble { group_log2 } => nibble(payload, index >> group_log2),
             Encoding::Mod3 => DIGITS[payload[(index / 5) as usize] as usize][(index % 5) as usize],
+            Encoding::OneBit => (payload[(index >> 3) as usize] >> (index & 7)) & 1,
         }
     }
 
@@ -252,6 +284,7 @@ impl Encoding {
             Encoding::Nibble => index >> 1,
             Encoding::MinNibble { group_log2 } => index >> (group_log2 + 1),
             Encoding::Mod3 => index / 5,
+            Encoding::OneBit => index >> 3,
         }
     }
 
@@ -284,7 +317,7 @@ impl Encoding {
             Encoding::Nibble | Encoding::MinNibble { .. } => {
                 (m + 2 * stored as u32).min(super::UNREACHED as u32 - 1) as u8
             }
-            Encoding::Mod3 => stored,
+            Encoding::Mod3 | Encoding::OneBit => stored,
         }
     }
 
@@ -325,13 +358,14 @@ impl FromStr for Encoding {
             "byte" => Ok(Encoding::Byte),
             "nibble" => Ok(Encoding::Nibble),
             "mod3" | "mod-3" => Ok(Encoding::Mod3),
+            "1-bit" => Ok(Encoding::OneBit),
             "min-nibble" => Encoding::min_nibble(2),
             _ => match s.strip_prefix("min-nibble:") {
                 Some(c) => Encoding::min_nibble(c.trim().parse().map_err(|_| {
                     syntax("the group size after min-nibble: must be a number, e.g. min-nibble:2")
                 })?),
                 None => Err(syntax(
-                    "expected byte, nibble, mod3 or min-nibble:C (C a power of two)",
+                    "expected byte, nibble, mod3, 1-bit or min-nibble:C (C a power of two)",
                 )),
             },
         }
@@ -364,6 +398,7 @@ mod tests {
             "min-nibble:1",
             "min-nibble:2",
             "min-nibble:64",
+            "1-bit",
         ] {
             let e: Encoding = text.parse().unwrap();
             assert_eq!(e.to_string(), text);
@@ -373,7 +408,8 @@ mod tests {
         assert!("min-nibble:x".parse::<Encoding>().is_err());
         assert!("zstd".parse::<Encoding>().is_err());
         assert!(Encoding::from_code(0, 1).is_err());
-        assert!(Encoding::from_code(4, 0).is_err());
+        assert!(Encoding::from_code(5, 0).is_err());
+        assert!(Encoding::from_code(4, 1).is_err());
         assert!(Encoding::from_code(3, MAX_GROUP_LOG2 + 1).is_err());
     }
 
@@ -386,6 +422,7 @@ mod tests {
             Encoding::Mod3,
             Encoding::MinNibble { group_log2: 0 },
             Encoding::MinNibble { group_log2: 3 },
+            Encoding::OneBit,
         ] {
             for index in 0..300 {
                 let byte = e.byte_of(index) as usize;
@@ -439,5 +476,24 @@ mod tests {
             "{msg}"
         );
         assert!(Encoding::Mod3.check_rule(BlankRule::Aware).is_ok());
+    }
+
+    #[test]
+    fn one_bit_refused_for_minimized() {
+        let msg = Encoding::OneBit
+            .check_rule(BlankRule::Minimized)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("minimized") && msg.contains("consistent") && msg.contains("1-bit"),
+            "{msg}"
+        );
+        for rule in [BlankRule::ZeroAware, BlankRule::Aware, BlankRule::Ignored] {
+            assert!(Encoding::OneBit.check_rule(rule).is_ok());
+        }
+        assert_eq!(Encoding::OneBit.payload_len(17), 3);
+        assert_eq!(Encoding::OneBit.stored(&[0b1000_0010, 1], 1), 1);
+        assert_eq!(Encoding::OneBit.stored(&[0b1000_0010, 1], 2), 0);
+        assert_eq!(Encoding::OneBit.stored(&[0b1000_0010, 1], 8), 1);
     }
 }

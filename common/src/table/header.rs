@@ -12,7 +12,7 @@
 //! | 16 | 1 | board width W |
 //! | 17 | 1 | board height H |
 //! | 18 | 1 | goal: 0 blank-first, 1 blank-last |
-//! | 19 | 1 | blank rule: 0 minimized, 1 aware, 2 ignored |
+//! | 19 | 1 | blank rule: 0 minimized, 1 aware, 2 ignored, 3 zero-aware |
 //! | 20 | 1 | encoding: 0 byte, 1 nibble, 2 mod3, 3 min-nibble |
 //! | 21 | 1 | encoding parameter: log2 of the group for min-nibble, else 0 |
 //! | 22 | 1 | k, the number of pattern tiles |
@@ -145,9 +145,19 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 
 impl Header {
     /// The header of `space`'s table in `encoding` before it is built: sizes only, an empty
-    /// histogram and a zero payload checksum. Refuses mod3 for minimized tables.
+    /// histogram and a zero payload checksum. Refuses mod3 and 1-bit for minimized tables, and
+    /// 1-bit for patterns of every tile.
     pub fn plan(space: &StateSpace, encoding: Encoding) -> Result<Header, TableError> {
         encoding.check_rule(space.rule())?;
+        if encoding == Encoding::OneBit && space.k() + 1 == space.board().cells() {
+            return Err(TableError::Unsupported {
+                encoding: encoding.to_string(),
+                rule: space.rule(),
+                reason: "a pattern of every tile leaves half of its entries unreached (the \
+                         other permutation parity), which one bit per entry cannot mark; use \
+                         byte, nibble or mod3 for it",
+            });
+        }
         let entries = space.entries();
         Ok(Header {
             major: FORMAT_MAJOR,
@@ -287,6 +297,7 @@ impl Header {
             0 => BlankRule::Minimized,
             1 => BlankRule::Aware,
             2 => BlankRule::Ignored,
+            3 => BlankRule::ZeroAware,
             other => return Err(field("blank rule", format!("unknown code {other}"))),
         };
         let encoding = Encoding::from_code(b[OFF_ENCODING], b[OFF_PARAMETER])
@@ -424,6 +435,7 @@ pub fn rule_code(rule: BlankRule) -> u8 {
         BlankRule::Minimized => 0,
         BlankRule::Aware => 1,
         BlankRule::Ignored => 2,
+        BlankRule::ZeroAware => 3,
     }
 }
 

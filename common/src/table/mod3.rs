@@ -1,16 +1,20 @@
-//! Exact values of a `mod3` table (Breyer & Korf 2010).
+//! Exact values of `mod3` (Breyer & Korf 2010) and `1-bit` tables.
 //!
-//! A `mod3` payload stores `h mod 3`. In a consistent table (aware, ignored) a move changes
-//! `h` by at most one, so a child's value is the one of `parent - 1`, `parent`, `parent + 1`
-//! that has the child's residue ([`child_value`]). A state met without a parent gets its value
-//! by a descent ([`Mod3Table::root_value`]): step to any neighbour whose residue is one lower
-//! (its value is then `h - 1`) until the goal; the number of steps is `h`.
+//! A `mod3` payload stores `h mod 3`. In a consistent table (zero-aware, aware, ignored) a move
+//! changes `h` by at most one, so a child's value is the one of `parent - 1`, `parent`,
+//! `parent + 1` that has the child's residue ([`child_value`]). A `1-bit` payload stores bit 1
+//! of `h`; bit 0 is the parity of the Manhattan distance `m` (`h - m` is even), so the entry
+//! gives `h mod 4`, and the child's value follows the same way ([`one_bit_child_value`]).
+//!
+//! A state met without a parent gets its value by a descent ([`ResidueTable::root_value`]):
+//! step to any neighbour whose residue is one lower (its value is then `h - 1`) until the goal;
+//! the number of steps is `h`.
 //!
 //! Neighbours are the moves of the abstract space: in an ignored table a pattern tile steps to
-//! an adjacent cell free of pattern tiles; in an aware table a pattern tile steps into the
-//! blank's region and the blank takes the tile's old cell. Unreached entries (only when the
-//! pattern holds every tile) store 0; their neighbours are unreached too, so none has the
-//! residue 2 that a descent from 0 looks for.
+//! an adjacent cell free of pattern tiles; in an aware or zero-aware table a pattern tile steps
+//! into the blank's region and the blank takes the tile's old cell. Unreached entries (only
+//! when the pattern holds every tile) store 0; their neighbours are unreached too, so none has
+//! the residue that a descent from them looks for.
 //!
 //! ```
 //! use tilepdb_common::table::mod3::child_value;
@@ -20,6 +24,7 @@
 //! ```
 
 use crate::board::MAX_CELLS;
+use crate::region_index::RegionIndex;
 use crate::space::{BlankRule, StateSpace, slot_of};
 
 use super::UNREACHED;
@@ -35,70 +40,142 @@ pub fn child_value(parent_value: u8, child_residue: u8) -> u8 {
     }
 }
 
-/// A `mod3` payload with the space it encodes.
+/// The value of a child of a state of value `parent_value` in a `1-bit` table, from the
+/// child's stored bit and Manhattan distance `m`: the parent's value when the parities agree
+/// (a move that leaves the entry's value), else whichever of `parent +- 1` has the bit.
+///
+/// ```
+/// use tilepdb_common::table::mod3::one_bit_child_value;
+/// assert_eq!(one_bit_child_value(7, (8 >> 1) & 1, 4), 8);
+/// assert_eq!(one_bit_child_value(7, (6 >> 1) & 1, 2), 6);
+/// assert_eq!(one_bit_child_value(7, (7 >> 1) & 1, 5), 7); // the blank moved
+/// ```
+#[inline]
+pub fn one_bit_child_value(parent_value: u8, bit: u8, m: u32) -> u8 {
+    if (parent_value as u32 ^ m) & 1 == 0 {
+        return parent_value;
+    }
+    let up = parent_value.saturating_add(1);
+    if (up >> 1) & 1 == bit {
+        up
+    } else {
+        parent_value.saturating_sub(1)
+    }
+}
+
+/// A `mod3` or `1-bit` payload with the space it encodes.
 #[derive(Clone, Copy)]
-pub struct Mod3Table<'a> {
+pub struct ResidueTable<'a> {
     space: &'a StateSpace,
     payload: &'a [u8],
     /// Longest possible descent: the table's largest value.
     max_value: u8,
+    encoding: Encoding,
+    /// The region index of a zero-aware table.
+    region: Option<&'a RegionIndex>,
 }
 
-impl<'a> Mod3Table<'a> {
-    pub fn new(space: &'a StateSpace, payload: &'a [u8], max_value: u8) -> Mod3Table<'a> {
-        Mod3Table {
+impl<'a> ResidueTable<'a> {
+    /// The table of `space` whose `payload` is in `encoding` (mod3 or 1-bit); `region` is the
+    /// space's region index, needed for zero-aware tables.
+    pub fn new(
+        space: &'a StateSpace,
+        payload: &'a [u8],
+        max_value: u8,
+        encoding: Encoding,
+        region: Option<&'a RegionIndex>,
+    ) -> ResidueTable<'a> {
+        debug_assert!(encoding.needs_parent());
+        debug_assert!(space.rule() != BlankRule::ZeroAware || region.is_some());
+        ResidueTable {
             space,
             payload,
             max_value,
+            encoding,
+            region,
         }
     }
 
-    /// `h mod 3` of entry `index`.
+    /// The modulus of the residues: 3 (mod3) or 4 (1-bit).
+    fn modulus(&self) -> u8 {
+        if self.encoding == Encoding::OneBit {
+            4
+        } else {
+            3
+        }
+    }
+
+    /// `h mod 3` (mod3) or `h mod 4` (1-bit) of entry `index`, whose placement has Manhattan
+    /// distance `m`.
     #[inline]
-    pub fn residue(&self, index: u64) -> u8 {
-        Encoding::Mod3.stored(self.payload, index)
+    pub fn residue(&self, index: u64, m: u32) -> u8 {
+        let stored = self.encoding.stored(self.payload, index);
+        match self.encoding {
+            Encoding::OneBit => 2 * stored + (m & 1) as u8,
+            _ => stored,
+        }
     }
 
-    /// Whether entry `index` is a goal entry (value 0): the goal placement with, in an aware
-    /// table, the blank in the goal's region.
-    fn is_goal(&self, rank: u64, free: u32, blank: Option<usize>) -> bool {
-        if rank != self.space.goal_rank() {
-            return false;
-        }
-        match blank {
-            None => true,
-            Some(b) => {
-                let n = self.space.board().cells();
-                let goal_blank = self.space.goal().cell_of(0, n);
-                self.space.board().region(b, free) & (1 << goal_blank) != 0
+    /// The placement of entry `index`, its free cells and, with a region, the blank's region
+    /// (aware: the region of the entry's cell; zero-aware: the entry's region).
+    fn entry(&self, index: u64) -> ([u8; MAX_CELLS], u32, Option<u32>, u64) {
+        let space = self.space;
+        let board = space.board();
+        match space.rule() {
+            BlankRule::ZeroAware => {
+                let region = self.region.expect("zero-aware tables carry their index");
+                let (cells, r) = region.decode(index);
+                let set = cells[..space.k()].iter().fold(0u32, |m, &c| m | 1 << c);
+                (cells, board.all_cells() & !set, Some(r), 0)
+            }
+            BlankRule::Aware => {
+                let slots = space.slots();
+                let mut cells = [0u8; MAX_CELLS];
+                let rank = index / slots;
+                let free = board.all_cells() & !space.ranker().unrank(rank, &mut cells);
+                let blank = crate::rank::select_bit(free, (index % slots) as u32) as usize;
+                (cells, free, Some(board.region(blank, free)), rank)
+            }
+            _ => {
+                let mut cells = [0u8; MAX_CELLS];
+                let free = board.all_cells() & !space.ranker().unrank(index, &mut cells);
+                (cells, free, None, index)
             }
         }
     }
 
-    /// A neighbour of entry `index` whose residue is `want`, if any; and whether `index` is a
-    /// goal entry.
-    fn neighbour_with(&self, index: u64, want: u8) -> (bool, Option<u64>) {
+    /// The Manhattan distance of entry `index`'s placement.
+    fn manhattan_of(&self, index: u64) -> u32 {
+        self.space.manhattan(&self.entry(index).0)
+    }
+
+    /// Whether the entry of `cells` with the blank's `region` is a goal entry (value 0): the
+    /// goal placement with, in an aware or zero-aware table, the blank in the goal's region.
+    fn is_goal(&self, cells: &[u8], region: Option<u32>) -> bool {
+        if cells[..self.space.k()] != *self.space.goal_cells() {
+            return false;
+        }
+        match region {
+            None => true,
+            Some(r) => {
+                let n = self.space.board().cells();
+                r & (1 << self.space.goal().cell_of(0, n)) != 0
+            }
+        }
+    }
+
+    /// A neighbour of entry `index` whose residue is `want`, if any, with its Manhattan
+    /// distance; and whether `index` is a goal entry.
+    fn neighbour_with(&self, index: u64, want: u8) -> (bool, Option<(u64, u32)>) {
         let space = self.space;
         let board = space.board();
         let k = space.k();
-        let aware = space.rule() == BlankRule::Aware;
         let slots = space.slots();
-        let (rank, slot) = if aware {
-            (index / slots, index % slots)
-        } else {
-            (index, 0)
-        };
-        let mut cells = [0u8; MAX_CELLS];
-        let free = board.all_cells() & !space.ranker().unrank(rank, &mut cells);
-        let (targets, blank) = if aware {
-            let blank = crate::rank::select_bit(free, slot as u32) as usize;
-            (board.region(blank, free), Some(blank))
-        } else {
-            (free, None)
-        };
-        if self.is_goal(rank, free, blank) {
+        let (cells, free, region, _) = self.entry(index);
+        if self.is_goal(&cells, region) {
             return (true, None);
         }
+        let targets = region.unwrap_or(free);
         let mut moved = cells;
         for i in 0..k {
             let from = cells[i] as usize;
@@ -107,15 +184,20 @@ impl<'a> Mod3Table<'a> {
                 let c = to.trailing_zeros() as usize;
                 to &= to - 1;
                 moved[i] = c as u8;
-                let r = space.ranker().rank(&moved[..k]);
-                let child = if aware {
-                    let child_free = (free & !(1 << c)) | (1 << from);
-                    r * slots + slot_of(child_free, from)
-                } else {
-                    r
+                let child = match space.rule() {
+                    BlankRule::ZeroAware => self
+                        .region
+                        .expect("zero-aware tables carry their index")
+                        .state_index(&moved[..k], from),
+                    BlankRule::Aware => {
+                        let child_free = (free & !(1 << c)) | (1 << from);
+                        space.ranker().rank(&moved[..k]) * slots + slot_of(child_free, from)
+                    }
+                    _ => space.ranker().rank(&moved[..k]),
                 };
-                if self.residue(child) == want {
-                    return (false, Some(child));
+                let m = space.manhattan(&moved);
+                if self.residue(child, m) == want {
+                    return (false, Some((child, m)));
                 }
             }
             moved[i] = cells[i];
@@ -127,11 +209,13 @@ impl<'a> Mod3Table<'a> {
     /// search never reached); `Err` if the residues do not lead to the goal (not a consistent
     /// table's).
     pub fn root_value(&self, index: u64) -> Result<u8, String> {
+        let modulus = self.modulus();
         let mut cur = index;
+        let mut m = self.manhattan_of(index);
         let mut steps = 0u32;
         loop {
-            let r = self.residue(cur);
-            let (goal, next) = self.neighbour_with(cur, (r + 2) % 3);
+            let r = self.residue(cur, m);
+            let (goal, next) = self.neighbour_with(cur, (r + modulus - 1) % modulus);
             if goal {
                 if r != 0 {
                     return Err(format!("the goal entry {cur} has residue {r}, not 0"));
@@ -139,8 +223,9 @@ impl<'a> Mod3Table<'a> {
                 return Ok(steps as u8);
             }
             match next {
-                Some(n) if steps < self.max_value as u32 => {
+                Some((n, nm)) if steps < self.max_value as u32 => {
                     cur = n;
+                    m = nm;
                     steps += 1;
                 }
                 Some(_) => {
@@ -155,7 +240,7 @@ impl<'a> Mod3Table<'a> {
     }
 
     fn dead_end(&self, index: u64, cur: u64, steps: u32) -> Result<u8, String> {
-        if steps == 0 && self.is_full() && self.residue(cur) == 0 {
+        if steps == 0 && self.is_full() && self.encoding.stored(self.payload, cur) == 0 {
             Ok(UNREACHED)
         } else {
             Err(format!(
@@ -177,16 +262,18 @@ impl<'a> Mod3Table<'a> {
         let mut known = vec![0u64; entries.div_ceil(64) as usize];
         let is_known = |known: &[u64], e: u64| known[(e >> 6) as usize] >> (e & 63) & 1 != 0;
         let mut path = Vec::new();
+        let modulus = self.modulus();
         for start in 0..entries {
             if is_known(&known, start) {
                 continue;
             }
             path.clear();
             let mut cur = start;
+            let mut m = self.manhattan_of(start);
             let base = loop {
                 path.push(cur);
-                let r = self.residue(cur);
-                let (goal, next) = self.neighbour_with(cur, (r + 2) % 3);
+                let r = self.residue(cur, m);
+                let (goal, next) = self.neighbour_with(cur, (r + modulus - 1) % modulus);
                 if goal {
                     if r != 0 {
                         return Err(format!("the goal entry {cur} has residue {r}, not 0"));
@@ -194,14 +281,17 @@ impl<'a> Mod3Table<'a> {
                     break 0u8;
                 }
                 match next {
-                    Some(n) if is_known(&known, n) => {
+                    Some((n, _)) if is_known(&known, n) => {
                         let v = values[n as usize];
                         if v == UNREACHED {
                             return Err(format!("entry {cur} descends to the unreached entry {n}"));
                         }
                         break v + 1;
                     }
-                    Some(n) if path.len() <= self.max_value as usize => cur = n,
+                    Some((n, nm)) if path.len() <= self.max_value as usize => {
+                        cur = n;
+                        m = nm;
+                    }
                     Some(_) => {
                         return Err(format!(
                             "the descent from entry {start} is longer than the table's largest value {}",

@@ -40,8 +40,9 @@ use crate::space::{BlankRule, StateSpace, slot_of};
 use super::encoding::Encoding;
 use super::error::TableError;
 use super::header::{HEADER_LEN, Header, OFF_HEADER_CRC};
-use super::mod3::{Mod3Table, child_value};
-use super::walk::for_each_placement;
+use super::mod3::{ResidueTable, child_value, one_bit_child_value};
+use super::walk::for_each_entry;
+use crate::region_index::RegionIndex;
 
 /// How [`Pdb::open_with`] holds a table's bytes. Either way the whole file is validated
 /// (header, sizes, CRC-32 of the payload) before any lookup.
@@ -149,6 +150,8 @@ pub struct Pdb {
     space: StateSpace,
     /// `dist[i][c]`: distance of the pattern's `i`-th tile on cell `c` from its goal cell.
     dist: [[u8; MAX_CELLS]; MAX_CELLS],
+    /// The region index of a zero-aware table (its entries' order).
+    region: Option<RegionIndex>,
 }
 
 impl Pdb {
@@ -209,6 +212,10 @@ impl Pdb {
                 *d = board.distance(c, g as usize) as u8;
             }
         }
+        let region = match space.rule() {
+            BlankRule::ZeroAware => Some(space.region_index()?),
+            _ => None,
+        };
         Ok(Pdb {
             path,
             bytes,
@@ -216,6 +223,7 @@ impl Pdb {
             header_crc32,
             space,
             dist,
+            region,
         })
     }
 
@@ -325,18 +333,29 @@ impl Pdb {
         Ok(self.encoding().stored(self.payload(), index))
     }
 
-    /// The value of entry `index`: exact for byte and mod3 (by a descent to the goal, slow),
+    /// The region index of a zero-aware table (`None` for other rules).
+    pub fn region_index(&self) -> Option<&RegionIndex> {
+        self.region.as_ref()
+    }
+
+    /// The value of entry `index`: exact for byte, mod3 and 1-bit (by a descent, slow),
     /// a lower bound for a saturated nibble and for min-nibble. [`super::UNREACHED`] marks
     /// entries never reached (patterns of every tile only; not in nibble encodings).
     pub fn value(&self, index: u64) -> Result<u8, TableError> {
         self.check_index(index)?;
         match self.encoding() {
             Encoding::Byte => Ok(self.payload()[index as usize]),
-            Encoding::Mod3 => self.root_value(index),
+            Encoding::Mod3 | Encoding::OneBit => self.root_value(index),
             e => {
-                let rank = index / (self.header.entries / self.space.placements());
-                let mut cells = [0u8; MAX_CELLS];
-                self.space.ranker().unrank(rank, &mut cells);
+                let cells = match &self.region {
+                    Some(region) => region.decode(index).0,
+                    None => {
+                        let rank = index / (self.header.entries / self.space.placements());
+                        let mut cells = [0u8; MAX_CELLS];
+                        self.space.ranker().unrank(rank, &mut cells);
+                        cells
+                    }
+                };
                 let m = self.space.manhattan(&cells);
                 Ok(e.decode(e.stored(self.payload(), index), m))
             }
@@ -352,7 +371,7 @@ impl Pdb {
     #[inline]
     pub fn value_with_manhattan(&self, index: u64, m: u32) -> u8 {
         let e = self.encoding();
-        assert!(e != Encoding::Mod3, "a mod3 table needs a parent's value");
+        assert!(!e.needs_parent(), "a {e} table needs a parent's value");
         e.decode(e.stored(self.payload(), index), m)
     }
 
@@ -369,7 +388,18 @@ impl Pdb {
         child_value(parent_value, self.residue(index))
     }
 
-    /// The exact value of entry `index` of a mod3 table, by descent to the goal.
+    /// The value of entry `index` (Manhattan distance `m`) of a 1-bit table, a child (one move
+    /// away) of a state of value `parent_value`.
+    #[inline]
+    pub fn one_bit_child_value(&self, parent_value: u8, index: u64, m: u32) -> u8 {
+        one_bit_child_value(
+            parent_value,
+            Encoding::OneBit.stored(self.payload(), index),
+            m,
+        )
+    }
+
+    /// The exact value of entry `index` of a mod3 or 1-bit table, by descent to the goal.
     pub fn root_value(&self, index: u64) -> Result<u8, TableError> {
         self.check_index(index)?;
         self.mod3()?
@@ -380,17 +410,22 @@ impl Pdb {
             })
     }
 
-    fn mod3(&self) -> Result<Mod3Table<'_>, TableError> {
-        if self.encoding() != Encoding::Mod3 {
+    fn mod3(&self) -> Result<ResidueTable<'_>, TableError> {
+        if !self.encoding().needs_parent() {
             return Err(TableError::Lookup {
                 path: self.path.clone(),
-                reason: format!("the table is encoded in {}, not mod3", self.encoding()),
+                reason: format!(
+                    "the table is encoded in {}, not mod3 or 1-bit",
+                    self.encoding()
+                ),
             });
         }
-        Ok(Mod3Table::new(
+        Ok(ResidueTable::new(
             &self.space,
             self.payload(),
             self.header.max_value,
+            self.encoding(),
+            self.region.as_ref(),
         ))
     }
 
@@ -407,6 +442,9 @@ impl Pdb {
             cells[i] = c;
             occupied |= 1 << c;
             m += self.dist[i][c as usize] as u32;
+        }
+        if let Some(region) = &self.region {
+            return (region.state_index(&cells[..k], cell_of_tile[0] as usize), m);
         }
         let rank = self.space.ranker().rank(&cells[..k]);
         let index = match self.header.rule {
@@ -437,7 +475,7 @@ impl Pdb {
         }
         let (index, m) = self.index_of(&cell_of_tile);
         match self.encoding() {
-            Encoding::Mod3 => self.root_value(index),
+            Encoding::Mod3 | Encoding::OneBit => self.root_value(index),
             _ => Ok(self.value_with_manhattan(index, m)),
         }
     }
@@ -447,22 +485,19 @@ impl Pdb {
         let e = self.encoding();
         match e {
             Encoding::Byte => Ok(self.payload().to_vec()),
-            Encoding::Mod3 => self
-                .mod3()?
-                .decode_all()
-                .map_err(|reason| TableError::Lookup {
-                    path: self.path.clone(),
-                    reason,
-                }),
+            Encoding::Mod3 | Encoding::OneBit => {
+                self.mod3()?
+                    .decode_all()
+                    .map_err(|reason| TableError::Lookup {
+                        path: self.path.clone(),
+                        reason,
+                    })
+            }
             _ => {
-                let per_rank = (self.header.entries / self.space.placements()) as usize;
                 let payload = self.payload();
                 let mut out = Vec::with_capacity(self.header.entries as usize);
-                for_each_placement(&self.space, |rank, _, m| {
-                    let base = rank * per_rank as u64;
-                    for j in 0..per_rank as u64 {
-                        out.push(e.decode(e.stored(payload, base + j), m));
-                    }
+                for_each_entry(&self.space, |entry, _, m| {
+                    out.push(e.decode(e.stored(payload, entry), m));
                 });
                 Ok(out)
             }

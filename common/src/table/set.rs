@@ -102,7 +102,7 @@ impl TableSet {
         Ok(())
     }
 
-    /// The sum of the set's values of `state` (mod3 tables by descent: exact but slow; a
+    /// The sum of the set's values of `state` (mod3 and 1-bit tables by descent: exact but slow; a
     /// search follows them from the parent's value instead).
     pub fn value(&self, state: &PuzzleState) -> Result<u32, TableError> {
         self.check_board(state)?;
@@ -114,7 +114,7 @@ impl TableSet {
         for pdb in &self.tables {
             let (index, m) = pdb.index_of(&cell_of_tile);
             sum += match pdb.encoding() {
-                Encoding::Mod3 => pdb.root_value(index)?,
+                Encoding::Mod3 | Encoding::OneBit => pdb.root_value(index)?,
                 _ => pdb.value_with_manhattan(index, m),
             } as u32;
         }

@@ -87,6 +87,38 @@ fn walk(
     }
 }
 
+/// Calls `visit(entry, cells, m)` for every entry of `space`'s table in entry order: the
+/// placement of the entry (`cells[i]`: the cell of the pattern's `i`-th tile) and its Manhattan
+/// distance. Entries of one placement (aware) come together; a zero-aware table's entries are
+/// in the order of the region index (set, region, order).
+pub fn for_each_entry(space: &StateSpace, mut visit: impl FnMut(u64, &[u8], u32)) {
+    if space.rule() == crate::space::BlankRule::ZeroAware {
+        let index = space
+            .region_index()
+            .expect("the space's index was built before");
+        let k = space.k();
+        let f = index.orders();
+        let mut entry = 0u64;
+        for c in 0..index.sets() {
+            for _region in index.regions_of(c) {
+                for order in 0..f {
+                    let cells = index.placement_cells(c, order);
+                    visit(entry, &cells[..k], space.manhattan(&cells));
+                    entry += 1;
+                }
+            }
+        }
+        debug_assert_eq!(entry, space.entries());
+        return;
+    }
+    let per_rank = space.entries() / space.placements();
+    for_each_placement(space, |rank, cells, m| {
+        for j in 0..per_rank {
+            visit(rank * per_rank + j, cells, m);
+        }
+    });
+}
+
 /// The Manhattan distance of every placement, by rank (one byte each).
 pub fn manhattan_by_rank(space: &StateSpace) -> Vec<u8> {
     let mut out = Vec::with_capacity(space.placements() as usize);

@@ -32,7 +32,7 @@ use super::UNREACHED;
 use super::encoding::{Encoding, NIBBLE_MAX, POW3};
 use super::error::TableError;
 use super::header::{HISTOGRAM_SLOTS, Header};
-use super::walk::for_each_placement;
+use super::walk::for_each_entry;
 
 /// A table's header and encoded payload, ready to write.
 #[derive(Clone, Debug)]
@@ -84,6 +84,7 @@ impl<'a> EncodedTable<'a> {
         let payload: Cow<[u8]> = match encoding {
             Encoding::Byte => Cow::Borrowed(values),
             Encoding::Mod3 => Cow::Owned(pack_mod3(values)),
+            Encoding::OneBit => Cow::Owned(pack_one_bit(values)),
             Encoding::Nibble | Encoding::MinNibble { .. } => {
                 Cow::Owned(pack_nibbles(space, encoding, values)?)
             }
@@ -119,6 +120,19 @@ fn pack_mod3(values: &[u8]) -> Vec<u8> {
         .collect()
 }
 
+/// Bit 1 of `h`, eight entries per byte (entry `8i + j` is bit `j` of byte `i`); unreached
+/// entries store 0.
+fn pack_one_bit(values: &[u8]) -> Vec<u8> {
+    values
+        .chunks(8)
+        .map(|chunk| {
+            chunk.iter().enumerate().fold(0u8, |b, (j, &v)| {
+                b | (((v != UNREACHED && v & 2 != 0) as u8) << j)
+            })
+        })
+        .collect()
+}
+
 /// Nibbles of `(h - m) / 2` (saturated at 15), per entry or the least of each group; entry or
 /// group `i` is the low half of byte `i / 2` when `i` is even, the high half when odd.
 /// Unreached entries count as 15 (they are never asked for: the other permutation parity).
@@ -127,34 +141,29 @@ fn pack_nibbles(
     encoding: Encoding,
     values: &[u8],
 ) -> Result<Vec<u8>, TableError> {
-    let per_rank = (values.len() as u64 / space.placements()) as usize;
     let group_log2 = encoding.parameter() as u32;
     let mut out = vec![0u8; encoding.payload_len(values.len() as u64) as usize];
     let mut least = NIBBLE_MAX;
     let mut bad = None;
-    let mut entry = 0u64;
     let flush = |unit: u64, nib: u8, out: &mut Vec<u8>| {
         out[(unit >> 1) as usize] |= nib << ((unit & 1) * 4);
     };
-    for_each_placement(space, |rank, cells, m| {
-        for &v in &values[rank as usize * per_rank..(rank as usize + 1) * per_rank] {
-            let nib = if v == UNREACHED {
-                NIBBLE_MAX
-            } else {
-                if (v as u32) < m || !(v as u32 - m).is_multiple_of(2) {
-                    bad.get_or_insert((entry, v, cells.to_vec(), m));
-                }
-                Encoding::excess(v, m)
-            };
-            least = least.min(nib);
-            let unit = entry >> group_log2;
-            let last_of_unit =
-                (entry + 1) >> group_log2 != unit || entry + 1 == values.len() as u64;
-            if last_of_unit {
-                flush(unit, least, &mut out);
-                least = NIBBLE_MAX;
+    for_each_entry(space, |entry, cells, m| {
+        let v = values[entry as usize];
+        let nib = if v == UNREACHED {
+            NIBBLE_MAX
+        } else {
+            if (v as u32) < m || !(v as u32 - m).is_multiple_of(2) {
+                bad.get_or_insert((entry, v, cells.to_vec(), m));
             }
-            entry += 1;
+            Encoding::excess(v, m)
+        };
+        least = least.min(nib);
+        let unit = entry >> group_log2;
+        let last_of_unit = (entry + 1) >> group_log2 != unit || entry + 1 == values.len() as u64;
+        if last_of_unit {
+            flush(unit, least, &mut out);
+            least = NIBBLE_MAX;
         }
     });
     if let Some((entry, v, cells, m)) = bad {

@@ -7,7 +7,9 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
 use tilepdb_common::{BlankRule, StateSpace};
-use tilepdb_coordinator::build::{BuildOptions, build_table, check_memory, human_bytes};
+use tilepdb_coordinator::build::{
+    BuildOptions, SearchIndex, build_memory, build_table, check_build_memory, human_bytes,
+};
 use tilepdb_coordinator::check::{
     check_consistent, check_lower_bound, check_minimized_against_aware,
 };
@@ -65,6 +67,20 @@ pub struct BuildArgs {
         requires = "workers"
     )]
     lease_timeout: f64,
+    /// The search's state index: region (dense (set, region, order), the default) or cell (the
+    /// first index, `rank * (n - k) + free cell`; kept to compare the two).
+    #[arg(long, value_name = "INDEX", default_value = "region", value_parser = parse_search_index, hide = true)]
+    search_index: SearchIndex,
+}
+
+fn parse_search_index(s: &str) -> Result<SearchIndex, String> {
+    match s.trim() {
+        "region" => Ok(SearchIndex::Region),
+        "cell" => Ok(SearchIndex::Cell),
+        other => Err(format!(
+            "unknown search index {other:?}: expected region or cell"
+        )),
+    }
 }
 
 pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -140,6 +156,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         threads: args.threads,
         task_ranks: args.task_ranks,
         memory_limit,
+        index: args.search_index,
     };
     let spaces = partition
         .patterns()
@@ -148,7 +165,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     // Refuse before building anything if any table will not fit.
     for space in &spaces {
-        check_memory(space, memory_limit)?;
+        check_build_memory(space, args.search_index, memory_limit)?;
     }
     let threads = if args.threads == 0 {
         rayon::current_num_threads()
@@ -193,7 +210,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             table = %label,
             placements = space.placements(),
             states = space.states(),
-            memory = %human_bytes(space.build_memory_bytes()),
+            memory = %human_bytes(build_memory(space, args.search_index)?.0),
             "building"
         );
         reset_peak_rss();
@@ -250,7 +267,9 @@ fn run_checks(space: &StateSpace, values: &[u8], options: &BuildOptions) -> anyh
             )?;
             check_minimized_against_aware(space, values, &aware.values)?;
         }
-        BlankRule::Aware | BlankRule::Ignored => check_consistent(space, values)?,
+        BlankRule::Aware | BlankRule::Ignored | BlankRule::ZeroAware => {
+            check_consistent(space, values)?
+        }
     }
     Ok(())
 }

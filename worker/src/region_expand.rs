@@ -1,0 +1,207 @@
+//! The expansion kernel on the region index ([`RegionIndex`]): successors of the states of a
+//! range of tile sets, one block of `k!` orders at a time.
+//!
+//! For the region rules (`minimized`, `aware`, `zero-aware`) a block is (set `S`, region `R`).
+//! A tile on a cell `a` next to `R` may step into any cell `b` of `R` next to `a`; the new set is
+//! `S - a + b`, the blank ends in the region of `a` among its free cells, and the moved tile goes
+//! from position `p_a` of `S` to position `p_b` of the new set. None of that depends on the
+//! order, so it is worked out once per (block, move) and every current state of the block
+//! lands in the one successor block, at the order [`OrderMoves`] gives. For `ignored` a block is
+//! a set (one "region") and a tile steps to any free neighbour.
+//!
+//! ```
+//! use tilepdb_common::region_index::{OrderMoves, RegionIndex};
+//! use tilepdb_common::{Board, LayerBitmap};
+//! use tilepdb_worker::region_expand::RegionKernel;
+//! // Tile 1 alone on 3x3 with the blank ignored: from cell 1 it steps to 0, 2 and 4.
+//! let board: Board = "3x3".parse().unwrap();
+//! let index = RegionIndex::new(board, 1).unwrap();
+//! let moves = OrderMoves::new(1);
+//! let kernel = RegionKernel::new(&index, &moves, true);
+//! let mut current = LayerBitmap::new(0..index.placements());
+//! current.insert(index.placement_index(&[1]));
+//! let mut reached = vec![];
+//! kernel.expand(0..index.sets(), &current, &mut |s: u64, _p: u64| reached.push(s));
+//! reached.sort();
+//! assert_eq!(reached, vec![0, 2, 4]); // set ranks of {0}, {2}, {4}
+//! ```
+
+use std::ops::Range;
+
+use tilepdb_common::MAX_CELLS;
+use tilepdb_common::layer::CurrentLayer;
+use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
+
+use crate::expand::ExpandStats;
+
+/// Where the region kernel reports a reached state: its state index and its placement index
+/// (`c * k! + order`, where a minimized build keeps its least depth).
+pub trait RegionSink {
+    fn reached(&mut self, state: u64, placement: u64);
+}
+
+impl<F: FnMut(u64, u64)> RegionSink for F {
+    #[inline]
+    fn reached(&mut self, state: u64, placement: u64) {
+        self(state, placement)
+    }
+}
+
+/// The kernel of one pattern size on one board.
+pub struct RegionKernel<'a> {
+    index: &'a RegionIndex,
+    moves: &'a OrderMoves,
+    /// The blank ignored: blocks are sets.
+    ignored: bool,
+    neighbours: [u32; MAX_CELLS],
+}
+
+impl<'a> RegionKernel<'a> {
+    /// A kernel for `index` (the `ignored` rule when `ignored`, else the region rules);
+    /// `moves` must be the order moves of `index.k()` tiles.
+    pub fn new(index: &'a RegionIndex, moves: &'a OrderMoves, ignored: bool) -> Self {
+        let board = index.board();
+        RegionKernel {
+            index,
+            moves,
+            ignored,
+            neighbours: std::array::from_fn(|c| {
+                if c < board.cells() {
+                    board.neighbours(c)
+                } else {
+                    0
+                }
+            }),
+        }
+    }
+
+    /// The states of the sets of rank `sets`: a contiguous range of the state index.
+    pub fn states_of(&self, sets: Range<u64>) -> Range<u64> {
+        let f = self.index.orders();
+        if self.ignored {
+            sets.start * f..sets.end * f
+        } else {
+            self.index.first_block(sets.start) * f..self.index.first_block(sets.end) * f
+        }
+    }
+
+    /// Expands every state of `layer` in the sets of rank `sets`, reporting each successor.
+    pub fn expand(
+        &self,
+        sets: Range<u64>,
+        layer: &impl CurrentLayer,
+        sink: &mut impl RegionSink,
+    ) -> ExpandStats {
+        let index = self.index;
+        let f = index.orders();
+        let all = index.board().all_cells();
+        let mut stats = ExpandStats::default();
+        let mut current: Vec<u32> = Vec::with_capacity(f as usize);
+        for c in sets {
+            let set = index.set_mask(c);
+            let free = all & !set;
+            if self.ignored {
+                current.clear();
+                layer.for_each_current(c * f..(c + 1) * f, |s| current.push((s - c * f) as u32));
+                if current.is_empty() {
+                    continue;
+                }
+                stats.expanded += current.len() as u64;
+                let mut movers = set;
+                while movers != 0 {
+                    let from = movers.trailing_zeros() as usize;
+                    movers &= movers - 1;
+                    let mut targets = self.neighbours[from] & free;
+                    while targets != 0 {
+                        let to = targets.trailing_zeros() as usize;
+                        targets &= targets - 1;
+                        let next_set = set ^ (1 << from) ^ (1 << to);
+                        let base = rank_set(next_set) * f;
+                        let (pa, pb) = positions(set, next_set, from, to);
+                        self.emit(&current, pa, pb, base, base, sink);
+                        stats.generated += current.len() as u64;
+                    }
+                }
+                continue;
+            }
+            let first = index.first_block(c);
+            for (r, &region) in index.regions_of(c).iter().enumerate() {
+                let block = (first + r as u64) * f;
+                current.clear();
+                layer.for_each_current(block..block + f, |s| current.push((s - block) as u32));
+                if current.is_empty() {
+                    continue;
+                }
+                stats.expanded += current.len() as u64;
+                let board = index.board();
+                let mut movers = board.dilate(region) & set;
+                while movers != 0 {
+                    let from = movers.trailing_zeros() as usize;
+                    movers &= movers - 1;
+                    let mut targets = self.neighbours[from] & region;
+                    while targets != 0 {
+                        let to = targets.trailing_zeros() as usize;
+                        targets &= targets - 1;
+                        let next_set = set ^ (1 << from) ^ (1 << to);
+                        let next_free = free ^ (1 << from) ^ (1 << to);
+                        let next_region = board.region(from, next_free);
+                        let next_c = rank_set(next_set);
+                        let r2 = index
+                            .regions_of(next_c)
+                            .iter()
+                            .position(|&m| m == next_region)
+                            .expect("a region of the new set")
+                            as u64;
+                        let (pa, pb) = positions(set, next_set, from, to);
+                        self.emit(
+                            &current,
+                            pa,
+                            pb,
+                            (index.first_block(next_c) + r2) * f,
+                            next_c * f,
+                            sink,
+                        );
+                        stats.generated += current.len() as u64;
+                    }
+                }
+            }
+        }
+        stats
+    }
+
+    /// Reports the successors of the orders `current` of a block under one move.
+    #[inline]
+    fn emit(
+        &self,
+        current: &[u32],
+        pa: usize,
+        pb: usize,
+        state_base: u64,
+        placement_base: u64,
+        sink: &mut impl RegionSink,
+    ) {
+        match self.moves.row(pa, pb) {
+            Some(row) => {
+                for &o in current {
+                    let moved = row[o as usize] as u64;
+                    sink.reached(state_base + moved, placement_base + moved);
+                }
+            }
+            None => {
+                for &o in current {
+                    let moved = self.moves.moved(pa, pb, o as u64);
+                    sink.reached(state_base + moved, placement_base + moved);
+                }
+            }
+        }
+    }
+}
+
+/// The position of the moved tile among the cells of its old set and of its new set.
+#[inline]
+fn positions(set: u32, next_set: u32, from: usize, to: usize) -> (usize, usize) {
+    (
+        (set & ((1u32 << from) - 1)).count_ones() as usize,
+        (next_set & ((1u32 << to) - 1)).count_ones() as usize,
+    )
+}
