@@ -152,7 +152,7 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
         ("on_memory_front", "table_bytes", "mean_nodes", 1.0),
         ("on_time_front", "total_seconds", "solved", -1.0),
     ] {
-        for i in 0..4 {
+        for (i, entry) in entries.iter().enumerate() {
             let dominated = (0..4).any(|j| {
                 let (xi, yi) = (get(i, x), sign * get(i, y));
                 let (xj, yj) = (get(j, x), sign * get(j, y));
