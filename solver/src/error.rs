@@ -16,6 +16,9 @@ pub enum Error {
     BadSolution(String),
     #[error("{0}")]
     Fetch(String),
+    /// A heuristic comparison that cannot run as asked.
+    #[error("{0}")]
+    Bench(String),
     #[error("{url} refused {what}: {message} ({code:?})")]
     Remote {
         url: String,

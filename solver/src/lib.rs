@@ -17,12 +17,18 @@
 //!
 //! * [`heuristic`]: misplaced tiles, Manhattan distance, linear conflict, and the additive
 //!   pattern-database heuristic with its reflection, all evaluated incrementally;
-//! * [`search`]: IDA*, A*, and the replay check of every solution;
+//! * [`search`]: IDA*, A*, weighted A*, and the replay check of every solution;
+//! * [`textbook`]: Nilsson's inadmissible P + 3S for the 8-puzzle;
+//! * [`generate`]: seeded instance generators (random walks, uniformly random states);
+//! * [`bench`]: comparing heuristics on instance files: records, summaries, Pareto fronts, SVG;
 //! * [`fetch`]: downloading a finished set from a coordinator into a local cache.
 
+pub mod bench;
 pub mod error;
 pub mod fetch;
+pub mod generate;
 pub mod heuristic;
 pub mod search;
+pub mod textbook;
 
 pub use error::{Error, Result};

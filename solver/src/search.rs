@@ -417,24 +417,86 @@ pub fn a_star<H: Heuristic>(
 ) -> Result<SearchResult> {
     check_start(start, goal)?;
     let board = start.board();
-    let n = board.cells();
-    if n > ASTAR_MAX_CELLS {
+    if board.cells() > ASTAR_MAX_CELLS {
         return Err(Error::Unsupported(format!(
             "A* keeps every state in memory and is for boards of at most {ASTAR_MAX_CELLS} cells (3x4); use IDA* for {board}"
         )));
     }
+    best_first(start, goal, heuristic, WEIGHT_SCALE, limits)
+}
+
+/// Most cells for weighted A* (states packed four bits a cell into a `u64`: the 4x4 board).
+pub const WEIGHTED_MAX_CELLS: usize = 16;
+
+/// Weights are applied in thousandths: `f = 1000 g + round(1000 W) h`.
+const WEIGHT_SCALE: u64 = 1000;
+
+/// Weighted A* — the textbook's algorithm "A" — from `start` to `goal`: A* ordered by
+/// `g + weight × h`, for boards of at most [`WEIGHTED_MAX_CELLS`] cells (bound its memory with
+/// [`Limits::max_nodes`]).
+///
+/// **No optimality claim**: with an admissible heuristic the solution is at most `weight`
+/// times the optimal length (states reached again by a shorter path are reopened); with an
+/// inadmissible one such as P + 3S there is no bound at all. `weight` is taken to the
+/// thousandth and must be at least 1 (1 is plain A*).
+///
+/// ```
+/// use tilepdb_common::{Board, Goal, PuzzleState};
+/// use tilepdb_solver::heuristic::Manhattan;
+/// use tilepdb_solver::search::{Limits, ida_star, weighted_a_star};
+/// let board: Board = "3x3".parse().unwrap();
+/// let start = PuzzleState::parse(board, "8 7 6 5 4 3 2 1 0").unwrap();
+/// let h = Manhattan::new(board, Goal::BlankFirst);
+/// let optimal = ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap();
+/// let r = weighted_a_star(&start, Goal::BlankFirst, &h, 2.0, &Limits::default()).unwrap();
+/// assert!(r.moves.len() <= 2 * optimal.moves.len());
+/// ```
+pub fn weighted_a_star<H: Heuristic>(
+    start: &PuzzleState,
+    goal: Goal,
+    heuristic: &H,
+    weight: f64,
+    limits: &Limits,
+) -> Result<SearchResult> {
+    check_start(start, goal)?;
+    let board = start.board();
+    if board.cells() > WEIGHTED_MAX_CELLS {
+        return Err(Error::Unsupported(format!(
+            "weighted A* keeps every state it reaches and is for boards of at most {WEIGHTED_MAX_CELLS} cells (4x4), not {board}"
+        )));
+    }
+    if !(weight.is_finite() && (1.0..=1000.0).contains(&weight)) {
+        return Err(Error::Unsupported(format!(
+            "the weight of weighted A* must be a number from 1 to 1000, not {weight}"
+        )));
+    }
+    let scaled = (weight * WEIGHT_SCALE as f64).round() as u64;
+    best_first(start, goal, heuristic, scaled, limits)
+}
+
+/// Best-first search ordered by `WEIGHT_SCALE g + weight h` (ties: the smaller `g`), reopening
+/// a state reached again by a shorter path; `start` is checked and fits a `u64`.
+fn best_first<H: Heuristic>(
+    start: &PuzzleState,
+    goal: Goal,
+    heuristic: &H,
+    weight: u64,
+    limits: &Limits,
+) -> Result<SearchResult> {
+    let board = start.board();
+    let n = board.cells();
     let started = Instant::now();
     let moves = move_table(board);
     let goal_key = pack(PuzzleState::goal(board, goal).tiles());
     let (h0, memo0) = heuristic.evaluate(&start.cells())?;
-    // Per state: best g, parent key, the tile moved to reach it, its memo.
+    // Per state: best g, parent key, the tile moved to reach it (memos apart).
     let mut seen: HashMap<u64, (u32, u64, u8)> = HashMap::new();
     let mut open = BinaryHeap::new();
     let start_key = pack(start.tiles());
     seen.insert(start_key, (0, u64::MAX, 0));
     let mut memos: HashMap<u64, H::Memo> = HashMap::new();
     memos.insert(start_key, memo0);
-    open.push(Reverse((h0, 0u32, start_key)));
+    open.push(Reverse((weight * h0 as u64, 0u32, start_key)));
     let mut nodes = 0u64;
     let mut outcome = None;
     while let Some(Reverse((_, g, key))) = open.pop() {
@@ -478,7 +540,8 @@ pub fn a_star<H: Heuristic>(
                 heuristic.after_move(&child_cells, tile as usize, next as usize, &memo);
             seen.insert(child_key, (g + 1, key, tile));
             memos.insert(child_key, child_memo);
-            open.push(Reverse((g + 1 + h, g + 1, child_key)));
+            let f = WEIGHT_SCALE * (g + 1) as u64 + weight * h as u64;
+            open.push(Reverse((f, g + 1, child_key)));
         }
     }
     let outcome = outcome.unwrap_or(Outcome::NodeBudget);

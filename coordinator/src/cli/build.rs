@@ -252,7 +252,11 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_checks(space: &StateSpace, values: &[u8], options: &BuildOptions) -> anyhow::Result<()> {
+pub(super) fn run_checks(
+    space: &StateSpace,
+    values: &[u8],
+    options: &BuildOptions,
+) -> anyhow::Result<()> {
     check_lower_bound(space, values)?;
     match space.rule() {
         BlankRule::Minimized => {

@@ -1,6 +1,7 @@
 //! The command line of `tilepdb-coordinator`: one module per subcommand.
 
 mod build;
+mod encode;
 mod inspect;
 mod job;
 mod partitions;
@@ -28,6 +29,9 @@ struct Cli {
 enum Command {
     /// Build the tables of a partition on this machine (in-process workers, one per core).
     Build(build::BuildArgs),
+    /// Write a finished lossless set in another encoding (nibble, min-nibble, mod3) without
+    /// building it again.
+    Encode(encode::EncodeArgs),
     /// List the known partitions with their tiles.
     Partitions(partitions::PartitionsArgs),
     /// Show a table file's or a set's header, sizes and histogram (or, with --plan, those of
@@ -57,6 +61,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         None => build::run(build::BuildArgs::default()),
         Some(Command::Build(args)) => build::run(args),
+        Some(Command::Encode(args)) => encode::run(args),
         Some(Command::Partitions(args)) => partitions::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Verify(args)) => verify::run(args),

@@ -1,7 +1,9 @@
 //! The command line of `tilepdb-solve`: one module per subcommand.
 
+mod bench;
 mod eval;
 mod fetch;
+mod generate;
 mod input;
 mod solve;
 
@@ -27,6 +29,12 @@ enum Command {
     /// Download a table set from a coordinator into the local cache (resumable, checked);
     /// prints the set's directory, for --tables.
     Fetch(fetch::FetchArgs),
+    /// Write instance files: random walks from the goal or uniformly random solvable states,
+    /// reproducible from a seed.
+    Gen(generate::GenArgs),
+    /// Compare heuristics on an instance file under one protocol: per-instance results (JSONL,
+    /// CSV), a summary with the Pareto fronts, a Markdown report and SVG plots.
+    Bench(bench::BenchArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -42,6 +50,8 @@ pub fn main() -> ExitCode {
         Command::Solve(args) => solve::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Fetch(args) => fetch::run(args),
+        Command::Gen(args) => generate::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,7 +11,8 @@ use tilepdb_common::table::{Load, TableSet};
 use tilepdb_common::units::{parse_seconds, parse_threads};
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
-use tilepdb_solver::search::{Limits, SearchResult, a_star, ida_star};
+use tilepdb_solver::search::{Limits, SearchResult, a_star, ida_star, weighted_a_star};
+use tilepdb_solver::textbook::PPlus3S;
 
 use super::input::StateInput;
 
@@ -20,6 +21,9 @@ pub enum HeuristicName {
     Misplaced,
     Manhattan,
     LinearConflict,
+    /// Nilsson's P + 3S, 3x3 board only: not admissible, solutions may not be optimal.
+    #[value(name = "p-plus-3s")]
+    PPlus3s,
     /// The additive sum of a table set's values (needs --tables).
     Pdb,
 }
@@ -30,6 +34,9 @@ pub enum Algorithm {
     Ida,
     /// A*: keeps every state, boards of at most 12 cells.
     Astar,
+    /// Weighted A* (the textbook's "A"), ordered by g + W h with W from --weight: solutions at
+    /// most W times optimal with an admissible heuristic; boards of at most 16 cells.
+    WeightedAstar,
 }
 
 /// How the tables are held in memory.
@@ -72,6 +79,9 @@ pub struct SolveArgs {
     /// The search algorithm.
     #[arg(long, value_enum, default_value = "ida")]
     algorithm: Algorithm,
+    /// The weight W of weighted A*.
+    #[arg(long, default_value_t = 2.0)]
+    weight: f64,
     /// The board: 8, 15, 24 or WxH (default: the tables' board, else 15). With --tables it
     /// must match the tables.
     #[arg(long)]
@@ -100,6 +110,8 @@ struct InstanceReport {
     #[serde(flatten)]
     result: SearchResult,
     length: Option<usize>,
+    /// Whether the length is proven optimal (false for weighted A* and inadmissible heuristics).
+    optimal: bool,
 }
 
 #[derive(Serialize)]
@@ -109,6 +121,8 @@ struct Summary {
     total_nodes: u64,
     total_seconds: f64,
     nodes_per_second: f64,
+    /// Why the lengths are not proven optimal (weighted A*, an inadmissible heuristic).
+    optimality: Option<String>,
     results: Vec<InstanceReport>,
 }
 
@@ -117,6 +131,8 @@ fn solve_all<H: Heuristic>(
     goal: Goal,
     h: &H,
     algorithm: Algorithm,
+    weight: f64,
+    optimal: bool,
     limits: &Limits,
 ) -> anyhow::Result<Vec<InstanceReport>> {
     states
@@ -125,11 +141,13 @@ fn solve_all<H: Heuristic>(
             let result = match algorithm {
                 Algorithm::Ida => ida_star(state, goal, h, limits),
                 Algorithm::Astar => a_star(state, goal, h, limits),
+                Algorithm::WeightedAstar => weighted_a_star(state, goal, h, weight, limits),
             }
             .with_context(|| label.clone())?;
             Ok(InstanceReport {
                 instance: label.clone(),
                 length: result.length(),
+                optimal: optimal && result.length().is_some(),
                 result,
             })
         })
@@ -182,6 +200,21 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         max_nodes: args.max_nodes,
         timeout: args.timeout,
     };
+    if args.algorithm != Algorithm::WeightedAstar && args.weight != 2.0 {
+        bail!("--weight applies to --algorithm weighted-astar");
+    }
+    let no_claim = match (args.algorithm, heuristic) {
+        (Algorithm::WeightedAstar, _) => Some(format!(
+            "weighted A* (W = {}) makes no optimality claim: lengths are at most W times optimal with an admissible heuristic",
+            args.weight
+        )),
+        (_, HeuristicName::PPlus3s) => {
+            Some("P+3S is not admissible: the solutions found may not be optimal".to_string())
+        }
+        _ => None,
+    };
+    let optimal = no_claim.is_none();
+    let (algorithm, weight) = (args.algorithm, args.weight);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
         .build()?;
@@ -191,21 +224,27 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
             &states,
             goal,
             &Misplaced::new(board, goal),
-            args.algorithm,
+            algorithm,
+            weight,
+            optimal,
             &limits,
         ),
         HeuristicName::Manhattan => solve_all(
             &states,
             goal,
             &Manhattan::new(board, goal),
-            args.algorithm,
+            algorithm,
+            weight,
+            optimal,
             &limits,
         ),
         HeuristicName::LinearConflict => solve_all(
             &states,
             goal,
             &LinearConflict::new(board, goal),
-            args.algorithm,
+            algorithm,
+            weight,
+            optimal,
             &limits,
         ),
         HeuristicName::Pdb => {
@@ -213,7 +252,11 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
                 .as_ref()
                 .context("the pdb heuristic needs --tables DIR")?;
             let h = PdbHeuristic::new(set, args.reflect)?;
-            solve_all(&states, goal, &h, args.algorithm, &limits)
+            solve_all(&states, goal, &h, algorithm, weight, optimal, &limits)
+        }
+        HeuristicName::PPlus3s => {
+            let h = PPlus3S::new(board, goal)?;
+            solve_all(&states, goal, &h, algorithm, weight, optimal, &limits)
         }
     })?;
     let total_nodes: u64 = results.iter().map(|r| r.result.nodes).sum();
@@ -224,6 +267,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         total_nodes,
         total_seconds,
         nodes_per_second: total_nodes as f64 / total_seconds.max(1e-9),
+        optimality: no_claim,
         results,
     };
     if args.json {
@@ -248,6 +292,9 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
                 r.instance, r.result.outcome, r.result.nodes, r.result.seconds
             ),
         }
+    }
+    if let Some(note) = &summary.optimality {
+        println!("note: {note}");
     }
     println!(
         "total: {} of {} solved, {} nodes, {:.3} s, {:.2} M nodes/s",

@@ -1,0 +1,518 @@
+//! Comparing heuristics on one instance file under one protocol: per-instance records, a
+//! summary per heuristic, the Pareto fronts of table memory against search effort and of time
+//! against instances solved, and SVG plots.
+//!
+//! The protocol is the same for every entry: the same instances in the same order, the same
+//! node and time budgets per instance, the same thread count, IDA* counting every generated
+//! child ([`crate::search`]'s convention), and the same seeded random states for the mean
+//! heuristic value.
+//!
+//! ```
+//! use tilepdb_common::{Goal, PuzzleState};
+//! use tilepdb_solver::bench::{Entry, Protocol, run};
+//! let board = "3x3".parse().unwrap();
+//! let instances = vec![("a".to_string(), PuzzleState::parse(board, "1 2 0 3 4 5 6 7 8").unwrap())];
+//! let entries: Vec<Entry> = vec!["manhattan".parse().unwrap(), "misplaced".parse().unwrap()];
+//! let report = run(&entries, &instances, board, Goal::BlankFirst, &Protocol::default()).unwrap();
+//! assert_eq!(report.summaries[0].solved, 1);
+//! assert_eq!(report.records[0].length, Some(2));
+//! ```
+
+pub mod output;
+pub mod pareto;
+pub mod svg;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use tilepdb_common::table::TableSet;
+use tilepdb_common::{Board, Goal, PuzzleState};
+
+use crate::error::{Error, Result};
+use crate::generate::Generator;
+use crate::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
+use crate::search::{Limits, Outcome, ida_star};
+
+/// What an entry of the matrix searches with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HeuristicSpec {
+    Misplaced,
+    Manhattan,
+    LinearConflict,
+    /// A table set's additive sum, with or without the reflection about the diagonal.
+    Tables {
+        dir: PathBuf,
+        reflect: bool,
+    },
+}
+
+/// One heuristic of the matrix and the label it is reported under.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub label: String,
+    pub spec: HeuristicSpec,
+}
+
+impl FromStr for Entry {
+    type Err = Error;
+
+    /// `[LABEL=]SPEC`, SPEC one of `misplaced`, `manhattan`, `linear-conflict`, `tables:DIR`,
+    /// `tables+reflect:DIR`; the label defaults to the spec (a set's directory name, with
+    /// `+reflect`).
+    fn from_str(text: &str) -> Result<Entry> {
+        let (label, spec) = match text.split_once('=') {
+            Some((label, spec)) if !label.contains(':') => (Some(label.trim()), spec.trim()),
+            _ => (None, text.trim()),
+        };
+        let spec = match spec {
+            "misplaced" => HeuristicSpec::Misplaced,
+            "manhattan" => HeuristicSpec::Manhattan,
+            "linear-conflict" => HeuristicSpec::LinearConflict,
+            other => match other.split_once(':') {
+                Some(("tables", dir)) if !dir.is_empty() => HeuristicSpec::Tables {
+                    dir: dir.into(),
+                    reflect: false,
+                },
+                Some(("tables+reflect", dir)) if !dir.is_empty() => HeuristicSpec::Tables {
+                    dir: dir.into(),
+                    reflect: true,
+                },
+                _ => {
+                    return Err(Error::Bench(format!(
+                        "{text:?} is not an entry: expected [LABEL=]misplaced, manhattan, linear-conflict, tables:DIR or tables+reflect:DIR"
+                    )));
+                }
+            },
+        };
+        let label = match label {
+            Some("") => return Err(Error::Bench(format!("{text:?}: the label is empty"))),
+            Some(label) => label.to_string(),
+            None => match &spec {
+                HeuristicSpec::Misplaced => "misplaced".into(),
+                HeuristicSpec::Manhattan => "manhattan".into(),
+                HeuristicSpec::LinearConflict => "linear-conflict".into(),
+                HeuristicSpec::Tables { dir, reflect } => {
+                    let name = dir
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| dir.display().to_string());
+                    if *reflect {
+                        format!("{name}+reflect")
+                    } else {
+                        name
+                    }
+                }
+            },
+        };
+        Ok(Entry { label, spec })
+    }
+}
+
+/// The budgets and settings every entry runs under.
+#[derive(Clone, Debug)]
+pub struct Protocol {
+    /// Per instance.
+    pub limits: Limits,
+    /// Instances searched at once (0: every core).
+    pub threads: usize,
+    /// Random solvable states the mean heuristic value is also taken over.
+    pub random_states: usize,
+    /// Their seed ([`Generator`]).
+    pub seed: u64,
+}
+
+impl Default for Protocol {
+    fn default() -> Protocol {
+        Protocol {
+            limits: Limits::default(),
+            threads: 1,
+            random_states: 1000,
+            seed: 1,
+        }
+    }
+}
+
+/// One search: an entry on an instance.
+#[derive(Clone, Debug, Serialize)]
+pub struct InstanceRecord {
+    pub entry: String,
+    /// 1-based position in the instance file.
+    pub number: usize,
+    pub instance: String,
+    pub outcome: Outcome,
+    pub length: Option<usize>,
+    pub nodes: u64,
+    pub seconds: f64,
+    pub initial_h: u32,
+}
+
+/// One table of a set, for its value histogram.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableHistogram {
+    /// The set's directory name and the table's file name.
+    pub set: String,
+    pub table: String,
+    /// `counts[v]`: entries of value `v`.
+    pub counts: Vec<u64>,
+}
+
+/// What an entry did over all instances.
+#[derive(Clone, Debug, Serialize)]
+pub struct EntrySummary {
+    pub entry: String,
+    /// The heuristic and, for tables, the set, its encoding and whether reflected.
+    pub heuristic: String,
+    /// Bytes of table files (0 for the computed heuristics).
+    pub table_bytes: u64,
+    pub instances: usize,
+    pub solved: usize,
+    /// Over every instance; one stopped by a budget counts the nodes it spent.
+    pub mean_nodes: f64,
+    pub median_nodes: f64,
+    pub mean_seconds: f64,
+    pub median_seconds: f64,
+    pub total_seconds: f64,
+    pub mean_initial_h: f64,
+    /// Over [`Protocol::random_states`] seeded random states.
+    pub mean_random_h: f64,
+    /// Not dominated in (table memory, mean nodes).
+    pub on_memory_front: bool,
+    /// Not dominated in (total time, instances solved).
+    pub on_time_front: bool,
+}
+
+/// The whole run: protocol, machine, records and summaries.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub date: String,
+    pub machine: String,
+    pub board: String,
+    pub goal: Goal,
+    pub instances: usize,
+    pub max_nodes: Option<u64>,
+    pub timeout_seconds: Option<f64>,
+    pub threads: usize,
+    pub random_states: usize,
+    pub seed: u64,
+    pub summaries: Vec<EntrySummary>,
+    /// Entries (labels) on the memory/effort front, by increasing memory.
+    pub memory_front: Vec<String>,
+    /// Entries on the time/solved front, by increasing time.
+    pub time_front: Vec<String>,
+    #[serde(skip)]
+    pub records: Vec<InstanceRecord>,
+    #[serde(skip)]
+    pub histograms: Vec<TableHistogram>,
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
+    if count == 0 { 0.0 } else { sum / count as f64 }
+}
+
+/// The median (mean of the middle two for an even count; 0 when empty).
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+fn search_all<H: Heuristic>(
+    label: &str,
+    h: &H,
+    instances: &[(String, PuzzleState)],
+    goal: Goal,
+    randoms: &[PuzzleState],
+    limits: &Limits,
+) -> Result<(Vec<InstanceRecord>, f64)> {
+    let records = instances
+        .par_iter()
+        .enumerate()
+        .map(|(i, (name, state))| {
+            let r = ida_star(state, goal, h, limits)?;
+            Ok(InstanceRecord {
+                entry: label.to_string(),
+                number: i + 1,
+                instance: name.clone(),
+                outcome: r.outcome,
+                length: r.length(),
+                nodes: r.nodes,
+                seconds: r.seconds,
+                initial_h: r.initial_h,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let values = randoms
+        .iter()
+        .map(|s| h.evaluate(&s.cells()).map(|(v, _)| v as f64))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((records, mean(values.into_iter())))
+}
+
+/// The machine the run is on: processor model, logical cores and memory (Linux `/proc`).
+pub fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown processor".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or("unknown memory".into(), |kb| {
+            format!("{:.1} GiB", kb as f64 / (1024.0 * 1024.0))
+        });
+    format!("{cpu}, {cores} logical cores, {memory}")
+}
+
+/// The current time in UTC as `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + (month <= 2) as i64;
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// Runs every entry on every instance under `protocol` and summarises.
+pub fn run(
+    entries: &[Entry],
+    instances: &[(String, PuzzleState)],
+    board: Board,
+    goal: Goal,
+    protocol: &Protocol,
+) -> Result<BenchReport> {
+    if entries.is_empty() {
+        return Err(Error::Bench("no entries to compare".into()));
+    }
+    if instances.is_empty() {
+        return Err(Error::Bench("no instances to search".into()));
+    }
+    for (i, e) in entries.iter().enumerate() {
+        if entries[..i].iter().any(|o| o.label == e.label) {
+            return Err(Error::Bench(format!(
+                "two entries are labelled {:?}: give one another label (LABEL=SPEC)",
+                e.label
+            )));
+        }
+    }
+    if let Some((name, s)) = instances.iter().find(|(_, s)| s.board() != board) {
+        return Err(Error::Mismatch {
+            tables: board.to_string(),
+            state: format!("{name} ({})", s.board()),
+        });
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(protocol.threads)
+        .build()
+        .map_err(|e| Error::Bench(format!("starting the threads: {e}")))?;
+    let threads = pool.current_num_threads();
+    let mut generator = Generator::new(board, goal, protocol.seed);
+    let randoms: Vec<PuzzleState> = (0..protocol.random_states)
+        .map(|_| generator.random_state())
+        .collect();
+    let mut records = Vec::new();
+    let mut summaries = Vec::new();
+    let mut histograms: Vec<TableHistogram> = Vec::new();
+    for entry in entries {
+        let limits = &protocol.limits;
+        let label = entry.label.as_str();
+        let (entry_records, random_h, heuristic, bytes) = match &entry.spec {
+            HeuristicSpec::Misplaced => {
+                let h = Misplaced::new(board, goal);
+                let (r, m) =
+                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                (r, m, "misplaced tiles".to_string(), 0)
+            }
+            HeuristicSpec::Manhattan => {
+                let h = Manhattan::new(board, goal);
+                let (r, m) =
+                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                (r, m, "Manhattan distance".to_string(), 0)
+            }
+            HeuristicSpec::LinearConflict => {
+                let h = LinearConflict::new(board, goal);
+                let (r, m) =
+                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                (r, m, "linear conflict".to_string(), 0)
+            }
+            HeuristicSpec::Tables { dir, reflect } => {
+                let set = TableSet::open(dir)?;
+                if set.board() != board || set.goal() != goal {
+                    return Err(Error::Mismatch {
+                        tables: format!("{} ({}, {} goal)", dir.display(), set.board(), set.goal()),
+                        state: format!("the instances ({board}, {goal} goal)"),
+                    });
+                }
+                let h = PdbHeuristic::new(&set, *reflect)?;
+                let (r, m) =
+                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                let name = dir.file_name().map_or_else(
+                    || dir.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                if !histograms.iter().any(|t| t.set == name) {
+                    for pdb in set.tables() {
+                        histograms.push(TableHistogram {
+                            set: name.clone(),
+                            table: pdb
+                                .path()
+                                .file_name()
+                                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                            counts: pdb.header().histogram.clone(),
+                        });
+                    }
+                }
+                let bytes = set.tables().iter().map(|t| t.file_len()).sum();
+                let what = format!(
+                    "tables {name} ({} encoding{})",
+                    set.encoding().name(),
+                    if *reflect { ", with reflection" } else { "" }
+                );
+                (r, m, what, bytes)
+            }
+        };
+        let nodes: Vec<f64> = entry_records.iter().map(|r| r.nodes as f64).collect();
+        let seconds: Vec<f64> = entry_records.iter().map(|r| r.seconds).collect();
+        summaries.push(EntrySummary {
+            entry: entry.label.clone(),
+            heuristic,
+            table_bytes: bytes,
+            instances: entry_records.len(),
+            solved: entry_records.iter().filter(|r| r.length.is_some()).count(),
+            mean_nodes: mean(nodes.iter().copied()),
+            median_nodes: median(&nodes),
+            mean_seconds: mean(seconds.iter().copied()),
+            median_seconds: median(&seconds),
+            total_seconds: seconds.iter().sum(),
+            mean_initial_h: mean(entry_records.iter().map(|r| r.initial_h as f64)),
+            mean_random_h: random_h,
+            on_memory_front: false,
+            on_time_front: false,
+        });
+        records.extend(entry_records);
+    }
+    let memory_points: Vec<(f64, f64)> = summaries
+        .iter()
+        .map(|s| (s.table_bytes as f64, s.mean_nodes))
+        .collect();
+    let time_points: Vec<(f64, f64)> = summaries
+        .iter()
+        .map(|s| (s.total_seconds, -(s.solved as f64)))
+        .collect();
+    let memory_front = pareto::pareto_front(&memory_points);
+    let time_front = pareto::pareto_front(&time_points);
+    for &i in &memory_front {
+        summaries[i].on_memory_front = true;
+    }
+    for &i in &time_front {
+        summaries[i].on_time_front = true;
+    }
+    Ok(BenchReport {
+        date: utc_now(),
+        machine: machine(),
+        board: board.to_string(),
+        goal,
+        instances: instances.len(),
+        max_nodes: protocol.limits.max_nodes,
+        timeout_seconds: protocol.limits.timeout.map(|t: Duration| t.as_secs_f64()),
+        threads,
+        random_states: protocol.random_states,
+        seed: protocol.seed,
+        memory_front: memory_front
+            .iter()
+            .map(|&i| summaries[i].entry.clone())
+            .collect(),
+        time_front: time_front
+            .iter()
+            .map(|&i| summaries[i].entry.clone())
+            .collect(),
+        summaries,
+        records,
+        histograms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_parse_with_and_without_labels() {
+        let e: Entry = "manhattan".parse().unwrap();
+        assert_eq!(
+            (e.label.as_str(), &e.spec),
+            ("manhattan", &HeuristicSpec::Manhattan)
+        );
+        let e: Entry = "tables+reflect:/x/4x4-7-8".parse().unwrap();
+        assert_eq!(e.label, "4x4-7-8+reflect");
+        assert_eq!(
+            e.spec,
+            HeuristicSpec::Tables {
+                dir: "/x/4x4-7-8".into(),
+                reflect: true
+            }
+        );
+        let e: Entry = "big=tables:/a=b".parse().unwrap();
+        assert_eq!(e.label, "big");
+        assert_eq!(
+            e.spec,
+            HeuristicSpec::Tables {
+                dir: "/a=b".into(),
+                reflect: false
+            }
+        );
+        for bad in ["manhatan", "tables:", "=manhattan", "pdb:/x"] {
+            let err = bad.parse::<Entry>().unwrap_err().to_string();
+            assert!(err.contains(bad.trim_start_matches('=')), "{err}");
+        }
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn the_date_is_well_formed() {
+        let d = utc_now();
+        assert_eq!(d.len(), "2026-12-01 08:00:00 UTC".len(), "{d}");
+        let year: i32 = d[..4].parse().unwrap();
+        assert!(year >= 2024, "{d}");
+    }
+}

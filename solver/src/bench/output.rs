@@ -1,0 +1,317 @@
+//! Writing a [`BenchReport`]: records as JSONL and CSV, the summary as JSON, CSV and Markdown,
+//! and the SVG plots.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::svg::{self, Point, Scale};
+use super::{BenchReport, EntrySummary};
+use crate::error::{Error, Result};
+
+/// The files [`write`] creates in its directory (besides one histogram per table).
+pub const RESULTS_JSONL: &str = "results.jsonl";
+pub const RESULTS_CSV: &str = "results.csv";
+pub const SUMMARY_JSON: &str = "summary.json";
+pub const SUMMARY_CSV: &str = "summary.csv";
+pub const REPORT_MD: &str = "report.md";
+pub const PARETO_MEMORY_SVG: &str = "pareto-memory-nodes.svg";
+pub const PARETO_TIME_SVG: &str = "pareto-time-solved.svg";
+pub const NODES_SVG: &str = "nodes-sorted.svg";
+
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn option<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+/// A name safe as a file name: letters, digits, `-`, `_`, `.`, `+`; others become `_`.
+pub fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn save(dir: &Path, name: &str, text: &str, written: &mut Vec<PathBuf>) -> Result<()> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+    written.push(path);
+    Ok(())
+}
+
+/// The records as CSV, one line per entry and instance.
+pub fn results_csv(report: &BenchReport) -> String {
+    let mut out = String::from("entry,number,instance,outcome,length,nodes,seconds,initial_h\n");
+    for r in &report.records {
+        let outcome = serde_json::to_value(r.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{},{},{},{outcome},{},{},{:.6},{}",
+            csv_field(&r.entry),
+            r.number,
+            csv_field(&r.instance),
+            option(r.length),
+            r.nodes,
+            r.seconds,
+            r.initial_h
+        );
+    }
+    out
+}
+
+/// The summary as CSV, one line per entry.
+pub fn summary_csv(report: &BenchReport) -> String {
+    let mut out = String::from(
+        "entry,heuristic,table_bytes,instances,solved,mean_nodes,median_nodes,mean_seconds,median_seconds,total_seconds,mean_initial_h,mean_random_h,on_memory_front,on_time_front\n",
+    );
+    for s in &report.summaries {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{:.1},{:.1},{:.6},{:.6},{:.6},{:.3},{:.3},{},{}",
+            csv_field(&s.entry),
+            csv_field(&s.heuristic),
+            s.table_bytes,
+            s.instances,
+            s.solved,
+            s.mean_nodes,
+            s.median_nodes,
+            s.mean_seconds,
+            s.median_seconds,
+            s.total_seconds,
+            s.mean_initial_h,
+            s.mean_random_h,
+            s.on_memory_front,
+            s.on_time_front
+        );
+    }
+    out
+}
+
+fn mib(bytes: u64) -> String {
+    if bytes == 0 {
+        "—".into()
+    } else {
+        format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+/// The report as Markdown: protocol, machine, the summary table, the fronts and the plots.
+pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Heuristic comparison on {} ({} goal)\n",
+        report.board, report.goal
+    );
+    let _ = writeln!(out, "* date: {}", report.date);
+    let _ = writeln!(out, "* machine: {}", report.machine);
+    let _ = writeln!(
+        out,
+        "* protocol: {} instances, IDA* (every generated child counted), per instance at most {} nodes and {}; {} threads; mean h also over {} uniformly random solvable states (seed {})",
+        report.instances,
+        report
+            .max_nodes
+            .map_or("unlimited".into(), |n| n.to_string()),
+        report
+            .timeout_seconds
+            .map_or("no time limit".into(), |t| format!("{t} s")),
+        report.threads,
+        report.random_states,
+        report.seed
+    );
+    let _ = writeln!(
+        out,
+        "* nodes and times are over every instance: one stopped by a budget counts what it spent\n"
+    );
+    out.push_str("| entry | heuristic | tables MiB | solved | mean nodes | median nodes | mean s | median s | total s | mean h (instances) | mean h (random) |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for s in &report.summaries {
+        let EntrySummary {
+            entry, heuristic, ..
+        } = s;
+        let _ = writeln!(
+            out,
+            "| {entry} | {heuristic} | {} | {}/{} | {:.0} | {:.0} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} |",
+            mib(s.table_bytes),
+            s.solved,
+            s.instances,
+            s.mean_nodes,
+            s.median_nodes,
+            s.mean_seconds,
+            s.median_seconds,
+            s.total_seconds,
+            s.mean_initial_h,
+            s.mean_random_h
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nPareto front, table memory against mean nodes: {}",
+        report.memory_front.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "\nPareto front, total time against instances solved: {}\n",
+        report.time_front.join(", ")
+    );
+    for file in [PARETO_MEMORY_SVG, PARETO_TIME_SVG, NODES_SVG]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(histogram_files.iter().cloned())
+    {
+        let _ = writeln!(out, "![{file}]({file})\n");
+    }
+    out
+}
+
+/// Writes every output file of `report` into `dir` (created if missing); returns their paths.
+pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut written = Vec::new();
+    let mut jsonl = String::new();
+    for r in &report.records {
+        jsonl.push_str(&serde_json::to_string(r).map_err(|e| Error::Bench(e.to_string()))?);
+        jsonl.push('\n');
+    }
+    save(dir, RESULTS_JSONL, &jsonl, &mut written)?;
+    save(dir, RESULTS_CSV, &results_csv(report), &mut written)?;
+    let summary = serde_json::to_string_pretty(report).map_err(|e| Error::Bench(e.to_string()))?;
+    save(dir, SUMMARY_JSON, &(summary + "\n"), &mut written)?;
+    save(dir, SUMMARY_CSV, &summary_csv(report), &mut written)?;
+
+    let memory: Vec<Point> = report
+        .summaries
+        .iter()
+        .map(|s| Point {
+            label: s.entry.clone(),
+            x: s.table_bytes as f64 / (1024.0 * 1024.0),
+            y: s.mean_nodes,
+            on_front: s.on_memory_front,
+        })
+        .collect();
+    let budget = report
+        .max_nodes
+        .map_or(String::new(), |n| format!(", budget {n} nodes"));
+    save(
+        dir,
+        PARETO_MEMORY_SVG,
+        &svg::scatter(
+            &format!(
+                "Table memory against search effort ({} instances{budget})",
+                report.instances
+            ),
+            "table memory, MiB (log; computed heuristics at the left edge)",
+            "mean nodes per instance (log)",
+            (Scale::Log, Scale::Log),
+            &memory,
+        ),
+        &mut written,
+    )?;
+    let time: Vec<Point> = report
+        .summaries
+        .iter()
+        .map(|s| Point {
+            label: s.entry.clone(),
+            x: s.total_seconds,
+            y: s.solved as f64,
+            on_front: s.on_time_front,
+        })
+        .collect();
+    save(
+        dir,
+        PARETO_TIME_SVG,
+        &svg::scatter(
+            "Time against instances solved within the budget",
+            "total seconds over the instances (log)",
+            "instances solved",
+            (Scale::Log, Scale::Linear),
+            &time,
+        ),
+        &mut written,
+    )?;
+    let lines: Vec<(String, Vec<f64>)> = report
+        .summaries
+        .iter()
+        .map(|s| {
+            let mut nodes: Vec<f64> = report
+                .records
+                .iter()
+                .filter(|r| r.entry == s.entry)
+                .map(|r| r.nodes as f64)
+                .collect();
+            nodes.sort_by(f64::total_cmp);
+            (s.entry.clone(), nodes)
+        })
+        .collect();
+    save(
+        dir,
+        NODES_SVG,
+        &svg::series(
+            "Nodes per instance, sorted",
+            "instances, by increasing nodes",
+            "nodes (log)",
+            Scale::Log,
+            &lines,
+        ),
+        &mut written,
+    )?;
+    let mut histogram_files = Vec::new();
+    for t in &report.histograms {
+        let name = format!(
+            "histogram-{}-{}.svg",
+            file_safe(&t.set),
+            file_safe(&t.table)
+        );
+        save(
+            dir,
+            &name,
+            &svg::histogram(
+                &format!("{} / {}: entries per value", t.set, t.table),
+                "value (moves of the pattern tiles)",
+                &t.counts,
+            ),
+            &mut written,
+        )?;
+        histogram_files.push(name);
+    }
+    save(
+        dir,
+        REPORT_MD,
+        &report_markdown(report, &histogram_files),
+        &mut written,
+    )?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_are_quoted_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+
+    #[test]
+    fn file_names_are_made_safe() {
+        assert_eq!(file_safe("4x4-7-8+reflect"), "4x4-7-8+reflect");
+        assert_eq!(file_safe("a/b c"), "a_b_c");
+    }
+}

@@ -1,0 +1,130 @@
+//! `tilepdb-solve bench`: a matrix of heuristics × an instance file under one protocol, written
+//! as JSONL, CSV, a summary, a Markdown report and SVG plots.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tilepdb_common::table::TableSet;
+use tilepdb_common::{Board, Goal};
+use tilepdb_solver::bench::{self, Entry, HeuristicSpec, Protocol};
+use tilepdb_solver::search::Limits;
+
+use super::input::StateInput;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    input: StateInput,
+    /// A heuristic to compare (repeatable): [LABEL=]misplaced, manhattan, linear-conflict,
+    /// tables:DIR or tables+reflect:DIR (a set written by tilepdb-coordinator build).
+    #[arg(long = "entry", value_name = "SPEC", required = true)]
+    entries: Vec<String>,
+    /// The directory the results, summary, report and plots are written to.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Per instance: give up after generating this many nodes (the same for every entry).
+    #[arg(long)]
+    max_nodes: Option<u64>,
+    /// Per instance: give up after this many seconds (the same for every entry).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Instances searched at once, the same for every entry (0: every core).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Uniformly random solvable states the mean heuristic value is also taken over.
+    #[arg(long, default_value_t = 1000)]
+    random_states: usize,
+    /// The seed of those states.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The board when no entry has tables: 8, 15, 24 or WxH (default 15).
+    #[arg(long)]
+    puzzle: Option<String>,
+    /// The goal when no entry has tables (default blank-first).
+    #[arg(long)]
+    goal: Option<Goal>,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let entries = args
+        .entries
+        .iter()
+        .map(|e| e.parse::<Entry>().with_context(|| format!("--entry {e}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
+    let first_set = entries.iter().find_map(|e| match &e.spec {
+        HeuristicSpec::Tables { dir, .. } => Some(dir.clone()),
+        _ => None,
+    });
+    let (board, goal) = match first_set {
+        Some(dir) => {
+            let set = TableSet::open(&dir)
+                .with_context(|| format!("opening the table set {}", dir.display()))?;
+            if let Some(b) = asked_board.filter(|&b| b != set.board()) {
+                bail!(
+                    "the table set {} is for the {} board, not {b}",
+                    dir.display(),
+                    set.board()
+                );
+            }
+            if let Some(g) = args.goal.filter(|&g| g != set.goal()) {
+                bail!(
+                    "the table set {} is for the {} goal, not {g}",
+                    dir.display(),
+                    set.goal()
+                );
+            }
+            (set.board(), set.goal())
+        }
+        None => (
+            asked_board.unwrap_or("15".parse()?),
+            args.goal.unwrap_or_default(),
+        ),
+    };
+    if let Some(t) = args.timeout.filter(|t| !(t.is_finite() && *t > 0.0)) {
+        bail!("--timeout must be a positive number of seconds, not {t}");
+    }
+    let instances = args.input.read(board)?;
+    let protocol = Protocol {
+        limits: Limits {
+            max_nodes: args.max_nodes,
+            timeout: args.timeout.map(Duration::from_secs_f64),
+        },
+        threads: args.threads,
+        random_states: args.random_states,
+        seed: args.seed,
+    };
+    let report = bench::run(&entries, &instances, board, goal, &protocol)?;
+    let written = bench::output::write(&report, &args.out)?;
+    println!(
+        "{:<28} {:>10} {:>8} {:>14} {:>14} {:>10} {:>8} {:>8}",
+        "entry",
+        "tables MiB",
+        "solved",
+        "mean nodes",
+        "median nodes",
+        "total s",
+        "mean h",
+        "rand h"
+    );
+    for s in &report.summaries {
+        println!(
+            "{:<28} {:>10.1} {:>8} {:>14.0} {:>14.0} {:>10.2} {:>8.2} {:>8.2}",
+            s.entry,
+            s.table_bytes as f64 / (1024.0 * 1024.0),
+            format!("{}/{}", s.solved, s.instances),
+            s.mean_nodes,
+            s.median_nodes,
+            s.total_seconds,
+            s.mean_initial_h,
+            s.mean_random_h
+        );
+    }
+    println!("memory/nodes front: {}", report.memory_front.join(", "));
+    println!("time/solved front: {}", report.time_front.join(", "));
+    println!("{}; {}", report.machine, report.date);
+    println!("wrote {} files to {}", written.len(), args.out.display());
+    Ok(())
+}

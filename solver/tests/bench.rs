@@ -1,0 +1,257 @@
+//! `tilepdb-solve bench` end to end on the 3x3 board: the real command on a generated instance
+//! file with four entries (two computed heuristics, a 4-4 table set with and without the
+//! reflection); every output file is written, the records agree with independent searches,
+//! the fronts agree with a brute-force dominance check, and every SVG is well-formed XML.
+
+use std::path::Path;
+use std::process::Command;
+
+use tilepdb_common::table::Encoding;
+use tilepdb_common::{BlankRule, Board, Goal, Partition, PuzzleState};
+use tilepdb_coordinator::build::BuildOptions;
+use tilepdb_coordinator::cache::open_or_build;
+use tilepdb_solver::heuristic::Manhattan;
+use tilepdb_solver::search::{Limits, ida_star};
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn parse_svg(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text)
+        .unwrap_or_else(|e| panic!("{}: not XML: {e}", path.display()));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg", "{}", path.display());
+    assert_eq!(
+        root.tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    root.descendants().count()
+}
+
+#[test]
+fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
+    let work = tempfile::tempdir().unwrap();
+    let (set, _) = open_or_build(
+        work.path(),
+        &Partition::named("8:4-4").unwrap(),
+        Goal::BlankFirst,
+        BlankRule::Minimized,
+        Encoding::Byte,
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    let dir = set.dir().to_str().unwrap().to_string();
+    let instances = work.path().join("instances.txt");
+    let out = run(&[
+        "gen",
+        "--puzzle",
+        "8",
+        "--uniform",
+        "--count",
+        "12",
+        "--seed",
+        "4",
+        "--output",
+        instances.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let results = work.path().join("bench");
+    let tables = format!("tables:{dir}");
+    let reflected = format!("tables+reflect:{dir}");
+    let out = run(&[
+        "bench",
+        instances.to_str().unwrap(),
+        "--entry",
+        "misplaced",
+        "--entry",
+        "manhattan",
+        "--entry",
+        &tables,
+        "--entry",
+        &reflected,
+        "--max-nodes",
+        "20000",
+        "--random-states",
+        "200",
+        "--threads",
+        "2",
+        "--out",
+        results.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("memory/nodes front"), "{stdout}");
+
+    // Records: one per entry and instance, lengths optimal where solved.
+    let board: Board = "3x3".parse().unwrap();
+    let states: Vec<PuzzleState> = std::fs::read_to_string(&instances)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| PuzzleState::parse(board, l).unwrap())
+        .collect();
+    let h = Manhattan::new(board, Goal::BlankFirst);
+    let optimal: Vec<usize> = states
+        .iter()
+        .map(|s| {
+            ida_star(s, Goal::BlankFirst, &h, &Limits::default())
+                .unwrap()
+                .length()
+                .unwrap()
+        })
+        .collect();
+    let jsonl = std::fs::read_to_string(results.join("results.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 4 * states.len());
+    let mut budget_stops = 0;
+    for r in &records {
+        let number = r["number"].as_u64().unwrap() as usize;
+        match r["outcome"].as_str().unwrap() {
+            "solved" => assert_eq!(r["length"].as_u64().unwrap() as usize, optimal[number - 1]),
+            "node-budget" => {
+                budget_stops += 1;
+                assert!(r["length"].is_null());
+                assert!(r["nodes"].as_u64().unwrap() >= 20000);
+            }
+            other => panic!("outcome {other}"),
+        }
+    }
+    // Misplaced tiles runs out of the budget on some 3x3 states, the tables never do.
+    assert!(
+        budget_stops > 0,
+        "the budget was never reached: a weak test"
+    );
+    let csv = std::fs::read_to_string(results.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + records.len());
+
+    // Summary: the tables beat Manhattan in nodes, the reflection never loses, and the fronts
+    // are the non-dominated entries.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("summary.json")).unwrap())
+            .unwrap();
+    let entries = summary["summaries"].as_array().unwrap();
+    assert_eq!(entries.len(), 4);
+    let get = |i: usize, key: &str| entries[i][key].as_f64().unwrap();
+    assert!(get(2, "mean_nodes") < get(1, "mean_nodes"));
+    assert!(get(3, "mean_random_h") >= get(2, "mean_random_h"));
+    assert!(get(2, "mean_random_h") > get(1, "mean_random_h"));
+    assert!(get(2, "table_bytes") > 0.0 && get(1, "table_bytes") == 0.0);
+    for (front, x, y, sign) in [
+        ("on_memory_front", "table_bytes", "mean_nodes", 1.0),
+        ("on_time_front", "total_seconds", "solved", -1.0),
+    ] {
+        for (i, entry) in entries.iter().enumerate() {
+            let dominated = (0..4).any(|j| {
+                let (xi, yi) = (get(i, x), sign * get(i, y));
+                let (xj, yj) = (get(j, x), sign * get(j, y));
+                xj <= xi && yj <= yi && (xj < xi || yj < yi)
+            });
+            assert_eq!(
+                entries[i][front].as_bool().unwrap(),
+                !dominated,
+                "{front} {i}"
+            );
+        }
+    }
+    assert!(summary["machine"].as_str().unwrap().contains("cores"));
+    let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5);
+
+    // Plots: the fixed three and one histogram per table of the set (two tables), all SVG.
+    let mut svgs = 0;
+    for file in std::fs::read_dir(&results).unwrap() {
+        let path = file.unwrap().path();
+        if path.extension().is_some_and(|e| e == "svg") {
+            assert!(parse_svg(&path) > 10, "{}: nearly empty", path.display());
+            svgs += 1;
+        }
+    }
+    assert_eq!(svgs, 3 + 2);
+    let report = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(report.contains("pareto-memory-nodes.svg") && report.contains("machine:"));
+}
+
+#[test]
+fn bad_entries_and_mismatches_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let out_dir = work.path().join("o");
+    let o = out_dir.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec![
+                "bench",
+                "--state",
+                "1 0 2 3 4 5 6 7 8",
+                "--puzzle",
+                "8",
+                "--entry",
+                "manhatan",
+                "--out",
+                o,
+            ],
+            "is not an entry",
+        ),
+        (
+            vec![
+                "bench",
+                "--state",
+                "1 0 2 3 4 5 6 7 8",
+                "--puzzle",
+                "8",
+                "--entry",
+                "manhattan",
+                "--entry",
+                "manhattan",
+                "--out",
+                o,
+            ],
+            "two entries are labelled",
+        ),
+        (
+            vec![
+                "bench",
+                "--state",
+                "1 0 2 3 4 5 6 7 8",
+                "--entry",
+                "tables:/nonexistent/set",
+                "--out",
+                o,
+            ],
+            "/nonexistent/set",
+        ),
+        (
+            vec![
+                "bench",
+                "--state",
+                "1 0 2 3 4 5 6 7 8",
+                "--puzzle",
+                "8",
+                "--entry",
+                "manhattan",
+                "--timeout",
+                "0",
+                "--out",
+                o,
+            ],
+            "--timeout",
+        ),
+    ] {
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
+    }
+}
