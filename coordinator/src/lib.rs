@@ -12,7 +12,9 @@
 //!   [`tilepdb_common::table`]);
 //! * [`cache`]: built sets kept in a directory, so that the same set is built once;
 //! * [`verify`]: deep verification of a table file (every entry decoded and re-checked);
-//! * [`report`]: the summary of a build (text and JSON) and the peak memory.
+//! * [`report`]: the summary of a build (text and JSON) and the peak memory;
+//! * [`memory`]: the memory this process may use (machine and cgroup limits);
+//! * [`observe`]: health checks, metrics and the dashboard of a running coordinator.
 
 pub mod bellman;
 pub mod build;
@@ -20,7 +22,9 @@ pub mod cache;
 pub mod check;
 pub mod dist;
 pub mod error;
+pub mod memory;
 pub mod merge;
+pub mod observe;
 pub mod output;
 pub mod region_build;
 pub mod report;

@@ -183,10 +183,8 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// Memory the OS says is available (`MemAvailable`), on Linux.
+/// Memory this process may still use: the least of the machine's available memory and its
+/// memory cgroups' headroom ([`crate::memory`]), on Linux.
 pub fn available_memory_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    crate::memory::available_bytes()
 }

@@ -9,6 +9,7 @@ mod progress;
 mod serve;
 mod status;
 mod verify;
+mod watch;
 
 use std::process::ExitCode;
 

@@ -51,6 +51,10 @@ pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port. The first log line says which.
     #[arg(long, default_value = "127.0.0.1:7878")]
     listen: SocketAddr,
+    /// Also serve the live dashboard (/), Prometheus metrics (/metrics) and their JSON
+    /// (/api/status) over HTTP on this address (port 0 picks one; a log line says which).
+    #[arg(long, value_name = "ADDR", conflicts_with = "no_build")]
+    http_listen: Option<SocketAddr>,
     /// Seconds without a heartbeat after which a worker's task is handed out again.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     lease_timeout: f64,
@@ -173,6 +177,16 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let (listener, addr) = bind(args.listen).await?;
         tracing::info!(job = %job.id, "listening on {addr}");
+        if let Some(listen) = args.http_listen {
+            let (http, http_addr) = tilepdb_coordinator::observe::http::bind(listen).await?;
+            tracing::info!("dashboard and metrics on http://{http_addr}");
+            let observed = job.clone();
+            tokio::spawn(async move {
+                if let Err(e) = tilepdb_coordinator::observe::http::serve(http, observed).await {
+                    tracing::error!("the dashboard and metrics stopped: {e}");
+                }
+            });
+        }
         tracing::info!(
             partition = partition.name(),
             tables = job.spaces.len(),

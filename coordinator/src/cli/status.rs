@@ -24,8 +24,12 @@ pub struct StatusArgs {
     #[arg(long, value_name = "NAME")]
     tls_domain: Option<String>,
     /// Print JSON for scripts.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "watch")]
     json: bool,
+    /// Ask again every SECONDS (default 2) and redraw: each table's progress and ETA, the
+    /// layer, the rates over the layer and the job, a row per worker; ends with the job.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "2")]
+    watch: Option<f64>,
 }
 
 pub fn run(args: StatusArgs) -> anyhow::Result<()> {
@@ -33,17 +37,23 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let s = runtime
-        .block_on(async {
-            let mut client = connect(
-                &args.coordinator,
-                token.as_deref(),
-                args.tls_ca.as_deref(),
-                args.tls_domain.as_deref(),
-            )?;
-            anyhow::Ok(client.job_status(JobStatusRequest {}).await?.into_inner())
-        })
-        .with_context(|| format!("cannot get the status of {}", args.coordinator))?;
+    let ask = || {
+        runtime
+            .block_on(async {
+                let mut client = connect(
+                    &args.coordinator,
+                    token.as_deref(),
+                    args.tls_ca.as_deref(),
+                    args.tls_domain.as_deref(),
+                )?;
+                anyhow::Ok(client.job_status(JobStatusRequest {}).await?.into_inner())
+            })
+            .with_context(|| format!("cannot get the status of {}", args.coordinator))
+    };
+    if let Some(every) = args.watch {
+        return super::watch::run(every, ask);
+    }
+    let s = ask()?;
     let job = s.job.clone().unwrap_or_default();
     let patterns: Vec<Vec<u32>> = job.patterns.iter().map(|p| p.tiles.clone()).collect();
     if args.json {

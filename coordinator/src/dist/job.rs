@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use tilepdb_common::wire::TaskId;
-use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader};
+use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader, WorkerStatus};
 use tilepdb_common::wire::states::{CheckedStates, ListShape, own_states};
 use tilepdb_common::{BlankRule, Goal, Partition, StateCodes, StateSpace, cut_layer};
 use tonic::Status;
@@ -145,6 +145,8 @@ pub struct Counters {
     pub results_accepted: AtomicU64,
     pub results_dropped: AtomicU64,
     pub releases: AtomicU64,
+    /// Results refused (their gRPC status), by reason.
+    pub refused: crate::observe::refusals::RefusalCounts,
 }
 
 /// A leased task, ready to be sent.
@@ -610,6 +612,16 @@ impl Job {
             done: st.phase == Phase::Done,
             peak_rss_bytes: peak_rss_bytes().unwrap_or(0),
             tables_written: st.tables_written as u32,
+            table_states: self
+                .spaces
+                .iter()
+                .map(crate::observe::progress::expected_states)
+                .collect(),
+            workers: worker_statuses(&st, self.config.lease_timeout),
+            results_accepted: self.counters.results_accepted.load(Relaxed),
+            results_dropped: self.counters.results_dropped.load(Relaxed),
+            leases_expired: self.counters.releases.load(Relaxed),
+            results_refused: self.counters.refused.snapshot().into_iter().collect(),
         }
     }
 
@@ -1048,6 +1060,23 @@ fn alive_workers(st: &JobState, timeout: Duration) -> usize {
         .values()
         .filter(|w| w.last_seen.elapsed() <= timeout && !w.told_done)
         .count()
+}
+
+/// The workers of `st`, by id, as the job's status reports them.
+fn worker_statuses(st: &JobState, timeout: Duration) -> Vec<WorkerStatus> {
+    let mut workers: Vec<WorkerStatus> = st
+        .workers
+        .iter()
+        .map(|(&id, w)| WorkerStatus {
+            id,
+            name: w.name.clone(),
+            seconds_since_heartbeat: w.last_seen.elapsed().as_secs_f64(),
+            tasks_held: w.holding.len() as u32,
+            alive: w.last_seen.elapsed() <= timeout && !w.told_done,
+        })
+        .collect();
+    workers.sort_by_key(|w| w.id);
+    workers
 }
 
 fn unknown_worker(worker: u64) -> Status {

@@ -114,7 +114,9 @@ pub async fn serve_tables(listener: TcpListener, options: ServeOptions) -> Resul
     let Some(tables) = table_service(&options) else {
         return Err(Error::Serve("no table directory to serve".into()));
     };
+    let (_health, health) = crate::observe::health::service(false, true).await;
     server(&options)?
+        .add_service(health)
         .add_service(tables)
         .serve_with_incoming_shutdown(incoming(listener), stop_signal())
         .await
@@ -178,7 +180,9 @@ pub async fn serve_on(
             stop_signal().await;
         }
     };
+    let (_health, health) = crate::observe::health::service(true, tables.is_some()).await;
     builder
+        .add_service(health)
         .add_service(service)
         .add_optional_service(tables)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)

@@ -226,6 +226,27 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<Streaming<ResultMessage>>,
     ) -> Result<Response<DeliverResultResponse>, Status> {
+        let result = self.receive_result(request).await;
+        if let Err(refusal) = &result {
+            self.job.counters.refused.count(refusal.code());
+        }
+        result
+    }
+
+    async fn job_status(
+        &self,
+        _request: Request<JobStatusRequest>,
+    ) -> Result<Response<JobStatusResponse>, Status> {
+        Ok(Response::new(self.job.status()))
+    }
+}
+
+impl CoordinatorService {
+    /// A result off the wire, checked and merged (`DeliverResult`).
+    async fn receive_result(
+        &self,
+        request: Request<Streaming<ResultMessage>>,
+    ) -> Result<Response<DeliverResultResponse>, Status> {
         let mut stream = request.into_inner();
         let first = next(&mut stream)
             .await?
@@ -289,12 +310,5 @@ impl Coordinator for CoordinatorService {
                 "the task is done already".into()
             },
         }))
-    }
-
-    async fn job_status(
-        &self,
-        _request: Request<JobStatusRequest>,
-    ) -> Result<Response<JobStatusResponse>, Status> {
-        Ok(Response::new(self.job.status()))
     }
 }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The container image end to end: builds it (deploy/image/build.sh), runs a coordinator
+# container and two worker containers (host network, read-only root filesystems, the image's
+# non-root user) on a small set, and compares the table set they write byte for byte with a
+# single-machine `build` of the same set. Exits non-zero on any difference.
+#
+#   .ci/image-cluster.sh [PARTITION]        # default 15:5-5-5
+#
+# Needs podman and runc (Debian: apt-get install podman runc) and root (the job's directory is
+# handed to the image's user, uid 10001).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+partition=${1:-15:5-5-5}
+tag=localhost/tilepdb:ci
+# shellcheck source=deploy/image/podman.sh
+source "$root/deploy/image/podman.sh"
+
+started=$(date +%s)
+"$root/deploy/image/build.sh" "$tag"
+bin=${CARGO_TARGET_DIR:-$root/target}/dist
+
+work=$(mktemp -d)
+containers=()
+cleanup() {
+  for c in "${containers[@]}"; do podman_cmd rm -f "$c" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The reference: a single-machine build on the host.
+"$bin/tilepdb-coordinator" build --partition "$partition" --out "$work/single" >/dev/null
+
+mkdir -p "$work/cluster"
+chown 10001:10001 "$work/cluster"
+token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+run=(podman_cmd run --detach --network host --read-only --env "TILEPDB_TOKEN=$token")
+
+coordinator=$("${run[@]}" --volume "$work/cluster:/data" "$tag" \
+  tilepdb-coordinator serve --partition "$partition" --listen 127.0.0.1:0 \
+  --data-dir /data/job --out /data/tables)
+containers+=("$coordinator")
+# The coordinator's first log line names the address it bound (port 0: the OS picks).
+addr=
+for _ in $(seq 300); do
+  addr=$(podman_cmd logs "$coordinator" 2>&1 | grep -o -m1 'listening on [0-9.:]*' | cut -d' ' -f3) || true
+  [ -n "$addr" ] && break
+  [ "$(podman_cmd inspect --format '{{.State.Running}}' "$coordinator")" = true ] || break
+  sleep 0.2
+done
+if [ -z "$addr" ]; then
+  podman_cmd logs "$coordinator" >&2 || true
+  echo "image-cluster: the coordinator container did not start listening" >&2
+  exit 1
+fi
+echo "image-cluster: coordinator container on $addr" >&2
+for i in 1 2; do
+  worker=$("${run[@]}" "$tag" tilepdb-worker --coordinator "http://$addr" --threads 1 \
+    --name "container-$i")
+  containers+=("$worker")
+done
+
+status=0
+code=$(podman_cmd wait "$coordinator")
+if [ "$code" != 0 ]; then
+  echo "image-cluster: the coordinator container exited with $code" >&2
+  status=1
+fi
+for worker in "${containers[@]:1}"; do
+  wcode=$(podman_cmd wait "$worker")
+  if [ "$wcode" != 0 ]; then
+    echo "image-cluster: worker container ${worker:0:12} exited with $wcode" >&2
+    podman_cmd logs "$worker" >&2 || true
+    status=1
+  fi
+done
+[ "$status" = 0 ] || { podman_cmd logs "$coordinator" >&2 || true; exit 1; }
+
+set_name=$(cd "$work/single" && ls)
+if ! diff -r "$work/single/$set_name" "$work/cluster/tables/$set_name"; then
+  echo "image-cluster: the containers' tables differ from the single-machine build" >&2
+  exit 1
+fi
+files=$(find "$work/cluster/tables/$set_name" -type f | wc -l)
+echo "image-cluster: $set_name from a coordinator and two worker containers equals the single-machine build ($files files, $(( $(date +%s) - started )) s in all)"

@@ -1,0 +1,150 @@
+//! The coordinator's HTTP port: the live dashboard (`/`), Prometheus metrics (`/metrics`)
+//! and the snapshot they are drawn from as JSON (`/api/status`).
+//!
+//! A sampler reads the job's status four times a second into a [`Tracker`], so that the
+//! states of each layer are seen as they grow; each request takes a fresh sample too. The
+//! port takes no token: it shows progress, never tables or the job's data (put it behind a
+//! network policy where even that is private).
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use tilepdb_common::table::Header;
+use tilepdb_common::table::header::HEADER_LEN;
+use tokio::net::TcpListener;
+
+use super::metrics;
+use super::progress::{Snapshot, Tracker};
+use crate::dist::Job;
+use crate::error::{Error, Result};
+use crate::output::{set_dir, table_file_name};
+
+/// The dashboard page: plain HTML and JavaScript, no build step.
+const DASHBOARD: &str = include_str!("dashboard.html");
+
+/// A job watched: its status folded into snapshots.
+pub struct Observer {
+    job: Arc<Job>,
+    tracker: Mutex<Tracker>,
+}
+
+impl Observer {
+    pub fn new(job: Arc<Job>) -> Observer {
+        Observer {
+            job,
+            tracker: Mutex::new(Tracker::default()),
+        }
+    }
+
+    /// A fresh snapshot of the job (reading the histogram of each table newly written).
+    pub fn snapshot(&self) -> Snapshot {
+        let status = self.job.status();
+        let mut tracker = self.tracker.lock().unwrap_or_else(|e| e.into_inner());
+        let written = if status.done {
+            self.job.spaces.len()
+        } else {
+            status.tables_written as usize
+        };
+        for index in 0..written.min(self.job.spaces.len()) {
+            if !tracker.has_histogram(index)
+                && let Some(h) = self.written_histogram(index)
+            {
+                tracker.set_histogram(index, h);
+            }
+        }
+        tracker.update(&status)
+    }
+
+    /// The histogram in the header of table `index`'s file, once written.
+    fn written_histogram(&self, index: usize) -> Option<Vec<u64>> {
+        let c = &self.job.config;
+        let dir = set_dir(&c.out, &c.partition, c.rule, c.goal, c.encoding);
+        let path = dir.join(table_file_name(&self.job.spaces[index]));
+        let mut bytes = vec![0u8; HEADER_LEN];
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .ok()?;
+        Header::parse(&bytes).ok().map(|h| h.histogram)
+    }
+}
+
+/// Binds `listen` for the HTTP port (port 0 picks one); the listener and its address.
+pub async fn bind(listen: SocketAddr) -> Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(listen)
+        .await
+        .map_err(|e| Error::Serve(format!("cannot listen on {listen} for HTTP: {e}")))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::Serve(format!("no local address: {e}")))?;
+    Ok((listener, addr))
+}
+
+/// The routes of the HTTP port.
+pub fn router(observer: Arc<Observer>) -> Router {
+    Router::new()
+        .route("/", get(dashboard))
+        .route("/metrics", get(metrics_text))
+        .route("/api/status", get(status_json))
+        .fallback(not_found)
+        .with_state(observer)
+}
+
+/// Serves the dashboard and metrics of `job` on `listener` until the process ends, sampling
+/// its status meanwhile.
+pub async fn serve(listener: TcpListener, job: Arc<Job>) -> Result<()> {
+    let observer = Arc::new(Observer::new(job));
+    let sampler = observer.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tick.tick().await;
+            let s = sampler.clone();
+            // The status takes the job's lock: off the async threads.
+            if tokio::task::spawn_blocking(move || s.snapshot())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    axum::serve(listener, router(observer))
+        .await
+        .map_err(|e| Error::Serve(format!("HTTP: {e}")))
+}
+
+async fn dashboard() -> Response {
+    ([(header::CACHE_CONTROL, "no-store")], Html(DASHBOARD)).into_response()
+}
+
+async fn metrics_text(State(observer): State<Arc<Observer>>) -> Response {
+    match tokio::task::spawn_blocking(move || metrics::render(&observer.snapshot())).await {
+        Ok(text) => ([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+async fn status_json(State(observer): State<Arc<Observer>>) -> Response {
+    match tokio::task::spawn_blocking(move || observer.snapshot()).await {
+        Ok(snapshot) => {
+            ([(header::CACHE_CONTROL, "no-store")], axum::Json(snapshot)).into_response()
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "not found: this port serves / (the dashboard), /metrics and /api/status\n",
+    )
+        .into_response()
+}

@@ -1,0 +1,369 @@
+//! A job's progress from successive status samples: each table's states found against the
+//! states it will have, the states of each layer as it grows, the rate over the current
+//! layer, and estimates of when each table and the set will end.
+//!
+//! The same [`Tracker`] runs inside the coordinator (for the dashboard and the metrics) and in
+//! `tilepdb-coordinator status --watch` (on the samples it asks for over gRPC), so both show
+//! the same figures.
+//!
+//! ```
+//! use tilepdb_common::wire::proto::JobStatusResponse;
+//! use tilepdb_coordinator::observe::progress::Tracker;
+//!
+//! let mut tracker = Tracker::default();
+//! let status = JobStatusResponse { tables: 1, table_states: vec![100], states_found: 25, ..Default::default() };
+//! let snapshot = tracker.update(&status);
+//! assert_eq!(snapshot.tables[0].fraction, 0.25);
+//! ```
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Serialize;
+use tilepdb_common::wire::proto::JobStatusResponse;
+use tilepdb_common::{BlankRule, StateSpace};
+
+/// States a table's search reaches when done: every state of an aware or ignored table;
+/// for a minimized table one state per region of the blank, estimated (from below) by its
+/// placements, since the regions of a placement are not known before the search.
+pub fn expected_states(space: &StateSpace) -> u64 {
+    match space.rule() {
+        BlankRule::Minimized => space.placements(),
+        _ => space.states(),
+    }
+}
+
+/// The progress of one table of the job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TableProgress {
+    /// Index of the table in the job (0-based).
+    pub index: usize,
+    /// The pattern's tiles.
+    pub tiles: Vec<u32>,
+    /// `waiting`, `building` or `written`.
+    pub state: &'static str,
+    /// States found so far (every state, once written).
+    pub states_found: u64,
+    /// States the table will have ([`expected_states`]).
+    pub expected_states: u64,
+    /// `states_found / expected_states`, at most 1; below 1 until the table is written.
+    pub fraction: f64,
+    /// States of each layer seen so far, by depth (0 for a layer that began and ended between
+    /// two samples).
+    pub layers: Vec<u64>,
+    /// Seconds until the table is written, at the recent rate of states found.
+    pub eta_seconds: Option<f64>,
+    /// Entries of each value, once the table is written and its header read.
+    pub histogram: Option<Vec<u64>>,
+}
+
+/// One worker, as the coordinator sees it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WorkerRow {
+    pub id: u64,
+    pub name: String,
+    pub seconds_since_heartbeat: f64,
+    pub tasks_held: u32,
+    pub alive: bool,
+}
+
+/// Everything the dashboard, the metrics and `status --watch` show, at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Snapshot {
+    pub job_id: String,
+    pub partition: String,
+    pub board: String,
+    pub goal: String,
+    pub blank_rule: String,
+    pub phase: String,
+    pub done: bool,
+    pub elapsed_seconds: f64,
+    /// Index of the table being built.
+    pub table: usize,
+    pub tables_written: usize,
+    /// Depth of the layer being expanded, its states, and its tasks.
+    pub depth: u32,
+    pub layer_states: u64,
+    pub tasks_done: u32,
+    pub tasks_total: u32,
+    pub states_expanded: u64,
+    /// States expanded per second over the current layer (the last one's for the first
+    /// second of a layer).
+    pub layer_states_per_second: f64,
+    /// States expanded per second over the whole job.
+    pub job_states_per_second: f64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub peak_rss_bytes: u64,
+    pub results_accepted: u64,
+    pub results_dropped: u64,
+    pub leases_expired: u64,
+    pub results_refused: BTreeMap<String, u64>,
+    pub workers_alive: u32,
+    pub workers: Vec<WorkerRow>,
+    pub tables: Vec<TableProgress>,
+    /// Seconds until every table is written, at the recent rate of states found.
+    pub eta_seconds: Option<f64>,
+}
+
+/// How far back the rate of states found is measured, in seconds.
+const RATE_WINDOW: f64 = 20.0;
+
+/// Folds successive status samples of one job into [`Snapshot`]s.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    /// States of each layer of each table, by depth.
+    layers: Vec<Vec<u64>>,
+    histograms: Vec<Option<Vec<u64>>>,
+    /// The layer being expanded (table, depth), when it was first seen (elapsed seconds)
+    /// and the states expanded by then.
+    layer: Option<(u32, u32, f64, u64)>,
+    layer_rate: f64,
+    /// Recent samples (elapsed seconds, table, states found) for the rate of states found.
+    recent: VecDeque<(f64, u32, u64)>,
+}
+
+impl Tracker {
+    /// Records that table `index` was written with this histogram (entries of each value).
+    pub fn set_histogram(&mut self, index: usize, histogram: Vec<u64>) {
+        if self.histograms.len() <= index {
+            self.histograms.resize(index + 1, None);
+        }
+        self.histograms[index] = Some(histogram);
+    }
+
+    /// Whether table `index`'s histogram is known.
+    pub fn has_histogram(&self, index: usize) -> bool {
+        self.histograms.get(index).is_some_and(Option::is_some)
+    }
+
+    /// Takes in one status sample; the snapshot it gives.
+    pub fn update(&mut self, s: &JobStatusResponse) -> Snapshot {
+        let tables = s.tables as usize;
+        if self.layers.len() < tables {
+            self.layers.resize(tables, Vec::new());
+        }
+        let now = s.elapsed_seconds;
+        let building = !s.done && (s.table as usize) < tables;
+        if building {
+            let layers = &mut self.layers[s.table as usize];
+            let depth = s.depth as usize;
+            if layers.len() <= depth {
+                layers.resize(depth + 1, 0);
+            }
+            layers[depth] = s.layer_states;
+        }
+
+        // The rate over the current layer.
+        let key = (s.table, s.depth);
+        match self.layer {
+            Some((t, d, since, expanded_then)) if (t, d) == key => {
+                let dt = now - since;
+                if dt >= 1.0 {
+                    self.layer_rate = s.states_expanded.saturating_sub(expanded_then) as f64 / dt;
+                }
+            }
+            _ => self.layer = Some((key.0, key.1, now, s.states_expanded)),
+        }
+
+        // The rate of states found, over the recent samples of this table.
+        self.recent
+            .retain(|&(t, table, _)| table == s.table && now - t <= RATE_WINDOW && t <= now);
+        self.recent.push_back((now, s.table, s.states_found));
+        let found_rate = match (self.recent.front(), self.recent.back()) {
+            (Some(&(t0, _, f0)), Some(&(t1, _, f1))) if t1 - t0 >= 1.0 && f1 > f0 => {
+                Some((f1 - f0) as f64 / (t1 - t0))
+            }
+            _ => None,
+        };
+
+        let spec = s.job.clone().unwrap_or_default();
+        let mut progress = Vec::with_capacity(tables);
+        let mut remaining_all = 0u64;
+        for index in 0..tables {
+            let expected = s.table_states.get(index).copied().unwrap_or(0);
+            let written = index < s.tables_written as usize || s.done;
+            let current = index == s.table as usize && !written;
+            let found = if written {
+                self.layers[index].iter().sum::<u64>().max(expected)
+            } else if current {
+                s.states_found
+            } else {
+                0
+            };
+            let fraction = if written {
+                1.0
+            } else if expected == 0 {
+                0.0
+            } else {
+                (found as f64 / expected as f64).min(0.999)
+            };
+            let remaining = if written {
+                0
+            } else {
+                expected.saturating_sub(found)
+            };
+            remaining_all += remaining;
+            let eta_seconds = if written {
+                Some(0.0)
+            } else if current {
+                found_rate.map(|r| remaining as f64 / r)
+            } else {
+                None
+            };
+            progress.push(TableProgress {
+                index,
+                tiles: spec
+                    .patterns
+                    .get(index)
+                    .map(|p| p.tiles.clone())
+                    .unwrap_or_default(),
+                state: if written {
+                    "written"
+                } else if current {
+                    "building"
+                } else {
+                    "waiting"
+                },
+                states_found: found,
+                expected_states: expected,
+                fraction,
+                layers: self.layers[index].clone(),
+                eta_seconds,
+                histogram: self.histograms.get(index).cloned().flatten(),
+            });
+        }
+        let eta_seconds = if s.done {
+            Some(0.0)
+        } else {
+            found_rate.map(|r| remaining_all as f64 / r)
+        };
+
+        Snapshot {
+            job_id: s.job_id.clone(),
+            partition: spec.name.clone(),
+            board: spec.board.clone(),
+            goal: spec.goal.clone(),
+            blank_rule: spec.blank_rule.clone(),
+            phase: s.phase.clone(),
+            done: s.done,
+            elapsed_seconds: now,
+            table: s.table as usize,
+            tables_written: s.tables_written as usize,
+            depth: s.depth,
+            layer_states: s.layer_states,
+            tasks_done: s.tasks_done,
+            tasks_total: s.tasks_total,
+            states_expanded: s.states_expanded,
+            layer_states_per_second: self.layer_rate,
+            job_states_per_second: s.states_per_second,
+            bytes_received: s.bytes_received,
+            bytes_sent: s.bytes_sent,
+            peak_rss_bytes: s.peak_rss_bytes,
+            results_accepted: s.results_accepted,
+            results_dropped: s.results_dropped,
+            leases_expired: s.leases_expired,
+            results_refused: s
+                .results_refused
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            workers_alive: s.workers_alive,
+            workers: s
+                .workers
+                .iter()
+                .map(|w| WorkerRow {
+                    id: w.id,
+                    name: w.name.clone(),
+                    seconds_since_heartbeat: w.seconds_since_heartbeat,
+                    tasks_held: w.tasks_held,
+                    alive: w.alive,
+                })
+                .collect(),
+            tables: progress,
+            eta_seconds,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilepdb_common::wire::proto::{JobSpec, PatternSpec};
+
+    fn sample(
+        elapsed: f64,
+        table: u32,
+        depth: u32,
+        layer: u64,
+        found: u64,
+        expanded: u64,
+    ) -> JobStatusResponse {
+        JobStatusResponse {
+            job: Some(JobSpec {
+                name: "test".into(),
+                patterns: vec![
+                    PatternSpec { tiles: vec![1, 2] },
+                    PatternSpec { tiles: vec![3] },
+                ],
+                ..Default::default()
+            }),
+            tables: 2,
+            table_states: vec![1000, 500],
+            table,
+            depth,
+            layer_states: layer,
+            states_found: found,
+            states_expanded: expanded,
+            tables_written: table,
+            elapsed_seconds: elapsed,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn layers_rates_and_estimates_follow_the_samples() {
+        let mut t = Tracker::default();
+        let s = t.update(&sample(0.0, 0, 0, 1, 3, 0));
+        assert_eq!(s.tables[0].state, "building");
+        assert_eq!(s.tables[1].state, "waiting");
+        assert_eq!(s.eta_seconds, None, "no rate yet");
+        t.update(&sample(1.0, 0, 1, 2, 10, 1));
+        // Depth 2 begins at 2 s with 3 states expanded; 4 s later 403 are.
+        t.update(&sample(2.0, 0, 2, 7, 110, 3));
+        let s = t.update(&sample(6.0, 0, 2, 7, 510, 403));
+        assert_eq!(s.tables[0].layers, vec![1, 2, 7]);
+        assert_eq!(s.layer_states_per_second, 100.0);
+        // Found went from 3 to 510 in 6 s: 84.5/s; 490 left of table 0, 500 of table 1.
+        let rate = (510.0 - 3.0) / 6.0;
+        assert_eq!(s.tables[0].fraction, 0.51);
+        assert_eq!(s.tables[0].eta_seconds, Some(490.0 / rate));
+        assert_eq!(s.eta_seconds, Some(990.0 / rate));
+        // Table 0 written: it counts in full, the rate starts again on table 1.
+        let s = t.update(&sample(7.0, 1, 0, 1, 1, 404));
+        assert_eq!(s.tables[0].state, "written");
+        assert_eq!(s.tables[0].fraction, 1.0);
+        assert_eq!(s.tables[0].eta_seconds, Some(0.0));
+        assert_eq!(s.tables[1].state, "building");
+        assert_eq!(s.tables[1].tiles, vec![3]);
+        assert_eq!(s.eta_seconds, None);
+    }
+
+    #[test]
+    fn a_minimized_table_never_shows_done_before_it_is_written() {
+        let mut t = Tracker::default();
+        let s = t.update(&sample(0.0, 0, 5, 10, 1500, 0));
+        assert_eq!(s.tables[0].fraction, 0.999);
+        let mut done = sample(1.0, 1, 0, 0, 0, 0);
+        done.done = true;
+        done.tables_written = 2;
+        t.set_histogram(1, vec![1, 2]);
+        let s = t.update(&done);
+        assert!(
+            s.tables
+                .iter()
+                .all(|p| p.fraction == 1.0 && p.state == "written")
+        );
+        assert_eq!(s.tables[1].histogram, Some(vec![1, 2]));
+        assert_eq!(s.eta_seconds, Some(0.0));
+    }
+}

@@ -1,0 +1,191 @@
+//! A [`Snapshot`] for the terminal: what `tilepdb-coordinator status --watch` prints (the
+//! dashboard's content, in text).
+
+use std::fmt::Write;
+
+use super::progress::Snapshot;
+use crate::build::human_bytes;
+
+/// Width of the progress bars, in characters.
+const BAR: usize = 30;
+
+/// The snapshot as lines of text: the job, a progress bar and ETA per table, the current
+/// layer, the rates, a row per worker, the wire and the results.
+///
+/// ```
+/// use tilepdb_coordinator::observe::{progress::Snapshot, text::render};
+/// assert!(render(&Snapshot::default()).starts_with("job "));
+/// ```
+pub fn render(s: &Snapshot) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "job      {} ({} {} {} {})",
+        s.job_id, s.partition, s.board, s.blank_rule, s.goal
+    );
+    let _ = writeln!(
+        out,
+        "phase    {}; {} of {} tables written; elapsed {}; ETA {}",
+        if s.done { "done" } else { &s.phase },
+        s.tables_written,
+        s.tables.len(),
+        duration(Some(s.elapsed_seconds)),
+        if s.done {
+            "-".to_string()
+        } else {
+            duration(s.eta_seconds)
+        }
+    );
+    for t in &s.tables {
+        let tiles = t
+            .tiles
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let _ = writeln!(
+            out,
+            "table {:<2} {:<20} {} {:>5.1} % {:>8} {} of {} states, ETA {}",
+            t.index + 1,
+            tiles,
+            bar(t.fraction),
+            100.0 * t.fraction,
+            t.state,
+            t.states_found,
+            t.expected_states,
+            if t.state == "written" {
+                "done".to_string()
+            } else {
+                duration(t.eta_seconds)
+            }
+        );
+    }
+    if !s.done {
+        let tasks = if s.tasks_total > 0 {
+            s.tasks_done as f64 / s.tasks_total as f64
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "layer    depth {}: {} states; tasks {} {} of {}",
+            s.depth,
+            s.layer_states,
+            bar(tasks),
+            s.tasks_done,
+            s.tasks_total
+        );
+    }
+    let _ = writeln!(
+        out,
+        "rate     {:.2} M states/s this layer, {:.2} M states/s over the job ({} expanded)",
+        s.layer_states_per_second / 1e6,
+        s.job_states_per_second / 1e6,
+        s.states_expanded
+    );
+    let _ = writeln!(
+        out,
+        "workers  {} alive of {} seen",
+        s.workers_alive,
+        s.workers.len()
+    );
+    for w in &s.workers {
+        let _ = writeln!(
+            out,
+            "  {:>4} {:<28} {:<7} last heard {:>6.1} s ago, {} task(s) held",
+            w.id,
+            w.name,
+            if w.alive { "alive" } else { "silent" },
+            w.seconds_since_heartbeat,
+            w.tasks_held
+        );
+    }
+    let refused = if s.results_refused.is_empty() {
+        "none".to_string()
+    } else {
+        s.results_refused
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "wire     {} received, {} sent; results {} merged, {} late or duplicate, refused {}; {} lease(s) expired",
+        human_bytes(s.bytes_received),
+        human_bytes(s.bytes_sent),
+        s.results_accepted,
+        s.results_dropped,
+        refused,
+        s.leases_expired
+    );
+    let _ = writeln!(out, "memory   {} peak", human_bytes(s.peak_rss_bytes));
+    out
+}
+
+/// `[#####-----]` for a fraction in 0..=1.
+fn bar(fraction: f64) -> String {
+    let full = ((fraction.clamp(0.0, 1.0)) * BAR as f64).round() as usize;
+    format!("[{}{}]", "#".repeat(full), "-".repeat(BAR - full))
+}
+
+/// `1 h 02 min`, `3 min 07 s`, `12 s`, or `-` when unknown.
+fn duration(seconds: Option<f64>) -> String {
+    match seconds {
+        Some(s) if s.is_finite() && s >= 0.0 => {
+            let s = s.round() as u64;
+            let (h, m, r) = (s / 3600, s / 60 % 60, s % 60);
+            if h > 0 {
+                format!("{h} h {m:02} min")
+            } else if m > 0 {
+                format!("{m} min {r:02} s")
+            } else {
+                format!("{r} s")
+            }
+        }
+        _ => "-".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::progress::{TableProgress, WorkerRow};
+
+    #[test]
+    fn bars_durations_and_worker_rows() {
+        assert_eq!(bar(0.5), format!("[{}{}]", "#".repeat(15), "-".repeat(15)));
+        assert_eq!(bar(7.0), format!("[{}]", "#".repeat(30)));
+        assert_eq!(duration(Some(3725.0)), "1 h 02 min");
+        assert_eq!(duration(Some(187.0)), "3 min 07 s");
+        assert_eq!(duration(None), "-");
+        assert_eq!(duration(Some(f64::NAN)), "-");
+        let s = Snapshot {
+            workers: vec![
+                WorkerRow {
+                    id: 1,
+                    name: "a".into(),
+                    alive: true,
+                    ..Default::default()
+                },
+                WorkerRow {
+                    id: 2,
+                    name: "b".into(),
+                    ..Default::default()
+                },
+            ],
+            tables: vec![TableProgress {
+                tiles: vec![1, 2],
+                fraction: 0.25,
+                state: "building",
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let text = render(&s);
+        assert!(text.contains("workers  0 alive of 2 seen"), "{text}");
+        assert!(text.contains("  1 a"), "{text}");
+        assert!(text.contains(" silent "), "{text}");
+        assert!(text.contains(" 25.0 % building"), "{text}");
+    }
+}
