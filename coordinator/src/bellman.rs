@@ -32,7 +32,7 @@
 use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
-use crate::check::{fail, for_all_ranks};
+use crate::check::{as_aware, fail, for_all_ranks};
 use crate::error::Result;
 use crate::merge::UNREACHED;
 
@@ -58,6 +58,11 @@ pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
         )),
         BlankRule::Ignored => check_ignored(space, values),
         BlankRule::Aware => check_aware(space, values),
+        BlankRule::ZeroAware => {
+            // The aware table it stands for: each free cell given its region's value.
+            let (aware, values) = as_aware(space, values)?.expect("a zero-aware space");
+            check_aware(&aware, &values)
+        }
     }
 }
 
@@ -206,7 +211,7 @@ mod tests {
     #[test]
     fn built_tables_pass() {
         for goal in [Goal::BlankFirst, Goal::BlankLast] {
-            for rule in [BlankRule::Aware, BlankRule::Ignored] {
+            for rule in [BlankRule::Aware, BlankRule::ZeroAware, BlankRule::Ignored] {
                 for (board, tiles) in [
                     ("3x3", &[1u8, 2, 3, 4][..]),
                     ("3x4", &[1, 5, 6]),
@@ -223,7 +228,7 @@ mod tests {
     fn every_single_wrong_entry_is_found() {
         // Every entry of a small table changed by ±2 (parity and the Manhattan bound kept
         // where possible) and to unreached: each is caught.
-        for rule in [BlankRule::Aware, BlankRule::Ignored] {
+        for rule in [BlankRule::Aware, BlankRule::ZeroAware, BlankRule::Ignored] {
             let (space, values) = table("3x3", &[1, 2, 3], Goal::BlankFirst, rule);
             for e in 0..values.len() {
                 for forged in [

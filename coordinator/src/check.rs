@@ -50,7 +50,7 @@ pub(crate) fn for_all_ranks(
 
 /// The aware space and values of a zero-aware table (each free cell gets its region's value),
 /// on which the facts of the aware table are checked; `None` for other rules.
-fn as_aware(space: &StateSpace, values: &[u8]) -> Result<Option<(StateSpace, Vec<u8>)>> {
+pub(crate) fn as_aware(space: &StateSpace, values: &[u8]) -> Result<Option<(StateSpace, Vec<u8>)>> {
     if space.rule() != BlankRule::ZeroAware {
         return Ok(None);
     }
