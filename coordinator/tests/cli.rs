@@ -320,7 +320,7 @@ fn unknown_names_are_refused() {
     );
     build_fails(
         &["--puzzle", "8", "--pattern", "1,2", "--blank", "foo"],
-        &["foo", "minimized, aware or ignored"],
+        &["foo", "minimized, aware, zero-aware or ignored"],
     );
     build_fails(
         &["--puzzle", "8", "--pattern", "1,2", "--goal", "middle"],
@@ -342,13 +342,14 @@ fn a_partition_of_another_board_is_refused() {
 
 #[test]
 fn patterns_too_large_for_memory_are_refused_before_allocating() {
-    // P(25, 9) = 741,354,768,000 placements x 16 free cells: 2,965,419,072,000 bytes of
-    // two-bit codes plus 741,354,768,000 depth bytes, 3.4 TiB: more than any test machine has.
+    // P(25, 9) = 741,354,768,000 placements; the region index has 1,759,513,674,240
+    // (placement, region) states: 439,878,418,560 bytes of two-bit codes, then 741,354,768,000
+    // depth bytes and as many bytes of values, 1.3 TiB: more than any test machine has.
     build_fails(
         &["--puzzle", "24", "--pattern", "1,2,3,4,5,6,7,8,9"],
         &[
-            "pattern 1,2,3,4,5,6,7,8,9 needs 3.4 TiB",
-            "11861676288000 states",
+            "pattern 1,2,3,4,5,6,7,8,9 needs 1.3 TiB",
+            "1759513674240 states",
         ],
     );
     // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements x 10 free cells: 14,414,400 bytes of
