@@ -352,8 +352,9 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1759513674240 states",
         ],
     );
-    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements x 10 free cells: 14,414,400 bytes of
-    // codes plus 5,765,760 depth bytes = 20,180,160 bytes, 19.2 MiB.
+    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements: 5,765,760 depth bytes with first the
+    // 2,954,160 bytes of two-bit codes of the 11,816,640 region states, then 5,765,760 bytes of
+    // values, plus the region index (8 * 8,008 + 4 * 16,412 bytes): 11,662,832 bytes, 11.1 MiB.
     build_fails(
         &[
             "--puzzle",
@@ -363,7 +364,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "1M",
         ],
-        &["needs 19.2 MiB", "more than the 1.0 MiB it may use"],
+        &["needs 11.1 MiB", "more than the 1.0 MiB it may use"],
     );
     // The whole partition is checked before the first table is built.
     build_fails(
