@@ -40,7 +40,9 @@ use crate::build::{BuildObserver, BuildOptions, BuiltTable, histogram, human_byt
 use crate::error::{Error, Result};
 use crate::merge::{DepthBytes, UNREACHED};
 
-/// What a region-indexed build of `space` holds in memory, in bytes, and the parts in words.
+/// The most a region-indexed build of `space` holds in memory at once, in bytes (the depth
+/// bytes with the two-bit array during the search, then with the values in placement order),
+/// and the parts in words.
 pub fn region_build_memory(space: &StateSpace) -> Result<(u64, String)> {
     let states = space.region_search_states()?;
     let codes = StateCodes::file_bytes(states);
@@ -59,9 +61,13 @@ pub fn region_build_memory(space: &StateSpace) -> Result<(u64, String)> {
         human_bytes(depths)
     );
     if output > 0 {
-        detail += &format!(" + {} of values in placement order", human_bytes(output));
+        detail += &format!(
+            ", then the depth bytes + {} of values in placement order",
+            human_bytes(output)
+        );
     }
-    Ok((codes + depths + output + index, detail))
+    // The two-bit array is freed before the values are put in placement order.
+    Ok((depths + codes.max(output) + index, detail))
 }
 
 /// Depth bytes the search keeps: one per placement index for minimized, else one per state.

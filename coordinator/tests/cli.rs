@@ -320,7 +320,7 @@ fn unknown_names_are_refused() {
     );
     build_fails(
         &["--puzzle", "8", "--pattern", "1,2", "--blank", "foo"],
-        &["foo", "minimized, aware or ignored"],
+        &["foo", "minimized, aware, zero-aware or ignored"],
     );
     build_fails(
         &["--puzzle", "8", "--pattern", "1,2", "--goal", "middle"],
@@ -342,17 +342,19 @@ fn a_partition_of_another_board_is_refused() {
 
 #[test]
 fn patterns_too_large_for_memory_are_refused_before_allocating() {
-    // P(25, 9) = 741,354,768,000 placements x 16 free cells: 2,965,419,072,000 bytes of
-    // two-bit codes plus 741,354,768,000 depth bytes, 3.4 TiB: more than any test machine has.
+    // P(25, 9) = 741,354,768,000 placements; the region index has 1,759,513,674,240
+    // (placement, region) states: 439,878,418,560 bytes of two-bit codes, then 741,354,768,000
+    // depth bytes and as many bytes of values, 1.3 TiB: more than any test machine has.
     build_fails(
         &["--puzzle", "24", "--pattern", "1,2,3,4,5,6,7,8,9"],
         &[
-            "pattern 1,2,3,4,5,6,7,8,9 needs 3.4 TiB",
-            "11861676288000 states",
+            "pattern 1,2,3,4,5,6,7,8,9 needs 1.3 TiB",
+            "1759513674240 states",
         ],
     );
-    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements x 10 free cells: 14,414,400 bytes of
-    // codes plus 5,765,760 depth bytes = 20,180,160 bytes, 19.2 MiB.
+    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements: 5,765,760 depth bytes with first the
+    // 2,954,160 bytes of two-bit codes of the 11,816,640 region states, then 5,765,760 bytes of
+    // values, plus the region index (8 * 8,008 + 4 * 16,412 bytes): 11,662,832 bytes, 11.1 MiB.
     build_fails(
         &[
             "--puzzle",
@@ -362,7 +364,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "1M",
         ],
-        &["needs 19.2 MiB", "more than the 1.0 MiB it may use"],
+        &["needs 11.1 MiB", "more than the 1.0 MiB it may use"],
     );
     // The whole partition is checked before the first table is built.
     build_fails(

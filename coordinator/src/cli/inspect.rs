@@ -9,7 +9,7 @@ use serde::Serialize;
 use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, histogram_mean};
 use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
-use tilepdb_coordinator::build::human_bytes;
+use tilepdb_coordinator::build::{SearchIndex, build_memory, human_bytes};
 
 use super::job::resolve_partition;
 
@@ -37,10 +37,10 @@ pub struct InspectArgs {
     /// With --plan: the goal, blank-first or blank-last.
     #[arg(long, default_value = "blank-first", requires = "plan")]
     goal: Goal,
-    /// With --plan: minimized, aware or ignored.
+    /// With --plan: minimized, aware, zero-aware or ignored.
     #[arg(long, default_value = "minimized", requires = "plan")]
     blank: BlankRule,
-    /// With --plan: byte, nibble, mod3 or min-nibble:C.
+    /// With --plan: byte, nibble, mod3, 1-bit or min-nibble:C.
     #[arg(long, default_value = "byte", requires = "plan")]
     encoding: Encoding,
 }
@@ -65,8 +65,12 @@ pub struct TableInfo {
     pub header_bytes: u64,
     pub payload_bytes: u64,
     pub file_bytes: u64,
-    /// Bytes a build of the table holds in memory (two-bit array and depth bytes).
+    /// Bytes a single-machine build of the table holds in memory (two-bit array of the
+    /// region-indexed search, depth bytes and, unless zero-aware, the values in placement
+    /// order).
     pub build_memory_bytes: u64,
+    /// States of the region-indexed search (placement, region of the blank).
+    pub search_states: u64,
     /// Null for a plan.
     pub max: Option<u8>,
     pub mean: Option<f64>,
@@ -95,7 +99,10 @@ impl TableInfo {
             header_bytes: HEADER_LEN as u64,
             payload_bytes: header.payload_len,
             file_bytes: header.file_len(),
-            build_memory_bytes: space.build_memory_bytes(),
+            build_memory_bytes: build_memory(space, SearchIndex::Region)
+                .map(|(bytes, _)| bytes)
+                .unwrap_or(u64::MAX),
+            search_states: space.region_search_states().unwrap_or(u64::MAX),
             max: built.then_some(header.max_value),
             mean: histogram_mean(&header.histogram).filter(|_| built),
             unreached: built.then_some(header.unreached),
@@ -127,7 +134,9 @@ impl TableInfo {
         println!("  tiles       {tiles}");
         println!("  encoding    {} ({})", self.encoding, encoding.cost());
         let per = self.entries / self.placements;
-        let entries = if per > 1 {
+        let entries = if self.blank_rule == BlankRule::ZeroAware.name() {
+            format!("{} (placement, region of the blank)", commas(self.entries))
+        } else if per > 1 {
             format!(
                 "{} ({} placements x {per} blank cells)",
                 commas(self.entries),
@@ -150,8 +159,14 @@ impl TableInfo {
             commas(self.header_bytes)
         );
         println!(
-            "  build       {} of memory (two-bit state array + depth bytes)",
-            human_bytes(self.build_memory_bytes)
+            "  build       {} of memory ({} search states: two-bit state array + depth bytes{})",
+            human_bytes(self.build_memory_bytes),
+            commas(self.search_states),
+            if self.blank_rule == BlankRule::ZeroAware.name() {
+                ""
+            } else {
+                " + values"
+            }
         );
         if let (Some(max), Some(unreached), Some(hist)) =
             (self.max, self.unreached, &self.histogram)

@@ -23,11 +23,12 @@ pub struct JobArgs {
     #[arg(long, default_value = "blank-first")]
     pub goal: Option<Goal>,
     /// What the abstraction does with the blank: minimized (least value over the blank's
-    /// regions, one entry per placement), aware (one entry per placement and blank cell:
-    /// larger, stronger, consistent) or ignored (weaker, consistent).
+    /// regions, one entry per placement), zero-aware (one entry per placement and region of
+    /// the blank: stronger, consistent), aware (the same values, one entry per placement and
+    /// blank cell: larger) or ignored (weaker, consistent).
     #[arg(long, default_value = "minimized")]
     pub blank: Option<BlankRule>,
-    /// How the values are stored: byte, nibble, mod3 or min-nibble:C (--help tells what each
+    /// How the values are stored: byte, nibble, mod3, 1-bit or min-nibble:C (--help tells what each
     /// costs).
     ///
     /// Sizes are for one 6-tile 24-puzzle pattern (127.5 M placements); lookup rates are of
@@ -44,6 +45,9 @@ pub struct JobArgs {
     /// 2.42 G entries). Lookup: a search takes a child's value from its parent's with one load
     /// (7.4 M/s on a 15-puzzle 6-tile aware table); a lone state needs a descent of h steps to
     /// the goal (0.16 M/s).
+    ///
+    /// 1-bit: 1 bit/entry (bit 1 of the value), lossless, zero-aware, aware and ignored tables
+    /// only. Lookup: like mod3, from the parent's value along a search path, or a descent.
     ///
     /// min-nibble:C: 4 bits per group of C consecutive entries (C a power of two; min-nibble:2
     /// of a minimized table: 31.9 MB), lossy but admissible. Lookup: one load plus the Manhattan

@@ -238,7 +238,28 @@ pub fn job_id(partition: &Partition, goal: Goal, rule: BlankRule, encoding: Enco
     )
 }
 
+/// The rule the distributed search runs: a zero-aware table is searched as the aware table on
+/// the cell index and its values converted at the end (a region's value is that of any of its
+/// cells), so that its file is the single-machine build's, byte for byte.
+fn search_rule(rule: BlankRule) -> BlankRule {
+    match rule {
+        BlankRule::ZeroAware => BlankRule::Aware,
+        r => r,
+    }
+}
+
 impl Job {
+    /// The space of the table written for the searched `space` (zero-aware for an aware
+    /// search of a zero-aware job).
+    fn output_space(&self, space: &StateSpace) -> Result<StateSpace> {
+        Ok(StateSpace::new(
+            space.board(),
+            space.goal(),
+            space.pattern().clone(),
+            self.config.rule,
+        )?)
+    }
+
     pub fn new(config: JobConfig) -> Result<Job> {
         let spaces = config
             .partition
@@ -249,7 +270,7 @@ impl Job {
                     config.partition.board(),
                     config.goal,
                     p.clone(),
-                    config.rule,
+                    search_rule(config.rule),
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -260,7 +281,7 @@ impl Job {
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
         Ok(Job {
             id: job_id(&config.partition, config.goal, config.rule, config.encoding),
-            spec: JobSpec::new(&config.partition, config.goal, config.rule),
+            spec: JobSpec::new(&config.partition, config.goal, search_rule(config.rule)),
             spaces,
             config,
             state: Mutex::new(JobState {
@@ -690,6 +711,7 @@ impl Job {
         // Tables written before a restart are read back for the set's manifest.
         let mut files = Vec::new();
         for space in &self.spaces[..manifest.tables_written as usize] {
+            let space = &self.output_space(space)?;
             match cached_table(&out_dir, space, encoding) {
                 Some(Ok(pdb)) => files.push(pdb),
                 Some(Err(e)) => return Err(e),
@@ -776,13 +798,21 @@ impl Job {
                 self.pool
                     .install(|| spread_region_values(space, depths, &tasks));
             }
-            let values = depths.values();
+            let mut values = depths.values();
             drop(kept);
             if values.contains(&(UNREACHED - 1)) {
                 return Err(Error::Check {
                     table: space.pattern().to_string(),
                     reason: "distances exceed what one byte per entry can hold".into(),
                 });
+            }
+            let search_space = space;
+            let output = self.output_space(space)?;
+            let space = &output;
+            if space.rule() == BlankRule::ZeroAware {
+                values = space
+                    .region_index()?
+                    .zero_aware_from_aware(search_space.ranker(), &values);
             }
             let pdb = write_table(&out_dir, space, encoding, &values)?;
             let (hist, unreached) = histogram(&values);
