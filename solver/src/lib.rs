@@ -21,6 +21,7 @@
 //! * [`textbook`]: Nilsson's inadmissible P + 3S for the 8-puzzle;
 //! * [`generate`]: seeded instance generators (random walks, uniformly random states);
 //! * [`bench`]: comparing heuristics on instance files: records, summaries, Pareto fronts, SVG;
+//! * [`play`]: the puzzle as a game, with hints from an optimal search;
 //! * [`fetch`]: downloading a finished set from a coordinator into a local cache.
 
 pub mod bench;
@@ -28,6 +29,7 @@ pub mod error;
 pub mod fetch;
 pub mod generate;
 pub mod heuristic;
+pub mod play;
 pub mod search;
 pub mod textbook;
 

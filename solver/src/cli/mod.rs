@@ -5,6 +5,7 @@ mod eval;
 mod fetch;
 mod generate;
 mod input;
+mod play;
 mod solve;
 
 use std::process::ExitCode;
@@ -35,6 +36,9 @@ enum Command {
     /// Compare heuristics on an instance file under one protocol: per-instance results (JSONL,
     /// CSV), a summary with the Pareto fronts, a Markdown report and SVG plots.
     Bench(bench::BenchArgs),
+    /// Play the puzzle in the terminal: arrow keys slide tiles, h asks for the optimal next
+    /// move and the distance left, q quits.
+    Play(play::PlayArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -52,6 +56,7 @@ pub fn main() -> ExitCode {
         Command::Fetch(args) => fetch::run(args),
         Command::Gen(args) => generate::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Play(args) => play::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
