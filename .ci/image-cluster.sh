@@ -17,7 +17,7 @@ source "$root/deploy/image/podman.sh"
 
 started=$(date +%s)
 "$root/deploy/image/build.sh" "$tag"
-bin=${CARGO_TARGET_DIR:-$root/target}/dist
+bin=${TILEPDB_BIN:-${CARGO_TARGET_DIR:-$root/target}/dist}
 
 work=$(mktemp -d)
 containers=()
@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The reference: a single-machine build on the host.
-"$bin/tilepdb-coordinator" build --partition "$partition" --out "$work/single" >/dev/null
+"$bin/tilepdb-coordinator" build --partition "$partition" --out "$work/single" >/dev/null 2>&1
 
 mkdir -p "$work/cluster"
 chown 10001:10001 "$work/cluster"
