@@ -121,7 +121,9 @@ fn a_build_that_does_not_fit_the_cgroup_is_refused_and_one_that_fits_is_built() 
         refused.status
     );
     assert!(
-        stderr.contains("needs") && stderr.contains("more than the") && stderr.contains("it may use"),
+        stderr.contains("needs")
+            && stderr.contains("more than the")
+            && stderr.contains("it may use"),
         "{stderr}"
     );
     // The limit it names is the cgroup's, not the machine's.
@@ -152,7 +154,11 @@ fn a_build_that_does_not_fit_the_cgroup_is_refused_and_one_that_fits_is_built() 
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    assert!(out.join("3x3-4-4-minimized-blank-first").join("manifest.json").is_file());
+    assert!(
+        out.join("3x3-4-4-minimized-blank-first")
+            .join("manifest.json")
+            .is_file()
+    );
     drop(cgroup);
     let _ = std::fs::remove_dir_all(&out);
 }
