@@ -17,7 +17,7 @@ source "$root/deploy/image/podman.sh"
 
 started=$(date +%s)
 "$root/deploy/image/build.sh" "$tag"
-bin=${CARGO_TARGET_DIR:-$root/target}/dist
+bin=${TILEPDB_BIN:-${CARGO_TARGET_DIR:-$root/target}/dist}
 
 work=$(mktemp -d)
 containers=()
@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The reference: a single-machine build on the host.
-"$bin/tilepdb-coordinator" build --partition "$partition" --out "$work/single" >/dev/null
+"$bin/tilepdb-coordinator" build --partition "$partition" --out "$work/single" >/dev/null 2>&1
 
 mkdir -p "$work/cluster"
 chown 10001:10001 "$work/cluster"
@@ -81,4 +81,29 @@ if ! diff -r "$work/single/$set_name" "$work/cluster/tables/$set_name"; then
   exit 1
 fi
 files=$(find "$work/cluster/tables/$set_name" -type f | wc -l)
-echo "image-cluster: $set_name from a coordinator and two worker containers equals the single-machine build ($files files, $(( $(date +%s) - started )) s in all)"
+echo "image-cluster: $set_name from a coordinator and two worker containers equals the single-machine build ($files files)"
+
+# The local try of deploy/kubernetes/local-pod.yaml (`podman play kube`: one pod, a coordinator
+# and two workers), with this image and without the published port; only for the default set,
+# which the pod builds.
+if [ "$partition" = 15:5-5-5 ]; then
+  sed -e "s|localhost/tilepdb:latest|$tag|" -e '/hostPort:/d' \
+    -e 's/claimName: tilepdb-local/claimName: tilepdb-ci-local/' -e 's/name: tilepdb-local$/name: tilepdb-ci-local/' \
+    "$root/deploy/kubernetes/local-pod.yaml" >"$work/local-pod.yaml"
+  podman_cmd play kube --down "$work/local-pod.yaml" >/dev/null 2>&1 || true
+  podman_cmd volume rm -f tilepdb-ci-local >/dev/null 2>&1 || true
+  podman_cmd play kube "$work/local-pod.yaml" >/dev/null
+  pod_code=$(podman_cmd wait tilepdb-ci-local-coordinator)
+  volume=$(podman_cmd volume inspect tilepdb-ci-local --format '{{.Mountpoint}}')
+  pod_status=0
+  [ "$pod_code" = 0 ] && diff -r "$work/single/$set_name" "$volume/tables/$set_name" || pod_status=1
+  [ "$pod_status" = 0 ] || podman_cmd logs tilepdb-ci-local-coordinator >&2 || true
+  podman_cmd play kube --down "$work/local-pod.yaml" >/dev/null 2>&1 || true
+  podman_cmd volume rm -f tilepdb-ci-local >/dev/null 2>&1 || true
+  if [ "$pod_status" != 0 ]; then
+    echo "image-cluster: the local pod (podman play kube) failed or its tables differ" >&2
+    exit 1
+  fi
+  echo "image-cluster: podman play kube of deploy/kubernetes/local-pod.yaml builds the same tables"
+fi
+echo "image-cluster: all checks passed in $(( $(date +%s) - started )) s"

@@ -19,7 +19,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$bin/tilepdb-coordinator" build --partition "$partition" --out "$work/single" >/dev/null
+"$bin/tilepdb-coordinator" build --partition "$partition" --out "$work/single" >/dev/null 2>&1
 
 cd "$work"
 export PATH="$root/.ci/slurm-mock:$bin:$PATH"

@@ -1,7 +1,8 @@
 //! The coordinator's HTTP port during a real distributed build on 127.0.0.1 (`serve
 //! --http-listen`, two worker processes): `/metrics` parses as Prometheus text with a real
 //! parser (the `prometheus-parse` crate) and its counters move while the build runs;
-//! `/api/status` shows both workers and each table's progress; after the job (with
+//! `/api/status` shows both workers and each table's progress, and `status --watch` prints
+//! them page after page until the job is done; after the job (with
 //! `--keep-serving`) the port still answers, every table is written and its histogram is the
 //! one in the table file's header; the dashboard page is served; unknown paths are 404.
 
@@ -140,6 +141,14 @@ fn metrics_parse_and_move_and_the_status_shows_workers_tables_and_histograms() {
     );
 
     let url = server.url();
+    // `status --watch` follows the same job from the terminal's side until it is done.
+    let watch = Command::new(coordinator_bin())
+        .args(["status", "--coordinator", &url, "--watch", "0.2"])
+        .env("TILEPDB_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut workers = vec![worker(&url, "observed-1"), worker(&url, "observed-2")];
 
     // During the build: the counters move, both workers show, a table is in progress.
@@ -229,6 +238,28 @@ fn metrics_parse_and_move_and_the_status_shows_workers_tables_and_histograms() {
         let status = w.wait().unwrap();
         assert!(status.success(), "a worker failed: {status}");
     }
+    let watched = watch.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&watched.stdout);
+    assert!(
+        watched.status.success(),
+        "status --watch failed: {}",
+        String::from_utf8_lossy(&watched.stderr)
+    );
+    // Pages of the build: a table part built with its bar and ETA, a row per worker; the
+    // last page says done.
+    assert!(text.contains(" building "), "{text}");
+    assert!(text.contains("ETA"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("observed-1") && l.contains("last heard")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.contains("observed-2")), "{text}");
+    let last_page = text.rsplit("job      ").next().unwrap();
+    assert!(
+        last_page.contains("phase    done; 3 of 3 tables written"),
+        "{last_page}"
+    );
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);

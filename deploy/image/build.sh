@@ -58,7 +58,7 @@ cat >"$rootfs/etc/group" <<'GROUP'
 root:x:0:
 tilepdb:x:10001:
 GROUP
-echo "the working directory of tilepdb (uid 10001)" >"$context/data/.tilepdb"
+# (data/ is empty: COPY --chown makes /data, owned by tilepdb)
 chmod 1777 "$rootfs/tmp"
 cp "$here/Containerfile" "$context/Containerfile"
 

@@ -81,6 +81,18 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
             "bytes_sent": s.bytes_sent,
             "elapsed_seconds": s.elapsed_seconds,
             "peak_rss_bytes": s.peak_rss_bytes,
+            "table_states": s.table_states,
+            "results_accepted": s.results_accepted,
+            "results_dropped": s.results_dropped,
+            "leases_expired": s.leases_expired,
+            "results_refused": s.results_refused,
+            "workers": s.workers.iter().map(|w| serde_json::json!({
+                "id": w.id,
+                "name": w.name,
+                "seconds_since_heartbeat": w.seconds_since_heartbeat,
+                "tasks_held": w.tasks_held,
+                "alive": w.alive,
+            })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());

@@ -12,7 +12,7 @@ use tilepdb_coordinator::observe::text;
 /// Asks `ask` every `every` seconds and prints the snapshot (redrawn in place on a terminal)
 /// until the job is done; a coordinator that stops answering before that is an error.
 pub fn run(every: f64, ask: impl Fn() -> anyhow::Result<JobStatusResponse>) -> anyhow::Result<()> {
-    if !(every >= 0.1 && every <= 3600.0) {
+    if !(0.1..=3600.0).contains(&every) {
         bail!("the watch interval must be between 0.1 and 3600 seconds, not {every}");
     }
     let terminal = std::io::stdout().is_terminal();
