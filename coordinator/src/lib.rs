@@ -1,7 +1,8 @@
 //! The coordinator of a tilepdb build.
 //!
-//! * [`build`]: the layered breadth-first search of one pattern, cut into tasks for a pool of
-//!   in-process workers;
+//! * [`engine`]: the search engine: a set's spec, the one layer loop and its executors, the
+//!   building of a whole set;
+//! * [`build`]: the single-machine build of one table (the engine with in-process threads);
 //! * [`merge`]: how reached states join the next layer;
 //! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`check`]: the facts every table must satisfy (lower bound on Manhattan, parity,
@@ -16,6 +17,7 @@ pub mod build;
 pub mod cache;
 pub mod check;
 pub mod dist;
+pub mod engine;
 pub mod error;
 pub mod merge;
 pub mod output;

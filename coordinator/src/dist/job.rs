@@ -2,7 +2,7 @@
 //! layers one after the other.
 //!
 //! The driver ([`Job::drive`]) runs on a thread of its own: for each table and each layer it
-//! cuts the layer into tasks ([`layer_tasks`], as the single-machine build does), publishes
+//! cuts the layer into tasks ([`plan_tasks`], or [`cut_units`] as the single-machine build does), publishes
 //! them, waits until every task's result is merged, then finishes the layer and checkpoints.
 //! The gRPC handlers lease tasks ([`Job::take_task`]) and merge results ([`Job::check_result`],
 //! [`Job::commit`]) with the same [`LayerMerge`] as in-process workers.
@@ -27,28 +27,30 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use tilepdb_common::table::Pdb;
 use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader};
-use tilepdb_common::wire::states::{CheckedStates, ListShape, own_states};
-use tilepdb_common::{BlankRule, Goal, Partition, StateCodes, StateSpace, cut_layer};
+use tilepdb_common::wire::states::{CheckedStates, ListShape};
+use tilepdb_common::{StateCodes, StateSpace};
+use tilepdb_worker::ExpandStats;
 use tonic::Status;
 
-use super::store::{DataDir, MANIFEST_FORMAT, Manifest, TableArrays, TableCheckpoint};
-use crate::build::{BuiltTable, histogram, human_bytes, layer_tasks, spread_region_values};
+use super::store::{DataDir, MANIFEST_FORMAT, Manifest, TableCheckpoint};
+use crate::build::{BuildObserver, BuiltTable, human_bytes, thread_pool};
+use crate::engine::units::{cut_units, plan_tasks, unit_states};
+use crate::engine::{
+    Executor, Layer, Reuse, SearchProgress, SetSpec, TableArrays, TableBuilder, build_set,
+    finish_table, search_table,
+};
 use crate::error::{Error, Result};
-use crate::merge::{DepthBytes, LayerMerge, UNREACHED};
-use crate::output::{cached_table, set_dir, write_manifest, write_table};
+use crate::merge::LayerMerge;
 use crate::report::{TableReport, peak_rss_bytes};
-use tilepdb_common::table::Encoding;
 
 /// How to run a distributed job.
 #[derive(Clone, Debug)]
 pub struct JobConfig {
-    pub partition: Partition,
-    pub goal: Goal,
-    pub rule: BlankRule,
-    /// How the finished tables are stored.
-    pub encoding: Encoding,
+    /// The set the job builds.
+    pub spec: SetSpec,
     /// Where the state array, depth bytes and manifest live.
     pub data_dir: PathBuf,
     /// Where the table set is written (a directory per set is made inside).
@@ -153,7 +155,6 @@ pub struct LeasedTask {
     pub attempt: u64,
     pub ranks: Range<u64>,
     pub states: u64,
-    pub slots: u64,
     pub arrays: Arc<TableArrays>,
 }
 
@@ -201,64 +202,13 @@ pub struct Job {
     pool: rayon::ThreadPool,
 }
 
-/// The job's identity: its tables' definition and encoding, hashed (FNV-1a), after a
-/// readable name.
-pub fn job_id(partition: &Partition, goal: Goal, rule: BlankRule, encoding: Encoding) -> String {
-    let spec = JobSpec::new(partition, goal, rule);
-    let mut text = format!(
-        "{}|{}|{}|{encoding}",
-        spec.board, spec.goal, spec.blank_rule
-    );
-    for p in &spec.patterns {
-        text.push('|');
-        text.push_str(
-            &p.tiles
-                .iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-    }
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for b in text.bytes() {
-        hash = (hash ^ b as u64).wrapping_mul(0x100_0000_01b3);
-    }
-    let sizes = partition
-        .patterns()
-        .iter()
-        .map(|p| p.len().to_string())
-        .collect::<Vec<_>>()
-        .join("-");
-    format!(
-        "{}-{sizes}-{rule}-{goal}-{:012x}",
-        partition.board(),
-        hash >> 16
-    )
-}
-
 impl Job {
     pub fn new(config: JobConfig) -> Result<Job> {
-        let spaces = config
-            .partition
-            .patterns()
-            .iter()
-            .map(|p| {
-                StateSpace::new(
-                    config.partition.board(),
-                    config.goal,
-                    p.clone(),
-                    config.rule,
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(config.threads)
-            .thread_name(|i| format!("tilepdb-merge-{i}"))
-            .build()
-            .map_err(|e| Error::ThreadPool(e.to_string()))?;
+        let spaces = config.spec.spaces()?;
+        let pool = thread_pool(config.threads, "tilepdb-merge")?;
         Ok(Job {
-            id: job_id(&config.partition, config.goal, config.rule, config.encoding),
-            spec: JobSpec::new(&config.partition, config.goal, config.rule),
+            id: config.spec.job_id(),
+            spec: config.spec.job_spec(),
             spaces,
             config,
             state: Mutex::new(JobState {
@@ -434,7 +384,6 @@ impl Job {
             attempt,
             ranks,
             states,
-            slots: self.spaces[table].slots(),
             arrays: st.arrays.clone().expect("arrays while expanding"),
         }))
     }
@@ -651,7 +600,7 @@ impl Job {
                     job = %self.id,
                     tables_written = m.tables_written,
                     table = ?m.table.as_ref().map(|t| t.table),
-                    next_depth = ?m.table.as_ref().map(|t| t.next_depth),
+                    next_depth = ?m.table.as_ref().map(|t| t.progress.next_depth),
                     "resuming from the data directory"
                 );
                 m
@@ -667,147 +616,24 @@ impl Job {
                 m
             }
         };
-        let encoding = self.config.encoding;
-        let out_dir = set_dir(
-            &self.config.out,
-            &self.config.partition,
-            self.config.rule,
-            self.config.goal,
-            encoding,
-        );
-        // Tables written before a restart are read back for the set's manifest.
-        let mut files = Vec::new();
-        for space in &self.spaces[..manifest.tables_written as usize] {
-            match cached_table(&out_dir, space, encoding) {
-                Some(Ok(pdb)) => files.push(pdb),
-                Some(Err(e)) => return Err(e),
-                None => {
-                    return Err(Error::Check {
-                        table: space.pattern().to_string(),
-                        reason: format!(
-                            "the data directory says it was written, but {} has no valid file of it",
-                            out_dir.display()
-                        ),
-                    });
-                }
-            }
-        }
-        for table in 0..manifest.tables_written as usize {
+        let written = manifest.tables_written as usize;
+        for table in 0..written {
             // Arrays of tables written before a kill that came before their removal.
             data.remove_arrays(table);
         }
-        let mut reports = Vec::new();
-        for table in manifest.tables_written as usize..self.spaces.len() {
-            let space = &self.spaces[table];
-            let table_started = Instant::now();
-            let resumed = manifest.table.clone().filter(|c| c.table as usize == table);
-            let (arrays, mut checkpoint) = match resumed {
-                Some(c) => (data.arrays(table, space, false)?, c),
-                None => {
-                    let arrays = data.arrays(table, space, true)?;
-                    LayerMerge::new(
-                        &arrays.codes,
-                        &arrays.depths,
-                        space.rule(),
-                        space.slots(),
-                        0,
-                    )
-                    .reached_goal(space.goal_state());
-                    arrays.flush(data, table)?;
-                    let c = TableCheckpoint {
-                        table: table as u32,
-                        next_depth: 0,
-                        search_done: false,
-                        layer_states: 1,
-                        states_found: 1,
-                        expanded: 0,
-                        generated: 0,
-                    };
-                    manifest.table = Some(c.clone());
-                    data.write_manifest(&manifest, self.config.sync)?;
-                    (arrays, c)
-                }
-            };
-            tracing::info!(
-                table,
-                pattern = %space.pattern(),
-                states = space.states(),
-                arrays = %human_bytes(arrays.codes.bytes() + arrays.depths.len()),
-                "building table {} of {}",
-                table + 1,
-                self.spaces.len()
-            );
-            let arrays = Arc::new(arrays);
-            while !checkpoint.search_done {
-                self.run_layer(table, &arrays, &mut checkpoint)?;
-                if self.config.sync {
-                    arrays.flush(data, table)?;
-                }
-                manifest.table = Some(checkpoint.clone());
-                data.write_manifest(&manifest, self.config.sync)?;
-            }
-            self.set_phase(Phase::WritingTable);
-            let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.len());
-            // The state array is not needed any more: let its memory go before the values
-            // are copied out (a handler that leased a task may hold the arrays a moment).
-            self.lock().arrays = None;
-            let kept = unwrap_arc(arrays).map(|TableArrays { codes, depths }| {
-                drop(codes);
-                depths
-            });
-            let depths: &DepthBytes = match &kept {
-                Ok(depths) => depths,
-                Err(shared) => &shared.depths,
-            };
-            if space.rule() == BlankRule::Aware {
-                let tasks = layer_tasks(space, None, 64);
-                self.pool
-                    .install(|| spread_region_values(space, depths, &tasks));
-            }
-            let values = depths.values();
-            drop(kept);
-            if values.contains(&(UNREACHED - 1)) {
-                return Err(Error::Check {
-                    table: space.pattern().to_string(),
-                    reason: "distances exceed what one byte per entry can hold".into(),
-                });
-            }
-            let pdb = write_table(&out_dir, space, encoding, &values)?;
-            let (hist, unreached) = histogram(&values);
-            let built = BuiltTable {
-                values,
-                layers: checkpoint.next_depth,
-                histogram: hist,
-                unreached,
-                expanded: checkpoint.expanded,
-                generated: checkpoint.generated,
-                elapsed: table_started.elapsed(),
-                state_array_bytes,
-                depth_bytes,
-            };
-            {
-                let mut st = self.lock();
-                st.arrays = None;
-                st.tables_written = table + 1;
-            }
-            manifest.tables_written = table as u32 + 1;
-            manifest.table = None;
-            data.write_manifest(&manifest, self.config.sync)?;
-            data.remove_arrays(table);
-            let report =
-                TableReport::new(space, &built, peak_rss_bytes(), None).with_table_file(&pdb);
-            files.push(pdb);
-            tracing::info!(table, file = %out_dir.display(), "{}", report.line());
-            reports.push(report);
-        }
-        write_manifest(
-            &out_dir,
-            &self.config.partition,
-            self.config.goal,
-            self.config.rule,
-            encoding,
-            &files,
+        let mut builder = JobBuilder {
+            job: self,
+            data,
+            manifest: &mut manifest,
+            reports: Vec::new(),
+        };
+        let set = build_set(
+            &self.config.spec,
+            &self.config.out,
+            Reuse::Written(written),
+            &mut builder,
         )?;
+        let reports = builder.reports;
         self.set_phase(Phase::Done);
         tracing::info!(
             job = %self.id,
@@ -818,12 +644,100 @@ impl Job {
             peak_memory = %peak_rss_bytes().map_or("?".into(), human_bytes),
             "job done: {} table(s) in {}",
             self.spaces.len(),
-            out_dir.display()
+            set.dir.display()
         );
         Ok(reports)
     }
 
-    /// The tasks of a layer and their current states. With `--task-ranks`, fixed ranges (as
+    /// Searches table `table` from its checkpoint (or from its goal), checkpointing after
+    /// every layer.
+    fn search(&self, table: usize, data: &DataDir, manifest: &mut Manifest) -> Result<BuiltTable> {
+        let space = &self.spaces[table];
+        let table_started = Instant::now();
+        let resumed = manifest.table.clone().filter(|c| c.table as usize == table);
+        let (arrays, mut progress) = match resumed {
+            Some(c) => (data.arrays(table, space, false)?, c.progress),
+            None => {
+                let arrays = data.arrays(table, space, true)?;
+                arrays.mark_goal(space);
+                data.flush_arrays(table, &arrays)?;
+                let progress = SearchProgress::start();
+                manifest.table = Some(TableCheckpoint {
+                    table: table as u32,
+                    progress: progress.clone(),
+                });
+                data.write_manifest(manifest, self.config.sync)?;
+                (arrays, progress)
+            }
+        };
+        tracing::info!(
+            table,
+            pattern = %space.pattern(),
+            states = space.states(),
+            arrays = %human_bytes(arrays.bytes()),
+            "building table {} of {}",
+            table + 1,
+            self.spaces.len()
+        );
+        let arrays = Arc::new(arrays);
+        let mut layer_started = Instant::now();
+        let mut expanded = progress.layer_states;
+        search_table(
+            table,
+            space,
+            &arrays,
+            &mut progress,
+            &mut RemoteExecutor { job: self },
+            &self.pool,
+            &(),
+            |p| {
+                if self.config.sync {
+                    data.flush_arrays(table, &arrays)?;
+                }
+                manifest.table = Some(TableCheckpoint {
+                    table: table as u32,
+                    progress: p.clone(),
+                });
+                data.write_manifest(manifest, self.config.sync)?;
+                let (alive, tasks) = {
+                    let st = self.lock();
+                    (
+                        alive_workers(&st, self.config.lease_timeout),
+                        st.tasks.len(),
+                    )
+                };
+                let secs = layer_started.elapsed().as_secs_f64();
+                tracing::info!(
+                    table,
+                    depth = p.next_depth - 1,
+                    expanded,
+                    next_layer = p.layer_states,
+                    states_found = p.states_found,
+                    tasks,
+                    workers = alive,
+                    seconds = format!("{secs:.2}"),
+                    rate = format!("{:.2} M states/s", expanded as f64 / secs.max(1e-9) / 1e6),
+                    "layer done"
+                );
+                layer_started = Instant::now();
+                expanded = p.layer_states;
+                Ok(())
+            },
+        )?;
+        self.set_phase(Phase::WritingTable);
+        // The job lets the arrays go: the state array's memory goes before the values are
+        // copied out, unless a handler that leased a task still holds it.
+        self.lock().arrays = None;
+        Ok(finish_table(
+            space,
+            arrays,
+            &progress,
+            &self.pool,
+            table_started,
+        ))
+    }
+
+    /// The tasks of a layer and their current states. With `task_ranks`, fixed ranges (as
     /// the single-machine build cuts them); otherwise [`plan_tasks`]. Ranges without a current
     /// state are left out.
     fn plan_layer(
@@ -832,17 +746,16 @@ impl Job {
         arrays: &TableArrays,
         code: u8,
     ) -> (Vec<Range<u64>>, Vec<u64>) {
-        let slots = space.slots();
         let count = |ranges: &[Range<u64>]| -> Vec<u64> {
             self.pool.install(|| {
                 ranges
                     .par_iter()
-                    .map(|r| arrays.codes.count_with_code(own_states(r, slots), code))
+                    .map(|r| arrays.codes.count_with_code(unit_states(space, r), code))
                     .collect()
             })
         };
         if let Some(task_ranks) = self.config.task_ranks {
-            let ranges = layer_tasks(space, Some(task_ranks), 1);
+            let ranges = cut_units(space, Some(task_ranks), 1);
             let counts = count(&ranges);
             return ranges
                 .into_iter()
@@ -853,28 +766,16 @@ impl Job {
         plan_tasks(space, self.config.tasks_per_layer, count)
     }
 
-    /// Expands the layer `checkpoint.next_depth` of `table` with the workers and finishes it.
-    fn run_layer(
-        &self,
-        table: usize,
-        arrays: &Arc<TableArrays>,
-        checkpoint: &mut TableCheckpoint,
-    ) -> Result<()> {
-        let space = &self.spaces[table];
-        let depth = checkpoint.next_depth;
-        if depth + 1 >= UNREACHED as u32 - 1 {
-            return Err(Error::Check {
-                table: space.pattern().to_string(),
-                reason: "distances exceed the 253 that one byte per entry can hold".into(),
-            });
-        }
-        let layer_started = Instant::now();
+    /// Publishes the tasks of `layer` to the workers and waits until each one's result is
+    /// merged.
+    fn expand_layer(&self, layer: &Layer<'_>, observer: &dyn BuildObserver) -> Result<ExpandStats> {
+        let (table, space, depth) = (layer.table, layer.space, layer.depth);
         let expanded_before = self.counters.expanded.load(Relaxed);
         let generated_before = self.counters.generated.load(Relaxed);
-        let slots = space.slots();
         let current = StateCodes::code_of_depth(depth);
-        let (ranges, counts) = self.plan_layer(space, arrays, current);
+        let (ranges, counts) = self.plan_layer(space, layer.arrays, current);
         let layer_states: u64 = counts.iter().sum();
+        observer.layer_started(depth, layer_states, ranges.len());
         {
             let mut st = self.lock();
             if st.phase == Phase::Failed {
@@ -882,9 +783,9 @@ impl Job {
             }
             st.table = table;
             st.depth = depth;
-            st.arrays = Some(arrays.clone());
+            st.arrays = Some(layer.arrays.clone());
             st.layer_states = layer_states;
-            st.states_found = checkpoint.states_found;
+            st.states_found = layer.states_found;
             st.tasks = ranges
                 .into_iter()
                 .zip(&counts)
@@ -954,77 +855,65 @@ impl Job {
         }
         st.phase = Phase::FinishingLayer;
         drop(st);
-
-        // Finish the layer: depths of the next layer's states, count them, retire the current.
-        let next = StateCodes::code_of_depth(depth + 1);
-        let tasks = layer_tasks(space, None, 64);
-        let rule = space.rule();
-        let added: u64 = self.pool.install(|| {
-            tasks
-                .par_iter()
-                .map(|r| {
-                    let states = own_states(r, slots);
-                    let mut added = 0;
-                    arrays.codes.for_each_with_code(states.clone(), next, |s| {
-                        let entry = if rule == BlankRule::Aware {
-                            s
-                        } else {
-                            s / slots
-                        };
-                        arrays.depths.record_first(entry, depth + 1);
-                        added += 1;
-                    });
-                    arrays.codes.retire(states, current);
-                    added
-                })
-                .sum()
-        });
-        let expanded = self.counters.expanded.load(Relaxed) - expanded_before;
-        let generated = self.counters.generated.load(Relaxed) - generated_before;
-        checkpoint.next_depth = depth + 1;
-        checkpoint.search_done = added == 0;
-        checkpoint.layer_states = added;
-        checkpoint.states_found += added;
-        checkpoint.expanded += expanded;
-        checkpoint.generated += generated;
-        let (alive, tasks_total) = {
-            let st = self.lock();
-            (
-                alive_workers(&st, self.config.lease_timeout),
-                st.tasks.len(),
-            )
-        };
-        let secs = layer_started.elapsed().as_secs_f64();
-        tracing::info!(
-            table,
-            depth,
-            expanded = layer_states,
-            next_layer = added,
-            states_found = checkpoint.states_found,
-            tasks = tasks_total,
-            workers = alive,
-            seconds = format!("{secs:.2}"),
-            rate = format!(
-                "{:.2} M states/s",
-                layer_states as f64 / secs.max(1e-9) / 1e6
-            ),
-            "layer done"
-        );
-        Ok(())
+        Ok(ExpandStats {
+            expanded: self.counters.expanded.load(Relaxed) - expanded_before,
+            generated: self.counters.generated.load(Relaxed) - generated_before,
+        })
     }
 }
 
-/// The arrays, once no handler holds them any more (a handler that leased a task holds them
-/// for a few milliseconds); still shared if one keeps them for seconds.
-fn unwrap_arc(mut arrays: Arc<TableArrays>) -> Result<TableArrays, Arc<TableArrays>> {
-    for _ in 0..500 {
-        match Arc::try_unwrap(arrays) {
-            Ok(a) => return Ok(a),
-            Err(a) => arrays = a,
-        }
-        std::thread::sleep(Duration::from_millis(10));
+/// The executor of a [`Job`]: a layer's tasks leased to worker processes.
+struct RemoteExecutor<'j> {
+    job: &'j Job,
+}
+
+impl Executor for RemoteExecutor<'_> {
+    fn expand_layer(
+        &mut self,
+        layer: &Layer<'_>,
+        observer: &dyn BuildObserver,
+    ) -> Result<ExpandStats> {
+        self.job.expand_layer(layer, observer)
     }
-    Err(arrays)
+}
+
+/// The job's tables, searched and written in order ([`build_set`]), checkpointed.
+struct JobBuilder<'a> {
+    job: &'a Job,
+    data: &'a DataDir,
+    manifest: &'a mut Manifest,
+    reports: Vec<TableReport>,
+}
+
+impl TableBuilder for JobBuilder<'_> {
+    type Error = Error;
+
+    fn build(&mut self, index: usize, _space: &StateSpace) -> Result<BuiltTable> {
+        self.job.search(index, self.data, self.manifest)
+    }
+
+    fn written(
+        &mut self,
+        index: usize,
+        space: &StateSpace,
+        table: &BuiltTable,
+        pdb: &Pdb,
+    ) -> Result<()> {
+        {
+            let mut st = self.job.lock();
+            st.arrays = None;
+            st.tables_written = index + 1;
+        }
+        self.manifest.tables_written = index as u32 + 1;
+        self.manifest.table = None;
+        self.data
+            .write_manifest(self.manifest, self.job.config.sync)?;
+        self.data.remove_arrays(index);
+        let report = TableReport::new(space, table, peak_rss_bytes(), None).with_table_file(pdb);
+        tracing::info!(table = index, "{}", report.line());
+        self.reports.push(report);
+        Ok(())
+    }
 }
 
 /// Gives up `attempt`'s lease of task `index`; a task left without live leases is pending
@@ -1065,85 +954,23 @@ fn initial_attempt() -> u64 {
     (nanos ^ (std::process::id() as u64) << 40) & ((1 << 62) - 1)
 }
 
-/// The tasks of a layer along the layer: whole blocks of the rank (the placements with the
-/// pattern's first tile on one cell, so that only that tile's moves leave a task), grouped
-/// until a task holds about 1/`tasks_per_layer` of the layer's states, and blocks that hold
-/// more are cut along eighths of a block. `count` gives the current states of each of some
-/// ranges of ranks. Ranges without a current state are left out. Returns the tasks and their
-/// current states.
-pub fn plan_tasks(
-    space: &StateSpace,
-    tasks_per_layer: u64,
-    count: impl Fn(&[Range<u64>]) -> Vec<u64>,
-) -> (Vec<Range<u64>>, Vec<u64>) {
-    let block = space.ranker().block_len();
-    let units = cut_layer(space.placements(), block, block.div_ceil(8));
-    let unit_counts = count(&units);
-    let total: u64 = unit_counts.iter().sum();
-    let target = total.div_ceil(tasks_per_layer.max(1)).max(1);
-    let mut tasks: Vec<(Range<u64>, u64)> = Vec::new();
-    let mut open: Option<(Range<u64>, u64)> = None;
-    let mut i = 0;
-    while i < units.len() {
-        // The units of one block.
-        let block_index = units[i].start / block;
-        let mut j = i;
-        while j < units.len() && units[j].start / block == block_index {
-            j += 1;
-        }
-        let block_states: u64 = unit_counts[i..j].iter().sum();
-        let block_range = units[i].start..units[j - 1].end;
-        if block_states > 2 * target {
-            // Close the open task; cut this block along its units.
-            tasks.extend(open.take());
-            for (u, &c) in units[i..j].iter().zip(&unit_counts[i..j]) {
-                if c == 0 {
-                    tasks.extend(open.take());
-                    continue;
-                }
-                match &mut open {
-                    Some((r, n)) if *n + c <= target => {
-                        r.end = u.end;
-                        *n += c;
-                    }
-                    _ => {
-                        tasks.extend(open.take());
-                        open = Some((u.clone(), c));
-                    }
-                }
-            }
-            tasks.extend(open.take());
-        } else if block_states > 0 {
-            match &mut open {
-                Some((r, n)) if *n + block_states <= target && r.end == block_range.start => {
-                    r.end = block_range.end;
-                    *n += block_states;
-                }
-                _ => {
-                    tasks.extend(open.take());
-                    open = Some((block_range, block_states));
-                }
-            }
-        } else {
-            tasks.extend(open.take());
-        }
-        i = j;
-    }
-    tasks.extend(open);
-    tasks.into_iter().unzip()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::merge::DepthBytes;
+    use tilepdb_common::table::Encoding;
+    use tilepdb_common::{BlankRule, Goal, Partition};
 
     fn job(task_ranks: Option<u64>, tiles: &[&str]) -> Job {
         let tiles: Vec<String> = tiles.iter().map(|t| t.to_string()).collect();
         Job::new(JobConfig {
-            partition: Partition::custom("4x4".parse().unwrap(), &tiles).unwrap(),
-            goal: Goal::BlankFirst,
-            rule: BlankRule::Minimized,
-            encoding: Encoding::Byte,
+            spec: SetSpec::new(
+                Partition::custom("4x4".parse().unwrap(), &tiles).unwrap(),
+                Goal::BlankFirst,
+                BlankRule::Minimized,
+                Encoding::Byte,
+            )
+            .unwrap(),
             data_dir: "unused".into(),
             out: "unused".into(),
             lease_timeout: Duration::from_secs(1),
@@ -1182,7 +1009,7 @@ mod tests {
                     assert!(w[0].end <= w[1].start, "overlapping tasks {ranges:?}");
                 }
                 for (r, &c) in ranges.iter().zip(&counts) {
-                    let own = own_states(r, space.slots());
+                    let own = unit_states(space, r);
                     assert_eq!(arrays.codes.count_with_code(own, code), c);
                 }
                 if task_ranks.is_none() && step == 1 {

@@ -24,13 +24,14 @@ use tilepdb_common::wire::proto::{
     JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
     Task, TaskMessage, Wait, result_message, task_message,
 };
-use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder, own_states};
+use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tokio_stream::Stream;
 use tonic::service::Interceptor;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::job::{Job, Lease, ResultCheck};
+use crate::engine::units::unit_states;
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -177,10 +178,11 @@ impl Coordinator for CoordinatorService {
             }],
             Lease::Task(t) => {
                 let level = self.job.config.zstd_level;
-                let shape = ListShape::new(&self.job.spaces[t.id.table as usize], t.id.depth);
+                let space = &self.job.spaces[t.id.table as usize];
+                let shape = ListShape::new(space, t.id.depth);
+                let own = unit_states(space, &t.ranks);
                 tokio::task::spawn_blocking(move || {
                     // Encoded as the scan goes: the coordinator never holds the states.
-                    let own = own_states(&t.ranks, t.slots);
                     let mut input = StateEncoder::new(&shape, own.clone());
                     let code = StateCodes::code_of_depth(t.id.depth);
                     t.arrays

@@ -22,6 +22,7 @@ use memmap2::MmapMut;
 use serde::{Deserialize, Serialize};
 use tilepdb_common::{StateCodes, StateSpace};
 
+use crate::engine::{SearchProgress, TableArrays};
 use crate::error::{Error, Result};
 use crate::merge::DepthBytes;
 
@@ -40,40 +41,14 @@ pub struct Manifest {
     pub table: Option<TableCheckpoint>,
 }
 
-/// How far the search of a table got.
+/// How far the search of the table in progress got.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableCheckpoint {
+    /// The table's index in the set.
     pub table: u32,
-    /// The layer to expand next: every layer below is expanded and its states are done; its
-    /// states carry `StateCodes::code_of_depth(next_depth)`.
-    pub next_depth: u32,
-    /// The search is over (the last layer added nothing): the table is ready to write.
-    pub search_done: bool,
-    /// States of the layer `next_depth`.
-    pub layer_states: u64,
-    /// States reached so far.
-    pub states_found: u64,
-    /// States expanded and successors generated so far.
-    pub expanded: u64,
-    pub generated: u64,
-}
-
-/// The state array and depth bytes of one table.
-pub struct TableArrays {
-    pub codes: StateCodes,
-    pub depths: DepthBytes,
-}
-
-impl TableArrays {
-    /// Writes both mappings to disk and waits.
-    pub fn flush(&self, dir: &DataDir, table: usize) -> Result<()> {
-        self.codes
-            .flush()
-            .map_err(|e| Error::io(dir.codes_path(table), e))?;
-        self.depths
-            .flush()
-            .map_err(|e| Error::io(dir.depths_path(table), e))
-    }
+    /// Its search.
+    #[serde(flatten)]
+    pub progress: SearchProgress,
 }
 
 /// An open data directory, locked against a second coordinator.
@@ -213,6 +188,18 @@ impl DataDir {
         unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))
     }
 
+    /// Writes both mappings of table `table`'s arrays to disk and waits.
+    pub fn flush_arrays(&self, table: usize, arrays: &TableArrays) -> Result<()> {
+        arrays
+            .codes
+            .flush()
+            .map_err(|e| Error::io(self.codes_path(table), e))?;
+        arrays
+            .depths
+            .flush()
+            .map_err(|e| Error::io(self.depths_path(table), e))
+    }
+
     /// Removes the arrays of a table that has been written.
     pub fn remove_arrays(&self, table: usize) {
         let _ = fs::remove_file(self.codes_path(table));
@@ -262,7 +249,7 @@ mod tests {
             let arrays = data.arrays(0, &space, true).unwrap();
             arrays.codes.try_mark(17, 2);
             arrays.depths.record_first(3, 4);
-            arrays.flush(&data, 0).unwrap();
+            data.flush_arrays(0, &arrays).unwrap();
             let m = Manifest {
                 format: MANIFEST_FORMAT,
                 job_id: "j".into(),
