@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::states::{ListShape, StateEncoder, own_states, walk_states};
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateCodes, StateList, StateSpace};
-use tilepdb_coordinator::build::layer_tasks;
-use tilepdb_coordinator::dist::job::plan_tasks;
+use tilepdb_coordinator::engine::units::{cut_units, plan_tasks};
 use tilepdb_coordinator::merge::{DepthBytes, LayerMerge};
+use tilepdb_worker::ReachedSink;
 use tilepdb_worker::task::run_task;
 
 /// The bytes of `b` after zstd at `level`; adds the time it took to `time`.
@@ -109,8 +109,7 @@ fn main() {
     let task_ranks: Option<u64> = args.get(2).map(|s| s.parse().unwrap());
     let codes = StateCodes::new(space.states());
     let depths = DepthBytes::new(space.entries());
-    LayerMerge::new(&codes, &depths, space.rule(), space.slots(), 0)
-        .reached_goal(space.goal_state());
+    LayerMerge::new(&codes, &depths, space.rule(), space.slots(), 0).reached(space.goal_state());
     let slots = space.slots();
     let mut rows: Vec<Row> = [
         "input: range-coded trie (sent)",
@@ -149,7 +148,7 @@ fn main() {
                 .collect()
         };
         let tasks = match task_ranks {
-            Some(t) => layer_tasks(&space, Some(t), 1),
+            Some(t) => cut_units(&space, Some(t), 1),
             None => plan_tasks(&space, 16, count).0,
         };
         let (input_shape, result_shape) = (

@@ -22,15 +22,15 @@
 use std::path::Path;
 
 use tilepdb_common::table::{Encoding, TableSet};
-use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
+use tilepdb_common::{BlankRule, Goal, Partition};
 
-use crate::build::{BuildOptions, build_table};
+use crate::build::{BuildOptions, LocalBuilder};
+use crate::engine::{Reuse, SetSpec, build_set};
 use crate::error::Result;
-use crate::output::{cached_table, set_dir, write_manifest, write_table};
 
-/// Opens the set of `partition` under `cache` (in [`set_dir`]), building the tables that are
-/// missing or invalid and rewriting the manifest. Returns the set and how many tables were
-/// built.
+/// Opens the set of `partition` under `cache` (in [`SetSpec::dir`]), building the tables
+/// that are missing or invalid and rewriting the manifest. Returns the set and how many
+/// tables were built.
 pub fn open_or_build(
     cache: &Path,
     partition: &Partition,
@@ -39,35 +39,38 @@ pub fn open_or_build(
     encoding: Encoding,
     options: &BuildOptions,
 ) -> Result<(TableSet, usize)> {
-    encoding.check_rule(rule)?;
-    let dir = set_dir(cache, partition, rule, goal, encoding);
+    open_or_build_spec(
+        cache,
+        &SetSpec::new(partition.clone(), goal, rule, encoding)?,
+        options,
+    )
+}
+
+/// [`open_or_build`] of the set `spec`.
+pub fn open_or_build_spec(
+    cache: &Path,
+    spec: &SetSpec,
+    options: &BuildOptions,
+) -> Result<(TableSet, usize)> {
+    let dir = spec.dir(cache);
+    let patterns = spec.partition.patterns();
     if let Ok(set) = TableSet::open(&dir)
-        && set.tables().len() == partition.patterns().len()
+        && set.tables().len() == patterns.len()
         && set
             .tables()
             .iter()
-            .zip(partition.patterns())
+            .zip(patterns)
             .all(|(t, p)| t.header().tiles == p.tiles())
     {
         return Ok((set, 0));
     }
-    let mut tables = Vec::new();
-    let mut built = 0;
-    for pattern in partition.patterns() {
-        let space = StateSpace::new(partition.board(), goal, pattern.clone(), rule)?;
-        match cached_table(&dir, &space, encoding) {
-            Some(Ok(pdb)) => tables.push(pdb),
-            stale => {
-                if let Some(Err(e)) = stale {
-                    tracing::warn!("rebuilding: {e}");
-                }
-                let table = build_table(&space, options, &())?;
-                tables.push(write_table(&dir, &space, encoding, &table.values)?);
-                built += 1;
-            }
-        }
-    }
-    write_manifest(&dir, partition, goal, rule, encoding, &tables)?;
-    drop(tables);
-    Ok((TableSet::open(&dir)?, built))
+    let built = build_set(
+        spec,
+        cache,
+        Reuse::ValidFiles,
+        &mut LocalBuilder { options },
+    )?;
+    let count = built.built;
+    drop(built);
+    Ok((TableSet::open(&dir)?, count))
 }

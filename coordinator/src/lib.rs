@@ -1,8 +1,9 @@
 //! The coordinator of a tilepdb build.
 //!
-//! * [`build`]: the layered breadth-first search of one pattern, cut into tasks for a pool of
-//!   in-process workers;
-//! * [`region_build`]: the same search on the dense region index (set, region, order);
+//! * [`engine`]: the search engine: a set's spec, the one layer loop and its executors, the
+//!   building of a whole set;
+//! * [`build`]: the single-machine build of one table (the engine with in-process threads);
+//! * [`region_build`]: what the search on the dense region index (set, region, order) needs;
 //! * [`merge`]: how reached states join the next layer;
 //! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`bellman`]: the proof that a table is the exact distance function of its abstraction;
@@ -21,6 +22,7 @@ pub mod build;
 pub mod cache;
 pub mod check;
 pub mod dist;
+pub mod engine;
 pub mod error;
 pub mod memory;
 pub mod merge;

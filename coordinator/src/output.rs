@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use tilepdb_common::table::{EncodedTable, Encoding, Manifest, Pdb};
 use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 
+use crate::engine::SetSpec;
 use crate::error::Result;
 
-/// The directory of a table set under `out`.
+/// The directory of a table set under `out` ([`SetSpec::dir`] of these four values).
 pub fn set_dir(
     out: &Path,
     partition: &Partition,
@@ -23,36 +24,13 @@ pub fn set_dir(
     goal: Goal,
     encoding: Encoding,
 ) -> PathBuf {
-    let known = Partition::named(partition.name()).is_ok_and(|k| k == *partition);
-    let groups = if known {
-        partition
-            .patterns()
-            .iter()
-            .map(|p| p.len().to_string())
-            .collect::<Vec<_>>()
-            .join("-")
-    } else {
-        partition
-            .patterns()
-            .iter()
-            .map(|p| {
-                p.tiles()
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(".")
-            })
-            .collect::<Vec<_>>()
-            .join("_")
-    };
-    let suffix = match encoding {
-        Encoding::Byte => String::new(),
-        e => format!("-{}", e.to_string().replace(':', "-")),
-    };
-    out.join(format!(
-        "{}-{groups}-{rule}-{goal}{suffix}",
-        partition.board()
-    ))
+    SetSpec {
+        partition: partition.clone(),
+        goal,
+        rule,
+        encoding,
+    }
+    .dir(out)
 }
 
 /// The file name of a pattern's table.

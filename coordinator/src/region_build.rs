@@ -1,33 +1,36 @@
-//! The layered breadth-first search on the region index ([`RegionIndex`]), run by a pool of
-//! in-process threads.
+//! What the search on the region index ([`RegionIndex`]) needs beyond the engine's layer loop
+//! ([`crate::engine::search_table`], with the units of
+//! [`crate::engine::units::StateIndex::Region`]).
 //!
 //! The two-bit state array holds one code per state of the dense (set, region, order) index
 //! (`T * k!` states; the placements when the blank is ignored). Each layer is cut into ranges
 //! of tile-set ranks, a contiguous range of states each; threads expand them with
-//! [`RegionKernel`] and mark what they reach. The depths kept during the search:
+//! [`RegionSetKernel`] (the worker's [`RegionKernel`]) and mark what they reach. The depths
+//! kept during the search:
 //!
 //! * `minimized`: one byte per placement index (`c * k! + order`), the first depth at which any
 //!   region of the placement was reached;
 //! * `aware`, `zero-aware`: one byte per state; `ignored`: one per placement (its state).
 //!
-//! At the end the values are put in the table's order: `minimized`, `aware` and `ignored`
-//! tables keep the placement-rank order of [`tilepdb_common::PlacementRanker`] (and
-//! `rank * (n - k) + slot` for aware), so their bytes equal those of the cell-indexed search;
-//! a `zero-aware` table is in the order of the region index.
+//! At the end the values are put in the table's order ([`placement_order`]): `minimized`,
+//! `aware` and `ignored` tables keep the placement-rank order of
+//! [`tilepdb_common::PlacementRanker`] (and `rank * (n - k) + slot` for aware), so their bytes
+//! equal those of the cell-indexed search; a `zero-aware` table is in the order of the region
+//! index.
 //!
 //! ```
 //! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
-//! use tilepdb_coordinator::build::BuildOptions;
-//! use tilepdb_coordinator::region_build::build_region_table;
+//! use tilepdb_coordinator::build::{BuildOptions, SearchIndex, build_table};
 //! let board: Board = "2x2".parse().unwrap();
 //! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
 //! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Minimized).unwrap();
-//! let table = build_region_table(&space, &BuildOptions::default(), &()).unwrap();
+//! let options = BuildOptions { index: SearchIndex::Region, ..BuildOptions::default() };
+//! let table = build_table(&space, &options, &()).unwrap();
 //! assert_eq!(table.histogram, vec![1, 2, 2, 2, 2, 2, 1]);
 //! ```
 
 use std::ops::Range;
-use std::time::Instant;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use tilepdb_common::layer::CodeLayer;
@@ -36,17 +39,20 @@ use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace};
 use tilepdb_worker::ExpandStats;
 use tilepdb_worker::region_expand::{RegionKernel, RegionSink};
 
-use crate::build::{BuildObserver, BuildOptions, BuiltTable, histogram, human_bytes};
+use crate::build::human_bytes;
+use crate::engine::units::StateIndex;
+use crate::engine::{Kernel, TableArrays};
 use crate::error::{Error, Result};
-use crate::merge::{DepthBytes, UNREACHED};
+use crate::merge::DepthBytes;
 
 /// The most a region-indexed build of `space` holds in memory at once, in bytes (the depth
 /// bytes with the two-bit array during the search, then with the values in placement order),
 /// and the parts in words.
 pub fn region_build_memory(space: &StateSpace) -> Result<(u64, String)> {
-    let states = space.region_search_states()?;
+    let search_index = StateIndex::region(space)?;
+    let states = search_index.states(space);
     let codes = StateCodes::file_bytes(states);
-    let depths = depth_entries(space, states);
+    let depths = search_index.depth_entries(space);
     let output = match space.rule() {
         BlankRule::ZeroAware => 0,
         _ => space.entries(),
@@ -70,14 +76,6 @@ pub fn region_build_memory(space: &StateSpace) -> Result<(u64, String)> {
     Ok((depths + codes.max(output) + index, detail))
 }
 
-/// Depth bytes the search keeps: one per placement index for minimized, else one per state.
-fn depth_entries(space: &StateSpace, states: u64) -> u64 {
-    match space.rule() {
-        BlankRule::Minimized => space.placements(),
-        _ => states,
-    }
-}
-
 /// Refuses, with the figure, a region-indexed build that would not fit in `limit` bytes.
 pub fn check_region_memory(space: &StateSpace, limit: Option<u64>) -> Result<()> {
     let (needed, detail) = region_build_memory(space)?;
@@ -92,48 +90,6 @@ pub fn check_region_memory(space: &StateSpace, limit: Option<u64>) -> Result<()>
     Ok(())
 }
 
-/// Ranges of tile-set ranks of about `parts` equal numbers of states (at most `task_sets`
-/// sets each when given).
-pub fn set_tasks(
-    index: &RegionIndex,
-    ignored: bool,
-    task_sets: Option<u64>,
-    parts: u64,
-) -> Vec<Range<u64>> {
-    let sets = index.sets();
-    let blocks = |c: u64| {
-        if ignored { c } else { index.first_block(c) }
-    };
-    let total = blocks(sets);
-    let per_task = (total / parts.max(1)).max(1);
-    let mut tasks = Vec::new();
-    let mut start = 0;
-    while start < sets {
-        let mut end = match task_sets {
-            Some(max) => (start + max.max(1)).min(sets),
-            None => {
-                let goal = blocks(start) + per_task;
-                let mut lo = start + 1;
-                let mut hi = sets;
-                // The first set whose blocks reach the goal.
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if blocks(mid) >= goal {
-                        hi = mid;
-                    } else {
-                        lo = mid + 1;
-                    }
-                }
-                lo
-            }
-        };
-        end = end.max(start + 1);
-        tasks.push(start..end);
-        start = end;
-    }
-    tasks
-}
-
 /// The merge of one layer on the region index: marks unseen states with the next layer's code
 /// and records their depth (per placement index for minimized, per state otherwise).
 struct RegionMerge<'a> {
@@ -141,7 +97,6 @@ struct RegionMerge<'a> {
     depths: &'a DepthBytes,
     per_placement: bool,
     depth: u32,
-    added: u64,
 }
 
 impl RegionSink for RegionMerge<'_> {
@@ -151,130 +106,73 @@ impl RegionSink for RegionMerge<'_> {
             .codes
             .try_mark(state, StateCodes::code_of_depth(self.depth))
         {
-            self.added += 1;
             let entry = if self.per_placement { placement } else { state };
             self.depths.record_first(entry, self.depth);
         }
     }
 }
 
-/// Builds the table of `space` with the region-indexed search.
-pub fn build_region_table(
-    space: &StateSpace,
-    options: &BuildOptions,
-    observer: &impl BuildObserver,
-) -> Result<BuiltTable> {
-    check_region_memory(space, options.memory_limit)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .thread_name(|i| format!("tilepdb-worker-{i}"))
-        .build()
-        .map_err(|e| Error::ThreadPool(e.to_string()))?;
-    let threads = pool.current_num_threads() as u64;
-    let started = Instant::now();
-
-    let rule = space.rule();
-    let ignored = rule == BlankRule::Ignored;
-    let index = space.region_index()?;
-    let moves = OrderMoves::new(space.k());
-    let kernel = RegionKernel::new(&index, &moves, ignored);
-    let states = space.region_search_states()?;
-    let codes = StateCodes::new(states);
-    let per_placement = rule == BlankRule::Minimized;
-    let depths = DepthBytes::new(depth_entries(space, states));
-
+/// The state of the goal of `space` on `index` and the entry of its depth.
+pub fn goal_state_and_entry(space: &StateSpace, index: &RegionIndex) -> (u64, u64) {
     let goal_cells = space.goal_cells();
     let blank = space.goal().cell_of(0, space.board().cells());
-    let goal_placement = index.placement_index(goal_cells);
-    let goal_state = if ignored {
-        goal_placement
+    let placement = index.placement_index(goal_cells);
+    let state = if space.rule() == BlankRule::Ignored {
+        placement
     } else {
         index.state_index(goal_cells, blank)
     };
-    let mut goal_merge = RegionMerge {
-        codes: &codes,
-        depths: &depths,
-        per_placement,
-        depth: 0,
-        added: 0,
+    let entry = if space.rule() == BlankRule::Minimized {
+        placement
+    } else {
+        state
     };
-    goal_merge.reached(goal_state, goal_placement);
-
-    let tasks = set_tasks(&index, ignored, options.task_ranks, threads * 16);
-    let mut total = ExpandStats::default();
-    let mut layer_states = 1u64;
-    let mut depth = 0u32;
-    loop {
-        observer.layer_started(depth, layer_states, tasks.len());
-        let current = CodeLayer {
-            codes: &codes,
-            depth,
-        };
-        let (stats, added) = pool.install(|| {
-            tasks
-                .par_iter()
-                .map(|sets| {
-                    let mut merge = RegionMerge {
-                        codes: &codes,
-                        depths: &depths,
-                        per_placement,
-                        depth: depth + 1,
-                        added: 0,
-                    };
-                    let stats = kernel.expand(sets.clone(), &current, &mut merge);
-                    codes.retire(
-                        kernel.states_of(sets.clone()),
-                        StateCodes::code_of_depth(depth),
-                    );
-                    observer.task_finished(sets);
-                    (stats, merge.added)
-                })
-                .reduce(
-                    || (ExpandStats::default(), 0),
-                    |(mut a, x), (b, y)| {
-                        a += b;
-                        (a, x + y)
-                    },
-                )
-        });
-        total += stats;
-        observer.layer_finished(depth, added, stats);
-        if added == 0 {
-            break;
-        }
-        if depth + 1 >= UNREACHED as u32 - 1 {
-            return Err(Error::Check {
-                table: space.pattern().to_string(),
-                reason: "distances exceed the 253 that one byte per entry can hold".into(),
-            });
-        }
-        layer_states = added;
-        depth += 1;
-    }
-    let state_array_bytes = codes.bytes();
-    drop(codes);
-    let depth_bytes = depths.len();
-    let values = match rule {
-        BlankRule::ZeroAware => depths.into_values(),
-        _ => pool.install(|| placement_order(space, &index, &depths)),
-    };
-    let (histogram, unreached) = histogram(&values);
-    Ok(BuiltTable {
-        values,
-        layers: depth + 1,
-        histogram,
-        unreached,
-        expanded: total.expanded,
-        generated: total.generated,
-        elapsed: started.elapsed(),
-        state_array_bytes,
-        depth_bytes,
-    })
+    (state, entry)
 }
 
-/// The values of a minimized, aware or ignored table in placement-rank order (and
+/// The [`Kernel`] of the region index: a task's sets expanded by [`RegionKernel`] into a
+/// [`RegionMerge`].
+pub struct RegionSetKernel {
+    index: Arc<RegionIndex>,
+    moves: OrderMoves,
+}
+
+impl RegionSetKernel {
+    /// The kernel of `index`.
+    pub fn new(index: Arc<RegionIndex>) -> RegionSetKernel {
+        let moves = OrderMoves::new(index.k());
+        RegionSetKernel { index, moves }
+    }
+}
+
+impl Kernel for RegionSetKernel {
+    fn expand_task(
+        &self,
+        space: &StateSpace,
+        units: Range<u64>,
+        arrays: &TableArrays,
+        depth: u32,
+    ) -> ExpandStats {
+        let rule = space.rule();
+        let kernel = RegionKernel::new(&self.index, &self.moves, rule == BlankRule::Ignored);
+        let current = CodeLayer {
+            codes: &arrays.codes,
+            depth,
+        };
+        let mut merge = RegionMerge {
+            codes: &arrays.codes,
+            depths: &arrays.depths,
+            per_placement: rule == BlankRule::Minimized,
+            depth: depth + 1,
+        };
+        kernel.expand(units, &current, &mut merge)
+    }
+}
+
+/// The values of a minimized, aware or ignored table in placement-rank order (run on a rayon
+/// pool) (and
 /// `rank * (n - k) + slot` for aware) from the depths of the region-indexed search.
-fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
+pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
     let ranker = space.ranker();
     let f = index.orders();
     let all = space.board().all_cells();

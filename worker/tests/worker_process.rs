@@ -12,6 +12,7 @@ use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
 use tilepdb_coordinator::dist::store::DataDir;
 use tilepdb_coordinator::dist::{Job, JobConfig, ServeOptions, bind, serve_on};
+use tilepdb_coordinator::engine::SetSpec;
 use tilepdb_coordinator::output::{set_dir, table_file_name};
 
 const TOKEN: &str = "worker-test-token";
@@ -35,10 +36,7 @@ fn worker(url: &str, token: &str, extra: &[&str]) -> Command {
 
 fn config(partition: Partition, rule: BlankRule, dir: &Path) -> JobConfig {
     JobConfig {
-        partition,
-        goal: Goal::BlankFirst,
-        rule,
-        encoding: Encoding::Byte,
+        spec: SetSpec::new(partition, Goal::BlankFirst, rule, Encoding::Byte).unwrap(),
         data_dir: dir.join("data"),
         out: dir.join("out"),
         lease_timeout: Duration::from_secs(5),

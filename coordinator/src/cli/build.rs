@@ -6,14 +6,16 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
+use tilepdb_common::table::Pdb;
 use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_coordinator::build::{
-    BuildOptions, SearchIndex, build_memory, build_table, check_build_memory, human_bytes,
+    BuildOptions, BuiltTable, SearchIndex, build_memory, build_table, check_build_memory,
+    human_bytes,
 };
 use tilepdb_coordinator::check::{
     check_consistent, check_lower_bound, check_minimized_against_aware,
 };
-use tilepdb_coordinator::output::{cached_table, set_dir, write_manifest, write_table};
+use tilepdb_coordinator::engine::{Reuse, TableBuilder, build_set};
 use tilepdb_coordinator::report::{
     TableReport, available_memory_bytes, peak_rss_bytes, reset_peak_rss,
 };
@@ -130,11 +132,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             args.threads
         );
     }
-    let partition = args.job.partition()?;
-    let goal = args.job.goal();
-    let rule = args.job.rule();
-    let encoding = args.job.encoding;
-    encoding.check_rule(rule)?;
+    let spec = args.job.spec()?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
     if args.workers > 0 {
         return super::serve::run_local_cluster(
@@ -150,7 +148,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             },
         );
     }
-    let dir = set_dir(&out, &partition, rule, goal, encoding);
+    let dir = spec.dir(&out);
     let memory_limit = args.memory_limit.or_else(available_memory_bytes);
     let options = BuildOptions {
         threads: args.threads,
@@ -158,11 +156,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         memory_limit,
         index: args.search_index,
     };
-    let spaces = partition
-        .patterns()
-        .iter()
-        .map(|p| StateSpace::new(partition.board(), goal, p.clone(), rule))
-        .collect::<Result<Vec<_>, _>>()?;
+    let spaces = spec.spaces()?;
     // Refuse before building anything if any table will not fit.
     for space in &spaces {
         check_build_memory(space, args.search_index, memory_limit)?;
@@ -173,68 +167,35 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         args.threads
     };
     tracing::info!(
-        partition = partition.name(),
-        %goal,
-        blank = %rule,
-        %encoding,
+        partition = spec.partition.name(),
+        goal = %spec.goal,
+        blank = %spec.rule,
+        encoding = %spec.encoding,
         threads,
         out = %dir.display(),
         "building {} table(s)",
         spaces.len()
     );
     let started = Instant::now();
-    let mut tables = Vec::new();
-    let mut files = Vec::new();
-    for space in &spaces {
-        let label = format!("{{{}}}", space.pattern());
-        if !args.rebuild {
-            match cached_table(&dir, space, encoding) {
-                Some(Ok(pdb)) => {
-                    if args.check {
-                        verify_deep(&pdb)?;
-                        tracing::info!(table = %label, "deep verification of the built file passed");
-                    }
-                    let report = TableReport::cached(space, &pdb);
-                    if !args.json {
-                        println!("{}", report.line());
-                    }
-                    tables.push(report);
-                    files.push(pdb);
-                    continue;
-                }
-                Some(Err(e)) => tracing::warn!(table = %label, "building again: {e}"),
-                None => {}
-            }
-        }
-        tracing::info!(
-            table = %label,
-            placements = space.placements(),
-            states = space.states(),
-            memory = %human_bytes(build_memory(space, args.search_index)?.0),
-            "building"
-        );
-        reset_peak_rss();
-        let table = build_table(space, &options, &LayerProgress::new(label.clone()))?;
-        let peak = peak_rss_bytes();
-        if args.check {
-            run_checks(space, &table.values, &options)?;
-            tracing::info!(table = %label, "checks passed");
-        }
-        let pdb = write_table(&dir, space, encoding, &table.values)?;
-        let report = TableReport::new(space, &table, peak, None).with_table_file(&pdb);
-        files.push(pdb);
-        if !args.json {
-            println!("{}", report.line());
-        }
-        tables.push(report);
-    }
-    write_manifest(&dir, &partition, goal, rule, encoding, &files)?;
+    let mut builder = CliBuilder {
+        options: &options,
+        check: args.check,
+        json: args.json,
+        peak: None,
+        tables: Vec::new(),
+    };
+    let reuse = if args.rebuild {
+        Reuse::Nothing
+    } else {
+        Reuse::ValidFiles
+    };
+    build_set(&spec, &out, reuse, &mut builder)?;
     let summary = BuildSummary {
-        partition: partition.name().to_string(),
+        partition: spec.partition.name().to_string(),
         set_dir: dir.clone(),
         threads,
         total_seconds: started.elapsed().as_secs_f64(),
-        tables,
+        tables: builder.tables,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -250,6 +211,68 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The `build` command's tables: built with a progress bar, checked with `--check`, reported.
+struct CliBuilder<'a> {
+    options: &'a BuildOptions,
+    check: bool,
+    json: bool,
+    /// Peak memory of the table being built.
+    peak: Option<u64>,
+    tables: Vec<TableReport>,
+}
+
+impl CliBuilder<'_> {
+    fn report(&mut self, report: TableReport) {
+        if !self.json {
+            println!("{}", report.line());
+        }
+        self.tables.push(report);
+    }
+}
+
+impl TableBuilder for CliBuilder<'_> {
+    type Error = anyhow::Error;
+
+    fn build(&mut self, _index: usize, space: &StateSpace) -> anyhow::Result<BuiltTable> {
+        let label = format!("{{{}}}", space.pattern());
+        tracing::info!(
+            table = %label,
+            placements = space.placements(),
+            states = space.states(),
+            memory = %human_bytes(build_memory(space, self.options.index)?.0),
+            "building"
+        );
+        reset_peak_rss();
+        let table = build_table(space, self.options, &LayerProgress::new(label.clone()))?;
+        self.peak = peak_rss_bytes();
+        if self.check {
+            run_checks(space, &table.values, self.options)?;
+            tracing::info!(table = %label, "checks passed");
+        }
+        Ok(table)
+    }
+
+    fn reused(&mut self, _index: usize, space: &StateSpace, pdb: &Pdb) -> anyhow::Result<()> {
+        if self.check {
+            verify_deep(pdb)?;
+            tracing::info!(table = %format!("{{{}}}", space.pattern()), "deep verification of the built file passed");
+        }
+        self.report(TableReport::cached(space, pdb));
+        Ok(())
+    }
+
+    fn written(
+        &mut self,
+        _index: usize,
+        space: &StateSpace,
+        table: &BuiltTable,
+        pdb: &Pdb,
+    ) -> anyhow::Result<()> {
+        self.report(TableReport::new(space, table, self.peak, None).with_table_file(pdb));
+        Ok(())
+    }
 }
 
 pub(super) fn run_checks(

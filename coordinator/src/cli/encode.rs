@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use tilepdb_common::table::{Encoding, TableSet};
+use tilepdb_common::table::{Encoding, Pdb, TableSet};
 use tilepdb_common::{Partition, Pattern, StateSpace};
-use tilepdb_coordinator::build::BuildOptions;
-use tilepdb_coordinator::output::{set_dir, write_manifest, write_table};
+use tilepdb_coordinator::build::{BuildOptions, BuiltTable, histogram};
+use tilepdb_coordinator::engine::{Reuse, SetSpec, TableBuilder, build_set};
 
 #[derive(Args)]
 pub struct EncodeArgs {
@@ -62,7 +62,8 @@ pub fn run(args: EncodeArgs) -> anyhow::Result<()> {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(".")),
     };
-    let dir = set_dir(&out, &partition, rule, set.goal(), args.encoding);
+    let spec = SetSpec::new(partition, set.goal(), rule, args.encoding)?;
+    let dir = spec.dir(&out);
     if dir.canonicalize().ok() == args.set.canonicalize().ok() {
         bail!(
             "{} is already in the {} encoding",
@@ -75,33 +76,76 @@ pub fn run(args: EncodeArgs) -> anyhow::Result<()> {
         ..BuildOptions::default()
     };
     let started = Instant::now();
-    let mut files = Vec::new();
-    for (table, pattern) in set.tables().iter().zip(partition.patterns()) {
-        let space = StateSpace::new(board, set.goal(), pattern.clone(), rule)?;
-        let values = table
-            .decode_all()
-            .with_context(|| format!("decoding {}", table.path().display()))?;
-        if args.check {
-            super::build::run_checks(&space, &values, &options)
-                .with_context(|| format!("checking {}", table.path().display()))?;
-        }
-        let pdb = write_table(&dir, &space, args.encoding, &values)?;
-        println!(
-            "{{{pattern}}}: {} -> {} ({} -> {} bytes)",
-            from,
-            args.encoding,
-            table.file_len(),
-            pdb.file_len()
-        );
-        files.push(pdb);
-    }
-    write_manifest(&dir, &partition, set.goal(), rule, args.encoding, &files)?;
+    let mut builder = Decoder {
+        set: &set,
+        options: &options,
+        check: args.check,
+        from,
+        to: args.encoding,
+    };
+    let built = build_set(&spec, &out, Reuse::Nothing, &mut builder)?;
     println!(
         "{} table(s) of {} encoded to {} in {:.2} s",
-        files.len(),
-        partition.name(),
-        dir.display(),
+        built.tables.len(),
+        spec.partition.name(),
+        built.dir.display(),
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The tables of an encoded set: each one's values decoded from the set read (and checked
+/// with `--check`) instead of searched.
+struct Decoder<'a> {
+    set: &'a TableSet,
+    options: &'a BuildOptions,
+    check: bool,
+    from: Encoding,
+    to: Encoding,
+}
+
+impl TableBuilder for Decoder<'_> {
+    type Error = anyhow::Error;
+
+    fn build(&mut self, index: usize, space: &StateSpace) -> anyhow::Result<BuiltTable> {
+        let started = Instant::now();
+        let table = &self.set.tables()[index];
+        let values = table
+            .decode_all()
+            .with_context(|| format!("decoding {}", table.path().display()))?;
+        if self.check {
+            super::build::run_checks(space, &values, self.options)
+                .with_context(|| format!("checking {}", table.path().display()))?;
+        }
+        let (histogram, unreached) = histogram(&values);
+        Ok(BuiltTable {
+            values,
+            layers: histogram.len() as u32,
+            histogram,
+            unreached,
+            expanded: 0,
+            generated: 0,
+            elapsed: started.elapsed(),
+            state_array_bytes: 0,
+            depth_bytes: 0,
+        })
+    }
+
+    fn written(
+        &mut self,
+        index: usize,
+        space: &StateSpace,
+        _table: &BuiltTable,
+        pdb: &Pdb,
+    ) -> anyhow::Result<()> {
+        println!(
+            "{{{}}}: {} -> {} ({} -> {} bytes)",
+            space.pattern(),
+            self.from,
+            self.to,
+            self.set.tables()[index].file_len(),
+            pdb.file_len()
+        );
+        Ok(())
+    }
 }

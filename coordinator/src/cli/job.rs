@@ -4,6 +4,7 @@ use anyhow::bail;
 use clap::Args;
 use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, Board, Goal, Partition};
+use tilepdb_coordinator::engine::SetSpec;
 
 #[derive(Args, Clone, Debug, Default)]
 pub struct JobArgs {
@@ -64,6 +65,16 @@ impl JobArgs {
             self.partition.as_deref(),
             &self.pattern,
         )
+    }
+
+    /// The set that the arguments define (checked: an encoding must fit the blank rule).
+    pub fn spec(&self) -> anyhow::Result<SetSpec> {
+        Ok(SetSpec::new(
+            self.partition()?,
+            self.goal(),
+            self.rule(),
+            self.encoding,
+        )?)
     }
 
     pub fn goal(&self) -> Goal {

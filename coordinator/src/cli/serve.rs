@@ -13,12 +13,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
-use tilepdb_coordinator::dist::job::{Phase, job_id};
+use tilepdb_coordinator::dist::job::Phase;
 use tilepdb_coordinator::dist::store::DataDir;
 use tilepdb_coordinator::dist::{
     Job, JobConfig, ServeOptions, TableService, TlsFiles, bind, serve_on, serve_tables,
 };
-use tilepdb_coordinator::output::set_dir;
 use tilepdb_coordinator::report::{TableReport, peak_rss_bytes};
 use tilepdb_worker::cli::read_token;
 
@@ -156,10 +155,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let partition = args.job.partition()?;
     let config = JobConfig {
-        partition: partition.clone(),
-        goal: args.job.goal(),
-        rule: args.job.rule(),
-        encoding: args.job.encoding,
+        spec: args.job.spec()?,
         data_dir: data_dir.clone(),
         out: args.out.clone(),
         lease_timeout: seconds(args.lease_timeout, "--lease-timeout")?,
@@ -249,14 +245,8 @@ fn summary(
     let (received, sent) = (c.bytes_received.load(Relaxed), c.bytes_sent.load(Relaxed));
     DistSummary {
         job_id: job.id.clone(),
-        partition: job.config.partition.name().to_string(),
-        set_dir: set_dir(
-            &job.config.out,
-            &job.config.partition,
-            job.config.rule,
-            job.config.goal,
-            job.config.encoding,
-        ),
+        partition: job.config.spec.partition.name().to_string(),
+        set_dir: job.config.spec.dir(&job.config.out),
         workers,
         total_seconds: started.elapsed().as_secs_f64(),
         states_expanded: expanded,
@@ -311,9 +301,9 @@ pub struct LocalClusterArgs {
 
 /// Builds with a coordinator in this process and `workers` worker processes on loopback.
 pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Result<()> {
-    let partition = job_args.partition()?;
-    let (goal, rule) = (job_args.goal(), job_args.rule());
-    let id = job_id(&partition, goal, rule, job_args.encoding);
+    let spec = job_args.spec()?;
+    let partition = spec.partition.clone();
+    let id = spec.job_id();
     let (data_dir, remove_data) = match &a.data_dir {
         Some(d) => (d.clone(), false),
         None => (a.out.join(format!(".job-{id}")), true),
@@ -322,10 +312,7 @@ pub fn run_local_cluster(job_args: &JobArgs, a: LocalClusterArgs) -> anyhow::Res
     let total = if a.threads == 0 { cores } else { a.threads };
     let worker_threads = (total / a.workers).max(1);
     let config = JobConfig {
-        partition: partition.clone(),
-        goal,
-        rule,
-        encoding: job_args.encoding,
+        spec,
         data_dir: data_dir.clone(),
         out: a.out.clone(),
         lease_timeout: seconds(a.lease_timeout, "--lease-timeout")?,

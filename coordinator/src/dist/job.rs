@@ -1,65 +1,62 @@
-//! The distributed job: its layers, tasks, leases and workers, and the driver that runs the
-//! layers one after the other.
+//! The distributed job: what the driver thread and the gRPC handlers share.
 //!
-//! The driver ([`Job::drive`]) runs on a thread of its own: for each table and each layer it
-//! cuts the layer into tasks ([`layer_tasks`], as the single-machine build does), publishes
-//! them, waits until every task's result is merged, then finishes the layer and checkpoints.
-//! The gRPC handlers lease tasks ([`Job::take_task`]) and merge results ([`Job::check_result`],
-//! [`Job::commit`]) with the same [`LayerMerge`] as in-process workers.
+//! The job's data is split along its concerns: the tasks and leases of the layer being
+//! expanded ([`super::lease::LayerTasks`]), the workers ([`super::workers::Workers`]), the
+//! planner ([`super::plan`]) and the driver ([`super::driver`]), which runs the engine's
+//! layer loop with the workers as its executor. This module holds the shared state, the
+//! answers to the handlers (in domain terms: only the gRPC service makes a `Status`) and the
+//! one wake-up of the job ([`Job::raise`]).
 //!
-//! Layer D (current code `c = code_of_depth(D)`, next code `n = code_of_depth(D + 1)`):
+//! ```text
+//!  Starting ──▶ Expanding(layer) ──▶ FinishingLayer ──▶ Expanding(next layer) … ──┐
+//!                    ▲                                                          │
+//!                    └──────────── WritingTable ◀── (a layer added nothing) ◀───┘
+//!  WritingTable ──▶ Expanding (next table) │ Done          any ──▶ Failed (stopped)
+//! ```
 //!
-//! * results only turn unseen states into `n` (and record depths); current states keep `c`
-//!   for the whole layer, so a task handed out again gets the same input;
-//! * when all tasks are in, one pass records the depth of every `n` state (repairing depths
-//!   that a coordinator killed between a mark and its depth byte did not write), counts them
-//!   and retires every `c` state to done; the arrays are flushed and the manifest records
-//!   `next_depth = D + 1`.
-//!
-//! So the files only ever hold "layers below D done, layer D current, some of layer D + 1":
-//! a coordinator killed at any moment redoes layer D and finishes with the same bytes.
+//! Only `Expanding` holds the layer's arrays and tasks: a result can only be checked and
+//! merged against the layer it belongs to, and there is no "arrays while expanding" to
+//! assume. Layer D (current code `c = code_of_depth(D)`, next code `n = code_of_depth(D+1)`):
+//! results only turn unseen states into `n` (and record depths); current states keep `c` for
+//! the whole layer, so a task handed out again gets the same input. The driver finishes the
+//! layer and checkpoints (the engine's `finish_layer`, the store's `Checkpoint`), so the
+//! files only ever hold "layers below D done, layer D current, some of layer D + 1": a
+//! coordinator killed at any moment redoes layer D and finishes with the same bytes.
 
-use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
+use tilepdb_common::BlankRule;
+use tilepdb_common::StateSpace;
 use tilepdb_common::wire::TaskId;
-use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, ResultHeader, WorkerStatus};
-use tilepdb_common::wire::states::{CheckedStates, ListShape, own_states};
-use tilepdb_common::{BlankRule, Goal, Partition, StateCodes, StateSpace, cut_layer};
-use tonic::Status;
+use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse};
 
-use super::store::{DataDir, MANIFEST_FORMAT, Manifest, TableArrays, TableCheckpoint};
-use crate::build::{BuiltTable, histogram, human_bytes, layer_tasks, spread_region_values};
-use crate::error::{Error, Result};
-use crate::merge::{DepthBytes, LayerMerge, UNREACHED};
-use crate::output::{cached_table, set_dir, write_manifest, write_table};
-use crate::report::{TableReport, peak_rss_bytes};
-use tilepdb_common::table::Encoding;
+use super::lease::{LayerTasks, Rejection};
+use super::workers::{UnknownWorker, Workers};
+use crate::build::thread_pool;
+use crate::engine::{SetSpec, TableArrays};
+use crate::error::Result;
+use crate::report::peak_rss_bytes;
 
 /// How to run a distributed job.
 #[derive(Clone, Debug)]
 pub struct JobConfig {
-    pub partition: Partition,
-    pub goal: Goal,
-    pub rule: BlankRule,
-    /// How the finished tables are stored.
-    pub encoding: Encoding,
-    /// Where the state array, depth bytes and manifest live.
+    /// The set the job builds.
+    pub spec: SetSpec,
+    /// Where the state array, depth bytes and checkpoint live.
     pub data_dir: PathBuf,
     /// Where the table set is written (a directory per set is made inside).
     pub out: PathBuf,
     /// A worker silent for this long loses its leases.
     pub lease_timeout: Duration,
-    /// Most ranks per task; `None`: tasks cut along the layer (see `Job::plan_layer`).
+    /// Most ranks per task; `None`: tasks cut along the layer ([`super::plan`]).
     pub task_ranks: Option<u64>,
     /// Without `task_ranks`: cut each layer into about this many tasks (or more, along blocks).
     pub tasks_per_layer: u64,
-    /// Flush the arrays and sync the manifest after every layer (survives a machine crash);
+    /// Flush the arrays and sync the checkpoint after every layer (survives a machine crash);
     /// without it the job survives a killed coordinator but not a crashed machine.
     pub sync: bool,
     /// Threads of the coordinator's own passes (counting, finishing layers).
@@ -68,18 +65,25 @@ pub struct JobConfig {
     pub zstd_level: i32,
 }
 
-/// Where a job is.
+/// Where a job is (the name of its stage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// Before the first layer is published.
     Starting,
+    /// The workers expand a layer.
     Expanding,
+    /// The coordinator finishes a layer.
     FinishingLayer,
+    /// The coordinator writes a table.
     WritingTable,
+    /// Every table is written.
     Done,
+    /// Stopped by an error.
     Failed,
 }
 
 impl Phase {
+    /// The phase's name, as the status RPC reports it.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Starting => "starting",
@@ -92,58 +96,67 @@ impl Phase {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Status_ {
-    Pending,
-    Leased,
-    Merging,
+/// The layer being expanded: its arrays and tasks, owned by the `Expanding` stage.
+pub(super) struct ExpandingLayer {
+    pub(super) arrays: Arc<TableArrays>,
+    pub(super) tasks: LayerTasks,
+}
+
+/// A job's stage, with the data that only it has.
+pub(super) enum Stage {
+    Starting,
+    Expanding(ExpandingLayer),
+    FinishingLayer,
+    WritingTable,
     Done,
+    Failed,
 }
 
-struct TaskSlot {
-    ranks: Range<u64>,
-    /// Current-layer states of the task.
-    states: u64,
-    status: Status_,
-    /// Live leases: (attempt, worker).
-    active: Vec<(u64, u64)>,
-    /// Every attempt issued for this task in this layer (a result must name one).
-    issued: Vec<u64>,
+impl Stage {
+    fn phase(&self) -> Phase {
+        match self {
+            Stage::Starting => Phase::Starting,
+            Stage::Expanding(_) => Phase::Expanding,
+            Stage::FinishingLayer => Phase::FinishingLayer,
+            Stage::WritingTable => Phase::WritingTable,
+            Stage::Done => Phase::Done,
+            Stage::Failed => Phase::Failed,
+        }
+    }
 }
 
-struct WorkerInfo {
-    name: String,
-    last_seen: Instant,
-    /// The tasks (index, attempt) leased to the worker and not yet done.
-    holding: Vec<(usize, u64)>,
-    told_done: bool,
-}
-
-struct JobState {
-    phase: Phase,
-    table: usize,
-    tables_written: usize,
-    depth: u32,
-    arrays: Option<Arc<TableArrays>>,
-    tasks: Vec<TaskSlot>,
-    pending: VecDeque<usize>,
-    tasks_done: usize,
-    layer_states: u64,
-    states_found: u64,
-    workers: HashMap<u64, WorkerInfo>,
-    next_worker: u64,
+/// The state shared by the driver and the handlers (under the job's lock).
+pub(super) struct JobState {
+    pub(super) stage: Stage,
+    /// The table and layer depth in progress.
+    pub(super) table: usize,
+    pub(super) depth: u32,
+    pub(super) tables_written: usize,
+    pub(super) layer_states: u64,
+    pub(super) states_found: u64,
+    /// Tasks done and in all of the last layer published (for the status).
+    pub(super) tasks_done: usize,
+    pub(super) tasks_total: usize,
+    pub(super) workers: Workers,
     next_attempt: u64,
 }
 
 /// Bytes and states counted over the whole job.
 #[derive(Default)]
 pub struct Counters {
+    /// Bytes received from workers.
     pub bytes_received: AtomicU64,
+    /// Bytes sent to workers.
     pub bytes_sent: AtomicU64,
+    /// States expanded by accepted results.
     pub expanded: AtomicU64,
+    /// Successors generated by accepted results.
     pub generated: AtomicU64,
+    /// Results merged.
     pub results_accepted: AtomicU64,
+    /// Results valid but not needed.
     pub results_dropped: AtomicU64,
+    /// Leases expired (tasks handed out again).
     pub releases: AtomicU64,
     /// Results refused (their gRPC status), by reason.
     pub refused: crate::observe::refusals::RefusalCounts,
@@ -151,91 +164,64 @@ pub struct Counters {
 
 /// A leased task, ready to be sent.
 pub struct LeasedTask {
+    /// The task's identity.
     pub id: TaskId,
+    /// The lease's attempt number.
     pub attempt: u64,
+    /// The task's units (placement ranks).
     pub ranks: Range<u64>,
+    /// Its current states.
     pub states: u64,
-    pub slots: u64,
+    /// The arrays to read the task's input from.
     pub arrays: Arc<TableArrays>,
 }
 
 /// The answer to a worker asking for a task.
 pub enum Lease {
+    /// A task to expand.
     Task(LeasedTask),
+    /// Nothing now: ask again (the reason).
     Wait(&'static str),
+    /// The job is done.
     Done,
 }
 
-/// What to do with a result whose header was checked.
-pub enum ResultCheck {
-    /// Needed: read its chunks (of these sizes) and commit it.
-    Accept(AcceptedResult),
-    /// Valid but not needed (the task is done, or its layer is over).
-    Drop(&'static str),
+/// Why the job refuses a worker's request (the gRPC service turns it into a `Status`).
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The worker must register again.
+    #[error(transparent)]
+    UnknownWorker(#[from] UnknownWorker),
+    /// The request names what the job never had (a forged or corrupt result).
+    #[error("{0}")]
+    Invalid(String),
 }
 
-/// A result to be read and merged.
-pub struct AcceptedResult {
-    pub index: usize,
-    pub table: usize,
-    pub depth: u32,
-    /// All states of the table.
-    pub states: u64,
-    /// The states the result lists, in how many bytes.
-    pub reached_states: u64,
-    pub reached_bytes: u64,
-    pub expanded: u64,
-    pub generated: u64,
+impl From<Rejection> for Refusal {
+    fn from(r: Rejection) -> Refusal {
+        Refusal::Invalid(r.0)
+    }
 }
 
 /// A job, shared by the driver thread and the gRPC handlers.
 pub struct Job {
+    /// The job's identity ([`SetSpec::job_id`]).
     pub id: String,
+    /// The definition workers receive.
     pub spec: JobSpec,
+    /// The state space of each table.
     pub spaces: Vec<StateSpace>,
+    /// How the job runs.
     pub config: JobConfig,
     state: Mutex<JobState>,
+    /// Raised with `wake` ([`Job::raise`]): the driver thread waits on it.
     changed: Condvar,
-    /// Woken when tasks become available or the job ends (long-polling `TakeTask`s wait on it).
-    pub wake: tokio::sync::Notify,
+    /// Raised with `changed`: long-polling `TakeTask`s wait on it.
+    wake: tokio::sync::Notify,
+    /// Bytes and states counted over the whole job.
     pub counters: Counters,
-    started: Instant,
-    pool: rayon::ThreadPool,
-}
-
-/// The job's identity: its tables' definition and encoding, hashed (FNV-1a), after a
-/// readable name.
-pub fn job_id(partition: &Partition, goal: Goal, rule: BlankRule, encoding: Encoding) -> String {
-    let spec = JobSpec::new(partition, goal, rule);
-    let mut text = format!(
-        "{}|{}|{}|{encoding}",
-        spec.board, spec.goal, spec.blank_rule
-    );
-    for p in &spec.patterns {
-        text.push('|');
-        text.push_str(
-            &p.tiles
-                .iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-    }
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for b in text.bytes() {
-        hash = (hash ^ b as u64).wrapping_mul(0x100_0000_01b3);
-    }
-    let sizes = partition
-        .patterns()
-        .iter()
-        .map(|p| p.len().to_string())
-        .collect::<Vec<_>>()
-        .join("-");
-    format!(
-        "{}-{sizes}-{rule}-{goal}-{:012x}",
-        partition.board(),
-        hash >> 16
-    )
+    pub(super) started: Instant,
+    pub(super) pool: rayon::ThreadPool,
 }
 
 /// The rule the distributed search runs: a zero-aware table is searched as the aware table on
@@ -249,58 +235,45 @@ fn search_rule(rule: BlankRule) -> BlankRule {
 }
 
 impl Job {
-    /// The space of the table written for the searched `space` (zero-aware for an aware
-    /// search of a zero-aware job).
-    fn output_space(&self, space: &StateSpace) -> Result<StateSpace> {
-        Ok(StateSpace::new(
-            space.board(),
-            space.goal(),
-            space.pattern().clone(),
-            self.config.rule,
-        )?)
-    }
-
+    /// A job of `config`, not started.
     pub fn new(config: JobConfig) -> Result<Job> {
         let spaces = config
-            .partition
-            .patterns()
-            .iter()
-            .map(|p| {
+            .spec
+            .spaces()?
+            .into_iter()
+            .map(|space| {
                 StateSpace::new(
-                    config.partition.board(),
-                    config.goal,
-                    p.clone(),
-                    search_rule(config.rule),
+                    space.board(),
+                    space.goal(),
+                    space.pattern().clone(),
+                    search_rule(space.rule()),
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(config.threads)
-            .thread_name(|i| format!("tilepdb-merge-{i}"))
-            .build()
-            .map_err(|e| Error::ThreadPool(e.to_string()))?;
+        let pool = thread_pool(config.threads, "tilepdb-merge")?;
         Ok(Job {
-            id: job_id(&config.partition, config.goal, config.rule, config.encoding),
-            spec: JobSpec::new(&config.partition, config.goal, search_rule(config.rule)),
+            id: config.spec.job_id(),
+            spec: JobSpec::new(
+                &config.spec.partition,
+                config.spec.goal,
+                search_rule(config.spec.rule),
+            ),
             spaces,
-            config,
             state: Mutex::new(JobState {
-                phase: Phase::Starting,
+                stage: Stage::Starting,
                 table: 0,
-                tables_written: 0,
                 depth: 0,
-                arrays: None,
-                tasks: Vec::new(),
-                pending: VecDeque::new(),
-                tasks_done: 0,
+                tables_written: 0,
                 layer_states: 0,
                 states_found: 0,
-                workers: HashMap::new(),
+                tasks_done: 0,
+                tasks_total: 0,
                 // Ids of this run: a worker of a previous run of the coordinator is unknown
                 // here (and registers again) rather than mistaken for a new one.
-                next_worker: initial_attempt() >> 20,
+                workers: Workers::new(initial_attempt() >> 20, config.lease_timeout),
                 next_attempt: initial_attempt(),
             }),
+            config,
             changed: Condvar::new(),
             wake: tokio::sync::Notify::new(),
             counters: Counters::default(),
@@ -309,8 +282,39 @@ impl Job {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, JobState> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, JobState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The job's one wake-up: every waiter (the driver thread, long-polling handlers) looks
+    /// again. Raised when a layer is published, a lease released, a task done, the stage
+    /// changes.
+    pub(super) fn raise(&self) {
+        self.changed.notify_all();
+        self.wake.notify_waiters();
+    }
+
+    /// Waits (the driver thread) until [`Job::raise`] or `timeout`.
+    pub(super) fn wait<'a>(
+        &self,
+        guard: MutexGuard<'a, JobState>,
+        timeout: Duration,
+    ) -> MutexGuard<'a, JobState> {
+        self.changed
+            .wait_timeout(guard, timeout)
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+    }
+
+    /// Moves the job to `stage` and raises the wake-up.
+    pub(super) fn set_stage(&self, stage: Stage) {
+        let mut st = self.lock();
+        if let Stage::Expanding(l) = &st.stage {
+            st.tasks_done = l.tasks.done();
+        }
+        st.stage = stage;
+        drop(st);
+        self.raise();
     }
 
     /// How often workers must heartbeat.
@@ -318,297 +322,143 @@ impl Job {
         (self.config.lease_timeout / 4).max(Duration::from_millis(50))
     }
 
+    /// Where the job is.
     pub fn phase(&self) -> Phase {
-        self.lock().phase
+        self.lock().stage.phase()
     }
 
     /// Adds a worker; its id.
     pub fn register(&self, name: &str) -> u64 {
+        let now = Instant::now();
         let mut st = self.lock();
-        // Forget workers long gone (they would register again anyway).
-        let forget = 10 * self.config.lease_timeout;
-        st.workers
-            .retain(|_, w| w.last_seen.elapsed() < forget || !w.holding.is_empty());
-        let id = st.next_worker;
-        st.next_worker += 1;
-        st.workers.insert(
-            id,
-            WorkerInfo {
-                name: name.to_string(),
-                last_seen: Instant::now(),
-                holding: Vec::new(),
-                told_done: false,
-            },
-        );
-        let alive = alive_workers(&st, self.config.lease_timeout);
+        let id = st.workers.register(name, now);
+        let alive = st.workers.alive(now);
         drop(st);
         tracing::info!(worker = id, name, alive, "worker registered");
         id
     }
 
-    /// Records a heartbeat; whether the job is done. Unknown workers must register again.
-    pub fn heartbeat(&self, worker: u64) -> Result<bool, Status> {
+    /// Records a heartbeat; whether the job is done.
+    pub fn heartbeat(&self, worker: u64) -> Result<bool, Refusal> {
         let mut st = self.lock();
-        let done = st.phase == Phase::Done;
-        let w = st
-            .workers
-            .get_mut(&worker)
-            .ok_or_else(|| unknown_worker(worker))?;
-        w.last_seen = Instant::now();
+        let done = matches!(st.stage, Stage::Done);
+        let w = st.workers.seen(worker, Instant::now())?;
         if done {
             w.told_done = true;
         }
         Ok(done)
     }
 
+    /// When a `TakeTask` that found nothing should look again even if nothing is raised:
+    /// when the next lease may expire (`None`: only a raise can free a task).
+    pub fn next_expiry(&self) -> Option<Instant> {
+        let st = self.lock();
+        let Stage::Expanding(layer) = &st.stage else {
+            return None;
+        };
+        layer
+            .tasks
+            .leased()
+            .filter_map(|holders| {
+                holders
+                    .iter()
+                    .map(|h| st.workers.lost_at(h.worker))
+                    .max()
+                    .flatten()
+            })
+            .min()
+    }
+
+    /// A future that resolves at the next [`Job::raise`] (created before looking, so that
+    /// a raise between the look and the wait is not missed).
+    pub fn raised(&self) -> tokio::sync::futures::Notified<'_> {
+        self.wake.notified()
+    }
+
     /// Leases a task to `worker`, if one is free (a pending one, or one whose holders are
     /// silent past the lease timeout). `still_holding` lists the attempts the worker still
     /// works on; its other leases are given up (it lost them: a failed delivery, a restart).
-    pub fn take_task(&self, worker: u64, still_holding: &[u64]) -> Result<Lease, Status> {
-        let timeout = self.config.lease_timeout;
-        let mut st = self.lock();
+    pub fn take_task(&self, worker: u64, still_holding: &[u64]) -> Result<Lease, Refusal> {
         let now = Instant::now();
-        let phase = st.phase;
-        {
-            let w = st
-                .workers
-                .get_mut(&worker)
-                .ok_or_else(|| unknown_worker(worker))?;
-            w.last_seen = now;
-            if phase == Phase::Done {
-                w.told_done = true;
-                return Ok(Lease::Done);
-            }
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let w = st.workers.seen(worker, now)?;
+        if matches!(st.stage, Stage::Done) {
+            w.told_done = true;
+            return Ok(Lease::Done);
         }
-        let lost: Vec<(usize, u64)> = {
-            let w = st.workers.get_mut(&worker).expect("checked above");
-            let (kept, lost) = w
-                .holding
-                .iter()
-                .partition(|(_, a)| still_holding.contains(a));
-            w.holding = kept;
-            lost
-        };
-        for (index, attempt) in lost {
-            release(&mut st, index, attempt);
-        }
-        match phase {
-            Phase::Expanding => {}
-            Phase::FinishingLayer => return Ok(Lease::Wait("finishing a layer")),
-            Phase::WritingTable => return Ok(Lease::Wait("writing a table")),
+        let (kept, lost): (Vec<_>, Vec<_>) = w
+            .holding
+            .iter()
+            .partition(|(_, a)| still_holding.contains(a));
+        w.holding = kept;
+        let layer = match &mut st.stage {
+            Stage::Expanding(layer) => layer,
+            Stage::FinishingLayer => return Ok(Lease::Wait("finishing a layer")),
+            Stage::WritingTable => return Ok(Lease::Wait("writing a table")),
             _ => return Ok(Lease::Wait("starting")),
-        }
-        let index = match st.pending.pop_front() {
-            Some(i) => i,
-            None => {
-                let st_ref = &*st;
-                let expired = st_ref.tasks.iter().position(|t| {
-                    t.status == Status_::Leased
-                        && t.active.iter().all(|&(_, w)| {
-                            st_ref
-                                .workers
-                                .get(&w)
-                                .is_none_or(|w| now.duration_since(w.last_seen) > timeout)
-                        })
-                });
-                match expired {
-                    Some(i) => {
-                        self.counters.releases.fetch_add(1, Relaxed);
-                        let holders: Vec<String> = st.tasks[i]
-                            .active
-                            .iter()
-                            .map(|&(_, w)| {
-                                st.workers
-                                    .get(&w)
-                                    .map_or(format!("#{w}"), |i| i.name.clone())
-                            })
-                            .collect();
-                        tracing::warn!(
-                            task = i,
-                            depth = st.depth,
-                            holders = ?holders,
-                            "lease expired (no heartbeat for {:.1} s): task handed out again",
-                            timeout.as_secs_f64()
-                        );
-                        st.tasks[i].active.clear();
-                        i
-                    }
-                    None => return Ok(Lease::Wait("every task of the layer is leased")),
-                }
-            }
         };
-        let attempt = st.next_attempt;
-        st.next_attempt += 1;
-        let (table, depth) = (st.table, st.depth);
-        let slot = &mut st.tasks[index];
-        slot.status = Status_::Leased;
-        slot.active.push((attempt, worker));
-        slot.issued.push(attempt);
-        let (ranks, states) = (slot.ranks.clone(), slot.states);
-        if let Some(w) = st.workers.get_mut(&worker) {
-            w.holding.push((index, attempt));
+        let released = !lost.is_empty();
+        for (index, attempt) in lost {
+            layer.tasks.release(index, attempt);
         }
-        Ok(Lease::Task(LeasedTask {
+        let attempt = st.next_attempt;
+        let workers = &st.workers;
+        let Some(leased) = layer
+            .tasks
+            .lease(worker, attempt, |w| workers.is_lost(w, now))
+        else {
+            drop(guard);
+            if released {
+                self.raise();
+            }
+            return Ok(Lease::Wait("every task of the layer is leased"));
+        };
+        st.next_attempt += 1;
+        if !leased.expired.is_empty() {
+            self.counters.releases.fetch_add(1, Relaxed);
+            let holders: Vec<String> = leased
+                .expired
+                .iter()
+                .map(|h| st.workers.name(h.worker))
+                .collect();
+            tracing::warn!(
+                task = leased.index,
+                depth = st.depth,
+                holders = ?holders,
+                "lease expired (no heartbeat for {:.1} s): task handed out again",
+                self.config.lease_timeout.as_secs_f64()
+            );
+        }
+        let arrays = layer.arrays.clone();
+        if let Ok(w) = st.workers.seen(worker, now) {
+            w.holding.push((leased.index, attempt));
+        }
+        let task = LeasedTask {
             id: TaskId {
-                table: table as u32,
-                depth,
-                index: index as u32,
+                table: st.table as u32,
+                depth: st.depth,
+                index: leased.index as u32,
             },
             attempt,
-            ranks,
-            states,
-            slots: self.spaces[table].slots(),
-            arrays: st.arrays.clone().expect("arrays while expanding"),
-        }))
-    }
-
-    /// Checks a result's header against the job; says whether to read and merge it.
-    pub fn check_result(&self, h: &ResultHeader) -> Result<ResultCheck, Status> {
-        let mut st = self.lock();
-        st.workers
-            .get_mut(&h.worker_id)
-            .ok_or_else(|| unknown_worker(h.worker_id))?
-            .last_seen = Instant::now();
-        let bad = |m: String| Err(Status::invalid_argument(m));
-        let Some(id) = TaskId::from_u64(h.task_id) else {
-            return bad(format!("task id {:#x} was never issued", h.task_id));
+            ranks: leased.units,
+            states: leased.states,
+            arrays,
         };
-        if id.table != h.table || id.depth != h.depth {
-            return bad(format!(
-                "task id {:#x} names table {} depth {}, the header table {} depth {}",
-                h.task_id, id.table, id.depth, h.table, h.depth
-            ));
+        drop(guard);
+        if released {
+            self.raise();
         }
-        let table = id.table as usize;
-        let Some(space) = self.spaces.get(table) else {
-            return bad(format!(
-                "table {table} of a job of {} tables",
-                self.spaces.len()
-            ));
-        };
-        if h.first_rank >= h.end_rank || h.end_rank > space.placements() {
-            return bad(format!(
-                "ranks {}..{} are outside the table's 0..{}",
-                h.first_rank,
-                h.end_rank,
-                space.placements()
-            ));
-        }
-        let current = (st.table, st.depth);
-        if (table, id.depth) < current || st.phase == Phase::Done {
-            return Ok(ResultCheck::Drop("its layer is over"));
-        }
-        if (table, id.depth) > current || st.phase != Phase::Expanding {
-            if (table, id.depth) == current {
-                return Ok(ResultCheck::Drop("its layer is being finished"));
-            }
-            return bad(format!(
-                "task of table {table} depth {} while the job is at table {} depth {}",
-                id.depth, current.0, current.1
-            ));
-        }
-        let index = id.index as usize;
-        let Some(slot) = st.tasks.get(index) else {
-            return bad(format!(
-                "task {index} of a layer of {} tasks",
-                st.tasks.len()
-            ));
-        };
-        if slot.ranks != (h.first_rank..h.end_rank) {
-            return bad(format!(
-                "ranks {}..{} are not task {index}'s {:?}",
-                h.first_rank, h.end_rank, slot.ranks
-            ));
-        }
-        if !slot.issued.contains(&h.attempt) {
-            return bad(format!(
-                "attempt {} of task {index} was never issued",
-                h.attempt
-            ));
-        }
-        if matches!(slot.status, Status_::Done | Status_::Merging) {
-            return Ok(ResultCheck::Drop("the task is done already"));
-        }
-        // Each state has at most 4 moves per pattern tile.
-        let most = (slot.states * 4 * space.k() as u64).min(space.states());
-        if h.reached_states > most {
-            return bad(format!(
-                "{} states reached from {} states expanded (at most {most})",
-                h.reached_states, slot.states
-            ));
-        }
-        // The result lists states of the next layer.
-        if h.reached_bytes > ListShape::new(space, id.depth + 1).max_bytes(h.reached_states) {
-            return bad(format!(
-                "{} bytes cannot list {} states",
-                h.reached_bytes, h.reached_states
-            ));
-        }
-        if h.expanded > slot.states {
-            return bad(format!(
-                "{} states expanded of a task of {}",
-                h.expanded, slot.states
-            ));
-        }
-        Ok(ResultCheck::Accept(AcceptedResult {
-            index,
-            table,
-            depth: id.depth,
-            states: space.states(),
-            reached_states: h.reached_states,
-            reached_bytes: h.reached_bytes,
-            expanded: h.expanded,
-            generated: h.generated,
-        }))
-    }
-
-    /// Merges a result, its states checked (blocking: call off the async threads). Returns
-    /// whether it was merged (false: another attempt of the task got there first).
-    pub fn commit(&self, r: &AcceptedResult, reached: &CheckedStates) -> bool {
-        let arrays = {
-            let mut st = self.lock();
-            if (st.table, st.depth) != (r.table, r.depth) || st.phase != Phase::Expanding {
-                return false;
-            }
-            let slot = &mut st.tasks[r.index];
-            if matches!(slot.status, Status_::Done | Status_::Merging) {
-                return false;
-            }
-            slot.status = Status_::Merging;
-            st.arrays.clone().expect("arrays while expanding")
-        };
-        let space = &self.spaces[r.table];
-        let mut merge = LayerMerge::new(
-            &arrays.codes,
-            &arrays.depths,
-            space.rule(),
-            space.slots(),
-            r.depth + 1,
-        );
-        reached.for_each(|s| tilepdb_worker::ReachedSink::reached(&mut merge, s));
-        self.counters.expanded.fetch_add(r.expanded, Relaxed);
-        self.counters.generated.fetch_add(r.generated, Relaxed);
-        self.counters.results_accepted.fetch_add(1, Relaxed);
-        let mut st = self.lock();
-        let slot = &mut st.tasks[r.index];
-        slot.status = Status_::Done;
-        slot.active.clear();
-        st.tasks_done += 1;
-        st.states_found += merge.added;
-        for w in st.workers.values_mut() {
-            w.holding.retain(|&(i, _)| i != r.index);
-        }
-        if st.tasks_done == st.tasks.len() {
-            self.changed.notify_all();
-        }
-        true
+        Ok(Lease::Task(task))
     }
 
     /// The job's progress.
     pub fn status(&self) -> JobStatusResponse {
         let st = self.lock();
+        let now = Instant::now();
         let elapsed = self.started.elapsed().as_secs_f64();
         let expanded = self.counters.expanded.load(Relaxed);
+        let phase = st.stage.phase();
         JobStatusResponse {
             job_id: self.id.clone(),
             job: Some(self.spec.clone()),
@@ -618,8 +468,8 @@ impl Job {
             layer_states: st.layer_states,
             states_found: st.states_found,
             tasks_done: st.tasks_done as u32,
-            tasks_total: st.tasks.len() as u32,
-            workers_alive: alive_workers(&st, self.config.lease_timeout) as u32,
+            tasks_total: st.tasks_total as u32,
+            workers_alive: st.workers.alive(now) as u32,
             states_per_second: if elapsed > 0.0 {
                 expanded as f64 / elapsed
             } else {
@@ -629,8 +479,8 @@ impl Job {
             bytes_received: self.counters.bytes_received.load(Relaxed),
             bytes_sent: self.counters.bytes_sent.load(Relaxed),
             elapsed_seconds: elapsed,
-            phase: st.phase.name().to_string(),
-            done: st.phase == Phase::Done,
+            phase: phase.name().to_string(),
+            done: phase == Phase::Done,
             peak_rss_bytes: peak_rss_bytes().unwrap_or(0),
             tables_written: st.tables_written as u32,
             table_states: self
@@ -638,7 +488,7 @@ impl Job {
                 .iter()
                 .map(crate::observe::progress::expected_states)
                 .collect(),
-            workers: worker_statuses(&st, self.config.lease_timeout),
+            workers: st.workers.statuses(Instant::now()),
             results_accepted: self.counters.results_accepted.load(Relaxed),
             results_dropped: self.counters.results_dropped.load(Relaxed),
             leases_expired: self.counters.releases.load(Relaxed),
@@ -648,471 +498,13 @@ impl Job {
 
     /// Whether every worker seen recently has been told that the job is done.
     pub fn all_workers_told(&self) -> bool {
-        let st = self.lock();
-        let timeout = self.config.lease_timeout;
-        st.workers
-            .values()
-            .all(|w| w.told_done || w.last_seen.elapsed() > timeout)
-    }
-
-    fn set_phase(&self, phase: Phase) {
-        self.lock().phase = phase;
-        self.wake.notify_waiters();
-        self.changed.notify_all();
+        self.lock().workers.all_told(Instant::now())
     }
 
     /// Marks the job failed (the driver's error ends the server).
     pub fn fail(&self) {
-        self.set_phase(Phase::Failed);
+        self.set_stage(Stage::Failed);
     }
-
-    /// Runs every remaining layer of every remaining table, checkpointing in `data`, and
-    /// writes the tables. Returns a report per table built by this run.
-    pub fn drive(&self, data: &DataDir) -> Result<Vec<TableReport>> {
-        let mut manifest = match data.read_manifest()? {
-            Some(m) if m.job_id != self.id => {
-                return Err(Error::DataDir {
-                    path: data.path().to_path_buf(),
-                    reason: format!(
-                        "it holds job {}, not {}; use another --data-dir, or remove it to start over",
-                        m.job_id, self.id
-                    ),
-                });
-            }
-            Some(m) => {
-                tracing::info!(
-                    job = %self.id,
-                    tables_written = m.tables_written,
-                    table = ?m.table.as_ref().map(|t| t.table),
-                    next_depth = ?m.table.as_ref().map(|t| t.next_depth),
-                    "resuming from the data directory"
-                );
-                m
-            }
-            None => {
-                let m = Manifest {
-                    format: MANIFEST_FORMAT,
-                    job_id: self.id.clone(),
-                    tables_written: 0,
-                    table: None,
-                };
-                data.write_manifest(&m, true)?;
-                m
-            }
-        };
-        let encoding = self.config.encoding;
-        let out_dir = set_dir(
-            &self.config.out,
-            &self.config.partition,
-            self.config.rule,
-            self.config.goal,
-            encoding,
-        );
-        // Tables written before a restart are read back for the set's manifest.
-        let mut files = Vec::new();
-        for space in &self.spaces[..manifest.tables_written as usize] {
-            let space = &self.output_space(space)?;
-            match cached_table(&out_dir, space, encoding) {
-                Some(Ok(pdb)) => files.push(pdb),
-                Some(Err(e)) => return Err(e),
-                None => {
-                    return Err(Error::Check {
-                        table: space.pattern().to_string(),
-                        reason: format!(
-                            "the data directory says it was written, but {} has no valid file of it",
-                            out_dir.display()
-                        ),
-                    });
-                }
-            }
-        }
-        for table in 0..manifest.tables_written as usize {
-            // Arrays of tables written before a kill that came before their removal.
-            data.remove_arrays(table);
-        }
-        let mut reports = Vec::new();
-        for table in manifest.tables_written as usize..self.spaces.len() {
-            let space = &self.spaces[table];
-            let table_started = Instant::now();
-            let resumed = manifest.table.clone().filter(|c| c.table as usize == table);
-            let (arrays, mut checkpoint) = match resumed {
-                Some(c) => (data.arrays(table, space, false)?, c),
-                None => {
-                    let arrays = data.arrays(table, space, true)?;
-                    LayerMerge::new(
-                        &arrays.codes,
-                        &arrays.depths,
-                        space.rule(),
-                        space.slots(),
-                        0,
-                    )
-                    .reached_goal(space.goal_state());
-                    arrays.flush(data, table)?;
-                    let c = TableCheckpoint {
-                        table: table as u32,
-                        next_depth: 0,
-                        search_done: false,
-                        layer_states: 1,
-                        states_found: 1,
-                        expanded: 0,
-                        generated: 0,
-                    };
-                    manifest.table = Some(c.clone());
-                    data.write_manifest(&manifest, self.config.sync)?;
-                    (arrays, c)
-                }
-            };
-            tracing::info!(
-                table,
-                pattern = %space.pattern(),
-                states = space.states(),
-                arrays = %human_bytes(arrays.codes.bytes() + arrays.depths.len()),
-                "building table {} of {}",
-                table + 1,
-                self.spaces.len()
-            );
-            let arrays = Arc::new(arrays);
-            while !checkpoint.search_done {
-                self.run_layer(table, &arrays, &mut checkpoint)?;
-                if self.config.sync {
-                    arrays.flush(data, table)?;
-                }
-                manifest.table = Some(checkpoint.clone());
-                data.write_manifest(&manifest, self.config.sync)?;
-            }
-            self.set_phase(Phase::WritingTable);
-            let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.len());
-            // The state array is not needed any more: let its memory go before the values
-            // are copied out (a handler that leased a task may hold the arrays a moment).
-            self.lock().arrays = None;
-            let kept = unwrap_arc(arrays).map(|TableArrays { codes, depths }| {
-                drop(codes);
-                depths
-            });
-            let depths: &DepthBytes = match &kept {
-                Ok(depths) => depths,
-                Err(shared) => &shared.depths,
-            };
-            if space.rule() == BlankRule::Aware {
-                let tasks = layer_tasks(space, None, 64);
-                self.pool
-                    .install(|| spread_region_values(space, depths, &tasks));
-            }
-            let mut values = depths.values();
-            drop(kept);
-            if values.contains(&(UNREACHED - 1)) {
-                return Err(Error::Check {
-                    table: space.pattern().to_string(),
-                    reason: "distances exceed what one byte per entry can hold".into(),
-                });
-            }
-            let search_space = space;
-            let output = self.output_space(space)?;
-            let space = &output;
-            if space.rule() == BlankRule::ZeroAware {
-                values = space
-                    .region_index()?
-                    .zero_aware_from_aware(search_space.ranker(), &values);
-            }
-            let pdb = write_table(&out_dir, space, encoding, &values)?;
-            let (hist, unreached) = histogram(&values);
-            let built = BuiltTable {
-                values,
-                layers: checkpoint.next_depth,
-                histogram: hist,
-                unreached,
-                expanded: checkpoint.expanded,
-                generated: checkpoint.generated,
-                elapsed: table_started.elapsed(),
-                state_array_bytes,
-                depth_bytes,
-            };
-            {
-                let mut st = self.lock();
-                st.arrays = None;
-                st.tables_written = table + 1;
-            }
-            manifest.tables_written = table as u32 + 1;
-            manifest.table = None;
-            data.write_manifest(&manifest, self.config.sync)?;
-            data.remove_arrays(table);
-            let report =
-                TableReport::new(space, &built, peak_rss_bytes(), None).with_table_file(&pdb);
-            files.push(pdb);
-            tracing::info!(table, file = %out_dir.display(), "{}", report.line());
-            reports.push(report);
-        }
-        write_manifest(
-            &out_dir,
-            &self.config.partition,
-            self.config.goal,
-            self.config.rule,
-            encoding,
-            &files,
-        )?;
-        self.set_phase(Phase::Done);
-        tracing::info!(
-            job = %self.id,
-            seconds = format!("{:.2}", self.started.elapsed().as_secs_f64()),
-            expanded = self.counters.expanded.load(Relaxed),
-            bytes_received = self.counters.bytes_received.load(Relaxed),
-            bytes_sent = self.counters.bytes_sent.load(Relaxed),
-            peak_memory = %peak_rss_bytes().map_or("?".into(), human_bytes),
-            "job done: {} table(s) in {}",
-            self.spaces.len(),
-            out_dir.display()
-        );
-        Ok(reports)
-    }
-
-    /// The tasks of a layer and their current states. With `--task-ranks`, fixed ranges (as
-    /// the single-machine build cuts them); otherwise [`plan_tasks`]. Ranges without a current
-    /// state are left out.
-    fn plan_layer(
-        &self,
-        space: &StateSpace,
-        arrays: &TableArrays,
-        code: u8,
-    ) -> (Vec<Range<u64>>, Vec<u64>) {
-        let slots = space.slots();
-        let count = |ranges: &[Range<u64>]| -> Vec<u64> {
-            self.pool.install(|| {
-                ranges
-                    .par_iter()
-                    .map(|r| arrays.codes.count_with_code(own_states(r, slots), code))
-                    .collect()
-            })
-        };
-        if let Some(task_ranks) = self.config.task_ranks {
-            let ranges = layer_tasks(space, Some(task_ranks), 1);
-            let counts = count(&ranges);
-            return ranges
-                .into_iter()
-                .zip(counts)
-                .filter(|(_, c)| *c > 0)
-                .unzip();
-        }
-        plan_tasks(space, self.config.tasks_per_layer, count)
-    }
-
-    /// Expands the layer `checkpoint.next_depth` of `table` with the workers and finishes it.
-    fn run_layer(
-        &self,
-        table: usize,
-        arrays: &Arc<TableArrays>,
-        checkpoint: &mut TableCheckpoint,
-    ) -> Result<()> {
-        let space = &self.spaces[table];
-        let depth = checkpoint.next_depth;
-        if depth + 1 >= UNREACHED as u32 - 1 {
-            return Err(Error::Check {
-                table: space.pattern().to_string(),
-                reason: "distances exceed the 253 that one byte per entry can hold".into(),
-            });
-        }
-        let layer_started = Instant::now();
-        let expanded_before = self.counters.expanded.load(Relaxed);
-        let generated_before = self.counters.generated.load(Relaxed);
-        let slots = space.slots();
-        let current = StateCodes::code_of_depth(depth);
-        let (ranges, counts) = self.plan_layer(space, arrays, current);
-        let layer_states: u64 = counts.iter().sum();
-        {
-            let mut st = self.lock();
-            if st.phase == Phase::Failed {
-                return Err(Error::Serve("the job was stopped".into()));
-            }
-            st.table = table;
-            st.depth = depth;
-            st.arrays = Some(arrays.clone());
-            st.layer_states = layer_states;
-            st.states_found = checkpoint.states_found;
-            st.tasks = ranges
-                .into_iter()
-                .zip(&counts)
-                .map(|(ranks, &states)| TaskSlot {
-                    ranks,
-                    states,
-                    status: if states == 0 {
-                        Status_::Done
-                    } else {
-                        Status_::Pending
-                    },
-                    active: Vec::new(),
-                    issued: Vec::new(),
-                })
-                .collect();
-            st.pending = (0..st.tasks.len()).filter(|&i| counts[i] > 0).collect();
-            st.tasks_done = st.tasks.len() - st.pending.len();
-            for w in st.workers.values_mut() {
-                w.holding.clear();
-            }
-            st.phase = Phase::Expanding;
-        }
-        self.wake.notify_waiters();
-        tracing::debug!(table, depth, layer_states, "layer published");
-
-        // Wait for every result, saying how it goes.
-        let mut last_log = Instant::now();
-        let mut st = self.lock();
-        while st.tasks_done < st.tasks.len() {
-            let (guard, _) = self
-                .changed
-                .wait_timeout(st, Duration::from_millis(500))
-                .unwrap_or_else(|e| e.into_inner());
-            st = guard;
-            if st.phase == Phase::Failed {
-                return Err(Error::Serve("the job was stopped".into()));
-            }
-            if last_log.elapsed() >= Duration::from_secs(5) {
-                last_log = Instant::now();
-                let alive = alive_workers(&st, self.config.lease_timeout);
-                if alive == 0 {
-                    tracing::warn!(
-                        table,
-                        depth,
-                        tasks_done = st.tasks_done,
-                        tasks = st.tasks.len(),
-                        "no worker alive: waiting for workers"
-                    );
-                } else {
-                    let secs = self.started.elapsed().as_secs_f64();
-                    tracing::info!(
-                        table,
-                        depth,
-                        layer_states,
-                        states_found = st.states_found,
-                        tasks_done = st.tasks_done,
-                        tasks = st.tasks.len(),
-                        workers = alive,
-                        rate = format!(
-                            "{:.2} M states/s",
-                            self.counters.expanded.load(Relaxed) as f64 / secs / 1e6
-                        ),
-                        "progress"
-                    );
-                }
-            }
-        }
-        st.phase = Phase::FinishingLayer;
-        drop(st);
-
-        // Finish the layer: depths of the next layer's states, count them, retire the current.
-        let next = StateCodes::code_of_depth(depth + 1);
-        let tasks = layer_tasks(space, None, 64);
-        let rule = space.rule();
-        let added: u64 = self.pool.install(|| {
-            tasks
-                .par_iter()
-                .map(|r| {
-                    let states = own_states(r, slots);
-                    let mut added = 0;
-                    arrays.codes.for_each_with_code(states.clone(), next, |s| {
-                        let entry = if rule == BlankRule::Aware {
-                            s
-                        } else {
-                            s / slots
-                        };
-                        arrays.depths.record_first(entry, depth + 1);
-                        added += 1;
-                    });
-                    arrays.codes.retire(states, current);
-                    added
-                })
-                .sum()
-        });
-        let expanded = self.counters.expanded.load(Relaxed) - expanded_before;
-        let generated = self.counters.generated.load(Relaxed) - generated_before;
-        checkpoint.next_depth = depth + 1;
-        checkpoint.search_done = added == 0;
-        checkpoint.layer_states = added;
-        checkpoint.states_found += added;
-        checkpoint.expanded += expanded;
-        checkpoint.generated += generated;
-        let (alive, tasks_total) = {
-            let st = self.lock();
-            (
-                alive_workers(&st, self.config.lease_timeout),
-                st.tasks.len(),
-            )
-        };
-        let secs = layer_started.elapsed().as_secs_f64();
-        tracing::info!(
-            table,
-            depth,
-            expanded = layer_states,
-            next_layer = added,
-            states_found = checkpoint.states_found,
-            tasks = tasks_total,
-            workers = alive,
-            seconds = format!("{secs:.2}"),
-            rate = format!(
-                "{:.2} M states/s",
-                layer_states as f64 / secs.max(1e-9) / 1e6
-            ),
-            "layer done"
-        );
-        Ok(())
-    }
-}
-
-/// The arrays, once no handler holds them any more (a handler that leased a task holds them
-/// for a few milliseconds); still shared if one keeps them for seconds.
-fn unwrap_arc(mut arrays: Arc<TableArrays>) -> Result<TableArrays, Arc<TableArrays>> {
-    for _ in 0..500 {
-        match Arc::try_unwrap(arrays) {
-            Ok(a) => return Ok(a),
-            Err(a) => arrays = a,
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Err(arrays)
-}
-
-/// Gives up `attempt`'s lease of task `index`; a task left without live leases is pending
-/// again (its attempts stay valid: a late result is still welcome).
-fn release(st: &mut JobState, index: usize, attempt: u64) {
-    let Some(slot) = st.tasks.get_mut(index) else {
-        return;
-    };
-    if slot.status != Status_::Leased {
-        return;
-    }
-    slot.active.retain(|&(a, _)| a != attempt);
-    if slot.active.is_empty() {
-        slot.status = Status_::Pending;
-        st.pending.push_front(index);
-    }
-}
-
-fn alive_workers(st: &JobState, timeout: Duration) -> usize {
-    st.workers
-        .values()
-        .filter(|w| w.last_seen.elapsed() <= timeout && !w.told_done)
-        .count()
-}
-
-/// The workers of `st`, by id, as the job's status reports them.
-fn worker_statuses(st: &JobState, timeout: Duration) -> Vec<WorkerStatus> {
-    let mut workers: Vec<WorkerStatus> = st
-        .workers
-        .iter()
-        .map(|(&id, w)| WorkerStatus {
-            id,
-            name: w.name.clone(),
-            seconds_since_heartbeat: w.last_seen.elapsed().as_secs_f64(),
-            tasks_held: w.holding.len() as u32,
-            alive: w.last_seen.elapsed() <= timeout && !w.told_done,
-        })
-        .collect();
-    workers.sort_by_key(|w| w.id);
-    workers
-}
-
-fn unknown_worker(worker: u64) -> Status {
-    Status::not_found(format!(
-        "unknown worker {worker} (the coordinator may have restarted): register again"
-    ))
 }
 
 /// Attempt numbers and worker ids start at a value of this run (time-based), so that those of
@@ -1124,138 +516,9 @@ fn initial_attempt() -> u64 {
     (nanos ^ (std::process::id() as u64) << 40) & ((1 << 62) - 1)
 }
 
-/// The tasks of a layer along the layer: whole blocks of the rank (the placements with the
-/// pattern's first tile on one cell, so that only that tile's moves leave a task), grouped
-/// until a task holds about 1/`tasks_per_layer` of the layer's states, and blocks that hold
-/// more are cut along eighths of a block. `count` gives the current states of each of some
-/// ranges of ranks. Ranges without a current state are left out. Returns the tasks and their
-/// current states.
-pub fn plan_tasks(
-    space: &StateSpace,
-    tasks_per_layer: u64,
-    count: impl Fn(&[Range<u64>]) -> Vec<u64>,
-) -> (Vec<Range<u64>>, Vec<u64>) {
-    let block = space.ranker().block_len();
-    let units = cut_layer(space.placements(), block, block.div_ceil(8));
-    let unit_counts = count(&units);
-    let total: u64 = unit_counts.iter().sum();
-    let target = total.div_ceil(tasks_per_layer.max(1)).max(1);
-    let mut tasks: Vec<(Range<u64>, u64)> = Vec::new();
-    let mut open: Option<(Range<u64>, u64)> = None;
-    let mut i = 0;
-    while i < units.len() {
-        // The units of one block.
-        let block_index = units[i].start / block;
-        let mut j = i;
-        while j < units.len() && units[j].start / block == block_index {
-            j += 1;
-        }
-        let block_states: u64 = unit_counts[i..j].iter().sum();
-        let block_range = units[i].start..units[j - 1].end;
-        if block_states > 2 * target {
-            // Close the open task; cut this block along its units.
-            tasks.extend(open.take());
-            for (u, &c) in units[i..j].iter().zip(&unit_counts[i..j]) {
-                if c == 0 {
-                    tasks.extend(open.take());
-                    continue;
-                }
-                match &mut open {
-                    Some((r, n)) if *n + c <= target => {
-                        r.end = u.end;
-                        *n += c;
-                    }
-                    _ => {
-                        tasks.extend(open.take());
-                        open = Some((u.clone(), c));
-                    }
-                }
-            }
-            tasks.extend(open.take());
-        } else if block_states > 0 {
-            match &mut open {
-                Some((r, n)) if *n + block_states <= target && r.end == block_range.start => {
-                    r.end = block_range.end;
-                    *n += block_states;
-                }
-                _ => {
-                    tasks.extend(open.take());
-                    open = Some((block_range, block_states));
-                }
-            }
-        } else {
-            tasks.extend(open.take());
-        }
-        i = j;
-    }
-    tasks.extend(open);
-    tasks.into_iter().unzip()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn job(task_ranks: Option<u64>, tiles: &[&str]) -> Job {
-        let tiles: Vec<String> = tiles.iter().map(|t| t.to_string()).collect();
-        Job::new(JobConfig {
-            partition: Partition::custom("4x4".parse().unwrap(), &tiles).unwrap(),
-            goal: Goal::BlankFirst,
-            rule: BlankRule::Minimized,
-            encoding: Encoding::Byte,
-            data_dir: "unused".into(),
-            out: "unused".into(),
-            lease_timeout: Duration::from_secs(1),
-            task_ranks,
-            tasks_per_layer: 16,
-            sync: false,
-            threads: 1,
-            zstd_level: 1,
-        })
-        .unwrap()
-    }
-
-    /// The tasks of a layer hold every current state once, whatever the layer's shape.
-    #[test]
-    fn layer_plans_cover_every_current_state_once() {
-        for task_ranks in [None, Some(100), Some(5000)] {
-            let job = job(task_ranks, &["1,2,3,4"]);
-            let space = &job.spaces[0];
-            for (step, offset) in [(1u64, 0u64), (7, 3), (1000, 11), (50_000, 5), (u64::MAX, 7)] {
-                let arrays = TableArrays {
-                    codes: StateCodes::new(space.states()),
-                    depths: DepthBytes::new(space.entries()),
-                };
-                let code = StateCodes::code_of_depth(3);
-                let mut marked = 0;
-                let mut s = offset;
-                while s < space.states() {
-                    arrays.codes.try_mark(s, code);
-                    marked += 1;
-                    s = s.saturating_add(step);
-                }
-                let (ranges, counts) = job.plan_layer(space, &arrays, code);
-                assert_eq!(counts.iter().sum::<u64>(), marked);
-                assert!(counts.iter().all(|&c| c > 0));
-                for w in ranges.windows(2) {
-                    assert!(w[0].end <= w[1].start, "overlapping tasks {ranges:?}");
-                }
-                for (r, &c) in ranges.iter().zip(&counts) {
-                    let own = own_states(r, space.slots());
-                    assert_eq!(arrays.codes.count_with_code(own, code), c);
-                }
-                if task_ranks.is_none() && step == 1 {
-                    // A full layer: tasks of whole blocks.
-                    let block = space.ranker().block_len();
-                    assert!(
-                        ranges
-                            .iter()
-                            .all(|r| r.start % block == 0 && r.end % block == 0)
-                    );
-                }
-            }
-        }
-    }
 
     #[test]
     fn task_ids_round_trip() {

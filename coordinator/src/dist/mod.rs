@@ -1,19 +1,30 @@
 //! Distributed mode: the coordinator serves a job's tasks over gRPC to worker processes.
 //!
-//! * [`job`]: layers, tasks, leases, workers and the driver that runs the layers;
+//! * [`job`]: what the driver and the handlers share: the job's stage, its answers to
+//!   workers, its wake-up;
+//! * [`lease`]: the tasks of the layer being expanded and their leases ([`lease::LayerTasks`]);
+//! * [`workers`]: the workers the job has heard of ([`workers::Workers`]);
+//! * [`plan`]: the tasks of a layer;
+//! * [`results`]: a result's header checked, the result merged;
+//! * [`driver`]: the engine's layer loop with the workers as its executor, checkpointed;
 //! * [`service`]: the gRPC service, which checks everything that comes off the wire;
-//! * [`store`]: the data directory (memory-mapped arrays, manifest) for checkpoint and resume;
+//! * [`store`]: the data directory (memory-mapped arrays, the job's checkpoint) for resume;
 //! * [`tables`]: the table service, finished sets listed and downloaded by solvers;
 //! * [`server`]: binding, TLS, serving until the job is done (and on, for downloads).
 //!
 //! `tilepdb-coordinator build --workers N` (a local cluster) runs this coordinator in its own
 //! process and N worker processes on loopback (`cli/serve.rs`).
 
+pub mod driver;
 pub mod job;
+pub mod lease;
+pub mod plan;
+pub mod results;
 pub mod server;
 pub mod service;
 pub mod store;
 pub mod tables;
+pub mod workers;
 
 pub use job::{Job, JobConfig};
 pub use server::{ServeOptions, TlsFiles, bind, serve_on, serve_tables};

@@ -24,18 +24,28 @@ use tilepdb_common::wire::proto::{
     JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
     Task, TaskMessage, Wait, result_message, task_message,
 };
-use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder, own_states};
+use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tokio_stream::Stream;
 use tonic::service::Interceptor;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::job::{Job, Lease, ResultCheck};
+use super::job::{Job, Lease, Refusal};
+use super::results::ResultCheck;
+use crate::engine::units::unit_states;
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
 /// Longest silence inside a result stream.
 const CHUNK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The `Status` of a request the job refuses.
+fn refused(r: Refusal) -> Status {
+    match r {
+        Refusal::UnknownWorker(e) => Status::not_found(e.to_string()),
+        Refusal::Invalid(m) => Status::invalid_argument(m),
+    }
+}
 
 /// The service of one job.
 pub struct CoordinatorService {
@@ -139,7 +149,7 @@ impl Coordinator for CoordinatorService {
         let r = request.into_inner();
         self.count_received(r.encoded_len());
         self.check_job(&r.job_id)?;
-        let job_done = self.job.heartbeat(r.worker_id)?;
+        let job_done = self.job.heartbeat(r.worker_id).map_err(refused)?;
         Ok(Response::new(HeartbeatResponse { job_done }))
     }
 
@@ -154,13 +164,19 @@ impl Coordinator for CoordinatorService {
         self.check_job(&r.job_id)?;
         let deadline = Instant::now() + LONG_POLL;
         let lease = loop {
-            let notified = self.job.wake.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            match self.job.take_task(r.worker_id, &r.holding)? {
+            let raised = self.job.raised();
+            tokio::pin!(raised);
+            raised.as_mut().enable();
+            match self
+                .job
+                .take_task(r.worker_id, &r.holding)
+                .map_err(refused)?
+            {
                 Lease::Wait(_) if Instant::now() < deadline => {
-                    // Woken when a layer starts; otherwise look again for expired leases.
-                    let _ = tokio::time::timeout(Duration::from_millis(250), notified).await;
+                    // Look again when the job raises its wake-up (a layer published, a task
+                    // released, the stage changed) or when the next lease may expire.
+                    let until = self.job.next_expiry().map_or(deadline, |e| e.min(deadline));
+                    let _ = tokio::time::timeout_at(until.into(), raised).await;
                 }
                 other => break other,
             }
@@ -177,10 +193,11 @@ impl Coordinator for CoordinatorService {
             }],
             Lease::Task(t) => {
                 let level = self.job.config.zstd_level;
-                let shape = ListShape::new(&self.job.spaces[t.id.table as usize], t.id.depth);
+                let space = &self.job.spaces[t.id.table as usize];
+                let shape = ListShape::new(space, t.id.depth);
+                let own = unit_states(space, &t.ranks);
                 tokio::task::spawn_blocking(move || {
                     // Encoded as the scan goes: the coordinator never holds the states.
-                    let own = own_states(&t.ranks, t.slots);
                     let mut input = StateEncoder::new(&shape, own.clone());
                     let code = StateCodes::code_of_depth(t.id.depth);
                     t.arrays
@@ -256,7 +273,7 @@ impl CoordinatorService {
             return Err(Status::invalid_argument("a result starts with its header"));
         };
         self.check_job(&header.job_id)?;
-        let accepted = match self.job.check_result(&header)? {
+        let accepted = match self.job.check_result(&header).map_err(refused)? {
             ResultCheck::Drop(reason) => {
                 self.job.counters.results_dropped.fetch_add(1, Relaxed);
                 tracing::debug!(

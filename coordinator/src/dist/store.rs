@@ -1,17 +1,20 @@
 //! The job's data directory: the checkpointed state array and depth bytes of the table being
-//! built (memory-mapped files), and a small manifest that says how far the job got.
+//! built (memory-mapped files), and the job's checkpoint that says how far the job got.
 //!
 //! ```text
-//! <data-dir>/lock            held (flock) by the running coordinator
-//! <data-dir>/manifest.json   job, tables written, table in progress and its next layer
-//! <data-dir>/table-<i>.codes the two-bit state array of table i
-//! <data-dir>/table-<i>.depths its depth bytes
+//! <data-dir>/lock              held (flock) by the running coordinator
+//! <data-dir>/checkpoint.json   job, tables written, table in progress and its next layer
+//! <data-dir>/table-<i>.codes   the two-bit state array of table i
+//! <data-dir>/table-<i>.depths  its depth bytes
 //! ```
 //!
 //! The files are allocated in full when a table starts (so a full disk shows up there, as a
-//! clear error, and never as a fault while writing a mapping). After each layer the mappings
-//! are flushed and then the manifest is replaced atomically (write, fsync, rename, fsync of
-//! the directory): a manifest never names a layer whose data are not on disk.
+//! clear error, and never as a fault while writing a mapping). [`Checkpoint`] owns the order
+//! of the writes: after each layer the mappings are flushed and then the checkpoint is
+//! replaced atomically ([`write_atomically`]: write, fsync, rename, fsync of the directory),
+//! so a checkpoint never names a layer whose data are not on disk; a table's arrays are
+//! removed only after the checkpoint says it was written. (A set's `manifest.json`, in the
+//! output, is another file: [`tilepdb_common::table::Manifest`].)
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -22,15 +25,18 @@ use memmap2::MmapMut;
 use serde::{Deserialize, Serialize};
 use tilepdb_common::{StateCodes, StateSpace};
 
+use crate::engine::units::StateIndex;
+use crate::engine::{SearchProgress, TableArrays};
 use crate::error::{Error, Result};
 use crate::merge::DepthBytes;
 
-/// Version of the manifest's layout.
-pub const MANIFEST_FORMAT: u32 = 1;
+/// Version of the checkpoint's layout.
+pub const CHECKPOINT_FORMAT: u32 = 1;
 
 /// What the data directory says about the job.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
+pub struct JobCheckpoint {
+    /// [`CHECKPOINT_FORMAT`].
     pub format: u32,
     /// The job's identity: a coordinator started with another job refuses the directory.
     pub job_id: String,
@@ -40,40 +46,14 @@ pub struct Manifest {
     pub table: Option<TableCheckpoint>,
 }
 
-/// How far the search of a table got.
+/// How far the search of the table in progress got.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableCheckpoint {
+    /// The table's index in the set.
     pub table: u32,
-    /// The layer to expand next: every layer below is expanded and its states are done; its
-    /// states carry `StateCodes::code_of_depth(next_depth)`.
-    pub next_depth: u32,
-    /// The search is over (the last layer added nothing): the table is ready to write.
-    pub search_done: bool,
-    /// States of the layer `next_depth`.
-    pub layer_states: u64,
-    /// States reached so far.
-    pub states_found: u64,
-    /// States expanded and successors generated so far.
-    pub expanded: u64,
-    pub generated: u64,
-}
-
-/// The state array and depth bytes of one table.
-pub struct TableArrays {
-    pub codes: StateCodes,
-    pub depths: DepthBytes,
-}
-
-impl TableArrays {
-    /// Writes both mappings to disk and waits.
-    pub fn flush(&self, dir: &DataDir, table: usize) -> Result<()> {
-        self.codes
-            .flush()
-            .map_err(|e| Error::io(dir.codes_path(table), e))?;
-        self.depths
-            .flush()
-            .map_err(|e| Error::io(dir.depths_path(table), e))
-    }
+    /// Its search.
+    #[serde(flatten)]
+    pub progress: SearchProgress,
 }
 
 /// An open data directory, locked against a second coordinator.
@@ -110,8 +90,8 @@ impl DataDir {
         &self.path
     }
 
-    fn manifest_path(&self) -> PathBuf {
-        self.path.join("manifest.json")
+    fn checkpoint_path(&self) -> PathBuf {
+        self.path.join("checkpoint.json")
     }
 
     pub fn codes_path(&self, table: usize) -> PathBuf {
@@ -122,53 +102,45 @@ impl DataDir {
         self.path.join(format!("table-{table}.depths"))
     }
 
-    /// The manifest, or `None` in a new directory.
-    pub fn read_manifest(&self) -> Result<Option<Manifest>> {
-        let path = self.manifest_path();
+    /// The checkpoint, or `None` in a new directory. (A directory of an earlier version,
+    /// whose checkpoint was called `manifest.json`, is read too.)
+    pub fn read_checkpoint(&self) -> Result<Option<JobCheckpoint>> {
+        let mut path = self.checkpoint_path();
+        if !path.exists() && self.path.join("manifest.json").exists() {
+            path = self.path.join("manifest.json");
+        }
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&path, e)),
         };
-        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| Error::DataDir {
-            path: path.clone(),
-            reason: format!("unreadable manifest: {e}"),
-        })?;
-        if manifest.format != MANIFEST_FORMAT {
+        let checkpoint: JobCheckpoint =
+            serde_json::from_str(&text).map_err(|e| Error::DataDir {
+                path: path.clone(),
+                reason: format!("unreadable checkpoint: {e}"),
+            })?;
+        if checkpoint.format != CHECKPOINT_FORMAT {
             return Err(Error::DataDir {
                 path,
                 reason: format!(
-                    "manifest format {} (this coordinator reads {MANIFEST_FORMAT})",
-                    manifest.format
+                    "checkpoint format {} (this coordinator reads {CHECKPOINT_FORMAT})",
+                    checkpoint.format
                 ),
             });
         }
-        Ok(Some(manifest))
+        Ok(Some(checkpoint))
     }
 
-    /// Replaces the manifest atomically (a rename), and durably if `sync` (fsync of the file
-    /// and the directory).
-    pub fn write_manifest(&self, manifest: &Manifest, sync: bool) -> Result<()> {
-        let path = self.manifest_path();
-        let tmp = self.path.join("manifest.json.partial");
-        let text = serde_json::to_string_pretty(manifest).expect("a manifest serializes");
-        let write = || -> std::io::Result<()> {
-            let mut f = File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.write_all(b"\n")?;
-            if sync {
-                f.sync_all()?;
-            }
-            fs::rename(&tmp, &path)?;
-            if sync {
-                File::open(&self.path)?.sync_all()?;
-            }
-            Ok(())
-        };
-        write().map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            Error::io(&path, e)
-        })
+    /// Replaces the checkpoint atomically, and durably if `sync`.
+    pub fn write_checkpoint(&self, checkpoint: &JobCheckpoint, sync: bool) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(checkpoint).expect("a checkpoint serializes");
+        text.push('\n');
+        write_atomically(&self.checkpoint_path(), text.as_bytes(), sync)?;
+        let legacy = self.path.join("manifest.json");
+        if legacy.exists() {
+            let _ = fs::remove_file(legacy);
+        }
+        Ok(())
     }
 
     /// The arrays of table `table`: new ones (all unseen, files allocated in full) if `fresh`,
@@ -213,10 +185,164 @@ impl DataDir {
         unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))
     }
 
+    /// Writes both mappings of table `table`'s arrays to disk and waits.
+    pub fn flush_arrays(&self, table: usize, arrays: &TableArrays) -> Result<()> {
+        arrays
+            .codes
+            .flush()
+            .map_err(|e| Error::io(self.codes_path(table), e))?;
+        arrays
+            .depths
+            .flush()
+            .map_err(|e| Error::io(self.depths_path(table), e))
+    }
+
     /// Removes the arrays of a table that has been written.
     pub fn remove_arrays(&self, table: usize) {
         let _ = fs::remove_file(self.codes_path(table));
         let _ = fs::remove_file(self.depths_path(table));
+    }
+}
+
+/// Replaces `path` with `bytes` atomically (a temporary file renamed over it), and durably
+/// if `sync` (fsync of the file, then of its directory).
+pub fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    let tmp = path.with_file_name(name);
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        if sync {
+            f.sync_all()?;
+        }
+        fs::rename(&tmp, path)?;
+        if sync {
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            File::open(dir.unwrap_or(Path::new(".")))?.sync_all()?;
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+/// The job's checkpoint in its data directory, and the order of its writes: a checkpoint
+/// never names data that are not on disk, and arrays go only once the checkpoint no longer
+/// needs them.
+pub struct Checkpoint<'d> {
+    dir: &'d DataDir,
+    state: JobCheckpoint,
+    sync: bool,
+}
+
+impl<'d> Checkpoint<'d> {
+    /// The checkpoint of job `job_id` in `dir` (a new one in a new directory); refuses a
+    /// directory of another job. `sync`: flush the arrays and sync the checkpoint after every
+    /// layer. The arrays of tables already written are removed (a kill may have come
+    /// between the checkpoint and their removal).
+    pub fn open(dir: &'d DataDir, job_id: &str, sync: bool) -> Result<Checkpoint<'d>> {
+        let state = match dir.read_checkpoint()? {
+            Some(c) if c.job_id != job_id => {
+                return Err(Error::DataDir {
+                    path: dir.path().to_path_buf(),
+                    reason: format!(
+                        "it holds job {}, not {job_id}; use another --data-dir, or remove it to start over",
+                        c.job_id
+                    ),
+                });
+            }
+            Some(c) => {
+                tracing::info!(
+                    job = %job_id,
+                    tables_written = c.tables_written,
+                    table = ?c.table.as_ref().map(|t| t.table),
+                    next_depth = ?c.table.as_ref().map(|t| t.progress.next_depth),
+                    "resuming from the data directory"
+                );
+                c
+            }
+            None => {
+                let c = JobCheckpoint {
+                    format: CHECKPOINT_FORMAT,
+                    job_id: job_id.to_string(),
+                    tables_written: 0,
+                    table: None,
+                };
+                dir.write_checkpoint(&c, true)?;
+                c
+            }
+        };
+        for table in 0..state.tables_written as usize {
+            dir.remove_arrays(table);
+        }
+        Ok(Checkpoint { dir, state, sync })
+    }
+
+    /// Tables written to the output, in order.
+    pub fn tables_written(&self) -> usize {
+        self.state.tables_written as usize
+    }
+
+    /// What the checkpoint holds.
+    pub fn state(&self) -> &JobCheckpoint {
+        &self.state
+    }
+
+    /// The arrays and search progress of table `table`: those of the checkpoint if it is the
+    /// table in progress, else new arrays with the goal marked, flushed, then checkpointed.
+    pub fn begin_table(
+        &mut self,
+        table: usize,
+        space: &StateSpace,
+    ) -> Result<(TableArrays, SearchProgress)> {
+        if let Some(c) = self
+            .state
+            .table
+            .clone()
+            .filter(|c| c.table as usize == table)
+        {
+            return Ok((self.dir.arrays(table, space, false)?, c.progress));
+        }
+        let arrays = self.dir.arrays(table, space, true)?;
+        arrays.mark_goal(space, &StateIndex::Cell);
+        self.dir.flush_arrays(table, &arrays)?;
+        let progress = SearchProgress::start();
+        self.state.table = Some(TableCheckpoint {
+            table: table as u32,
+            progress: progress.clone(),
+        });
+        self.dir.write_checkpoint(&self.state, self.sync)?;
+        Ok((arrays, progress))
+    }
+
+    /// A layer of table `table` is finished: flush its arrays (if syncing), then checkpoint
+    /// `progress`.
+    pub fn layer_done(
+        &mut self,
+        table: usize,
+        arrays: &TableArrays,
+        progress: &SearchProgress,
+    ) -> Result<()> {
+        if self.sync {
+            self.dir.flush_arrays(table, arrays)?;
+        }
+        self.state.table = Some(TableCheckpoint {
+            table: table as u32,
+            progress: progress.clone(),
+        });
+        self.dir.write_checkpoint(&self.state, self.sync)
+    }
+
+    /// Table `table` is written to the output: checkpoint it, then remove its arrays.
+    pub fn table_written(&mut self, table: usize) -> Result<()> {
+        self.state.tables_written = table as u32 + 1;
+        self.state.table = None;
+        self.dir.write_checkpoint(&self.state, self.sync)?;
+        self.dir.remove_arrays(table);
+        Ok(())
     }
 }
 
@@ -258,21 +384,21 @@ mod tests {
         {
             let data = DataDir::open(&dir).unwrap();
             assert!(DataDir::open(&dir).is_err(), "locked");
-            assert_eq!(data.read_manifest().unwrap(), None);
+            assert_eq!(data.read_checkpoint().unwrap(), None);
             let arrays = data.arrays(0, &space, true).unwrap();
             arrays.codes.try_mark(17, 2);
             arrays.depths.record_first(3, 4);
-            arrays.flush(&data, 0).unwrap();
-            let m = Manifest {
-                format: MANIFEST_FORMAT,
+            data.flush_arrays(0, &arrays).unwrap();
+            let m = JobCheckpoint {
+                format: CHECKPOINT_FORMAT,
                 job_id: "j".into(),
                 tables_written: 0,
                 table: Some(TableCheckpoint::default()),
             };
-            data.write_manifest(&m, true).unwrap();
+            data.write_checkpoint(&m, true).unwrap();
         }
         let data = DataDir::open(&dir).unwrap();
-        assert_eq!(data.read_manifest().unwrap().unwrap().job_id, "j");
+        assert_eq!(data.read_checkpoint().unwrap().unwrap().job_id, "j");
         let arrays = data.arrays(0, &space, false).unwrap();
         assert_eq!(arrays.codes.get(17), 2);
         assert_eq!(arrays.depths.get(3), 5);

@@ -24,7 +24,7 @@ use super::metrics;
 use super::progress::{Snapshot, Tracker};
 use crate::dist::Job;
 use crate::error::{Error, Result};
-use crate::output::{set_dir, table_file_name};
+use crate::output::table_file_name;
 
 /// The dashboard page: plain HTML and JavaScript, no build step.
 const DASHBOARD: &str = include_str!("dashboard.html");
@@ -65,7 +65,7 @@ impl Observer {
     /// The histogram in the header of table `index`'s file, once written.
     fn written_histogram(&self, index: usize) -> Option<Vec<u64>> {
         let c = &self.job.config;
-        let dir = set_dir(&c.out, &c.partition, c.rule, c.goal, c.encoding);
+        let dir = c.spec.dir(&c.out);
         let path = dir.join(table_file_name(&self.job.spaces[index]));
         let mut bytes = vec![0u8; HEADER_LEN];
         std::fs::File::open(path)

@@ -1,0 +1,368 @@
+//! The layer loop: one breadth-first search of a table, whoever expands its layers.
+//!
+//! For each layer `D` (from the one a [`SearchProgress`] names), the loop asks the
+//! [`Executor`] to expand it: every state with code `code_of_depth(D)` is expanded and the
+//! unseen successors are marked `code_of_depth(D + 1)`, their depths recorded. Current states
+//! keep their code for the whole layer, so a task done twice gets the same input. Then
+//! [`finish_layer`] (one pass over the arrays) records the depth of every next-layer state
+//! (repairing depths that a killed coordinator did not write), counts them and retires the
+//! current states to done. The depth guard is checked there, once. The search ends when a
+//! layer adds no state; [`finish_table`] turns the arrays into the table's values.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rayon::ThreadPool;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use tilepdb_common::table::header::histogram_mean;
+use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace};
+use tilepdb_worker::ExpandStats;
+
+use super::arrays::TableArrays;
+use super::units::{StateIndex, unit_states};
+use crate::error::{Error, Result};
+use crate::merge::{DepthBytes, UNREACHED};
+
+/// Hears about a build's progress (a progress bar, log lines, a test).
+pub trait BuildObserver: Sync {
+    /// A layer of `states` states, cut into `tasks` tasks, starts.
+    fn layer_started(&self, _depth: u32, _states: u64, _tasks: usize) {}
+    /// The task of the units `units` is merged.
+    fn task_finished(&self, _units: &Range<u64>) {}
+    /// The layer is finished: `added` states in the next layer.
+    fn layer_finished(&self, _depth: u32, _added: u64, _stats: ExpandStats) {}
+}
+
+/// Observes nothing.
+impl BuildObserver for () {}
+
+/// How far the search of a table got (checkpointed by the distributed job).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchProgress {
+    /// The layer to expand next: every layer below is expanded and its states are done; its
+    /// states carry `StateCodes::code_of_depth(next_depth)`.
+    pub next_depth: u32,
+    /// The search is over (the last layer added nothing): the table is ready to write.
+    pub search_done: bool,
+    /// States of the layer `next_depth`.
+    pub layer_states: u64,
+    /// States reached so far.
+    pub states_found: u64,
+    /// States expanded so far.
+    pub expanded: u64,
+    /// Successors generated so far.
+    pub generated: u64,
+}
+
+impl SearchProgress {
+    /// A search whose goal is marked: layer 0 holds one state.
+    pub fn start() -> SearchProgress {
+        SearchProgress {
+            next_depth: 0,
+            search_done: false,
+            layer_states: 1,
+            states_found: 1,
+            expanded: 0,
+            generated: 0,
+        }
+    }
+}
+
+impl Default for SearchProgress {
+    fn default() -> Self {
+        SearchProgress::start()
+    }
+}
+
+/// The layer an executor is asked to expand.
+pub struct Layer<'a> {
+    /// Index of the table in its set.
+    pub table: usize,
+    /// The table's state space.
+    pub space: &'a StateSpace,
+    /// The index its states are searched on.
+    pub index: &'a StateIndex,
+    /// The table's arrays (shared: a remote executor's handlers read them too).
+    pub arrays: &'a Arc<TableArrays>,
+    /// Depth of the layer expanded.
+    pub depth: u32,
+    /// States in the layer.
+    pub states: u64,
+    /// States reached before this layer.
+    pub states_found: u64,
+}
+
+/// Expands layers: in-process threads ([`super::ThreadsExecutor`]) or remote workers
+/// ([`crate::dist::driver::RemoteExecutor`]).
+pub trait Executor {
+    /// Expands every state of `layer`, marking its unseen successors as the next layer and
+    /// recording their depths; calls `observer.layer_started` and `task_finished`. Returns
+    /// what the expansion measured. On return no task of the layer may still write.
+    fn expand_layer(
+        &mut self,
+        layer: &Layer<'_>,
+        observer: &dyn BuildObserver,
+    ) -> Result<ExpandStats>;
+}
+
+/// The deepest layer one byte per entry can hold (255 means unreached, 254 is refused).
+pub const MAX_DEPTH: u32 = UNREACHED as u32 - 2;
+
+/// Runs the layers of table `table` (of `space`, on `index`) from `progress` until one adds
+/// no state, expanding them with `executor` and finishing them on `pool`; `layer_done` hears
+/// of each finished layer (a checkpoint).
+#[allow(clippy::too_many_arguments)]
+pub fn search_table(
+    table: usize,
+    space: &StateSpace,
+    index: &StateIndex,
+    arrays: &Arc<TableArrays>,
+    progress: &mut SearchProgress,
+    executor: &mut dyn Executor,
+    pool: &ThreadPool,
+    observer: &dyn BuildObserver,
+    mut layer_done: impl FnMut(&SearchProgress) -> Result<()>,
+) -> Result<()> {
+    while !progress.search_done {
+        let depth = progress.next_depth;
+        let layer = Layer {
+            table,
+            space,
+            index,
+            arrays,
+            depth,
+            states: progress.layer_states,
+            states_found: progress.states_found,
+        };
+        let stats = executor.expand_layer(&layer, observer)?;
+        let added = finish_layer(space, index, arrays, depth, pool);
+        observer.layer_finished(depth, added, stats);
+        if added > 0 && depth + 1 > MAX_DEPTH {
+            return Err(Error::Check {
+                table: space.pattern().to_string(),
+                reason: format!(
+                    "distances exceed the {MAX_DEPTH} that one byte per entry can hold"
+                ),
+            });
+        }
+        progress.next_depth = depth + 1;
+        progress.search_done = added == 0;
+        progress.layer_states = added;
+        progress.states_found += added;
+        progress.expanded += stats.expanded;
+        progress.generated += stats.generated;
+        layer_done(progress)?;
+    }
+    Ok(())
+}
+
+/// The tasks of the coordinator's own passes over a table's arrays.
+fn pass_tasks(space: &StateSpace, index: &StateIndex) -> Vec<Range<u64>> {
+    index.cut_units(space, None, 64)
+}
+
+/// Finishes the layer `depth`: records the depth of every state of the next layer (a no-op
+/// unless a merge was cut short), retires every current state to done; returns the number of
+/// states of the next layer.
+pub fn finish_layer(
+    space: &StateSpace,
+    index: &StateIndex,
+    arrays: &TableArrays,
+    depth: u32,
+    pool: &ThreadPool,
+) -> u64 {
+    let current = StateCodes::code_of_depth(depth);
+    let next = StateCodes::code_of_depth(depth + 1);
+    let record = |states: Range<u64>, entry_of: &dyn Fn(u64) -> u64| {
+        let mut added = 0;
+        arrays.codes.for_each_with_code(states, next, |s| {
+            arrays.depths.record_first(entry_of(s), depth + 1);
+            added += 1;
+        });
+        added
+    };
+    pool.install(|| {
+        pass_tasks(space, index)
+            .par_iter()
+            .map(|units| {
+                let states = index.unit_states(space, units);
+                let added = match index {
+                    StateIndex::Cell => {
+                        let slots = space.slots();
+                        if space.rule() == BlankRule::Aware {
+                            record(states.clone(), &|s| s)
+                        } else {
+                            record(states.clone(), &|s| s / slots)
+                        }
+                    }
+                    StateIndex::Region(region) if space.rule() == BlankRule::Minimized => {
+                        // One depth byte per placement index `c * k! + order`.
+                        let f = region.orders();
+                        units
+                            .clone()
+                            .map(|c| {
+                                let set_states = index.unit_states(space, &(c..c + 1));
+                                record(set_states, &|s| c * f + s % f)
+                            })
+                            .sum()
+                    }
+                    StateIndex::Region(_) => record(states.clone(), &|s| s),
+                };
+                arrays.codes.retire(states, current);
+                added
+            })
+            .sum()
+    })
+}
+
+/// A finished table: one byte per entry and what the build measured.
+#[derive(Clone, Debug)]
+pub struct BuiltTable {
+    /// The value of each entry, [`UNREACHED`] for entries the search never reached.
+    pub values: Vec<u8>,
+    /// Layers expanded, the goal's included.
+    pub layers: u32,
+    /// `histogram[v]` = entries of value `v` (reached entries only).
+    pub histogram: Vec<u64>,
+    /// Entries never reached.
+    pub unreached: u64,
+    /// Abstract states expanded over all layers.
+    pub expanded: u64,
+    /// Successors generated over all layers.
+    pub generated: u64,
+    /// Wall time of the search.
+    pub elapsed: Duration,
+    /// Bytes of the two-bit state array.
+    pub state_array_bytes: u64,
+    /// Bytes of the depth bytes.
+    pub depth_bytes: u64,
+}
+
+impl BuiltTable {
+    /// Largest value.
+    pub fn max_value(&self) -> u8 {
+        self.histogram.len().saturating_sub(1) as u8
+    }
+
+    /// Mean value over reached entries.
+    pub fn mean_value(&self) -> f64 {
+        histogram_mean(&self.histogram).unwrap_or(0.0)
+    }
+}
+
+/// The table of a finished search: the state array is let go first (if no one else holds
+/// it), and the depth bytes become the values in the table's order: on the cell index an
+/// aware table's regions get their least cell's value; on the region index the values are put
+/// in placement-rank order ([`crate::region_build::placement_order`]) except for a zero-aware
+/// table (whose order is the index's). `started`: when the table's build started.
+pub fn finish_table(
+    space: &StateSpace,
+    index: &StateIndex,
+    arrays: Arc<TableArrays>,
+    progress: &SearchProgress,
+    pool: &ThreadPool,
+    started: Instant,
+) -> BuiltTable {
+    let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.len());
+    let values = |depths: DepthOrShared<'_>| match index {
+        StateIndex::Cell => {
+            if space.rule() == BlankRule::Aware {
+                let tasks = pass_tasks(space, index);
+                pool.install(|| spread_region_values(space, depths.get(), &tasks));
+            }
+            depths.into_values()
+        }
+        StateIndex::Region(region) => match space.rule() {
+            BlankRule::ZeroAware => depths.into_values(),
+            _ => pool.install(|| crate::region_build::placement_order(space, region, depths.get())),
+        },
+    };
+    let values = match Arc::try_unwrap(arrays) {
+        Ok(TableArrays { codes, depths }) => {
+            drop(codes);
+            values(DepthOrShared::Owned(depths))
+        }
+        Err(shared) => values(DepthOrShared::Shared(&shared.depths)),
+    };
+    let (histogram, unreached) = histogram(&values);
+    BuiltTable {
+        values,
+        layers: progress.next_depth,
+        histogram,
+        unreached,
+        expanded: progress.expanded,
+        generated: progress.generated,
+        elapsed: started.elapsed(),
+        state_array_bytes,
+        depth_bytes,
+    }
+}
+
+/// Depth bytes owned by the finishing pass, or still shared with a request handler.
+enum DepthOrShared<'a> {
+    Owned(DepthBytes),
+    Shared(&'a DepthBytes),
+}
+
+impl DepthOrShared<'_> {
+    fn get(&self) -> &DepthBytes {
+        match self {
+            DepthOrShared::Owned(d) => d,
+            DepthOrShared::Shared(d) => d,
+        }
+    }
+
+    fn into_values(self) -> Vec<u8> {
+        match self {
+            DepthOrShared::Owned(d) => d.into_values(),
+            DepthOrShared::Shared(d) => d.values(),
+        }
+    }
+}
+
+/// An aware table gives every cell of a region the value of the region's least cell
+/// (idempotent: the least cell's value never changes).
+pub fn spread_region_values(space: &StateSpace, depths: &DepthBytes, tasks: &[Range<u64>]) {
+    let board = space.board();
+    tasks.par_iter().for_each(|units| {
+        let mut cells = [0u8; MAX_CELLS];
+        for rank in units.clone() {
+            let free = board.all_cells() & !space.ranker().unrank(rank, &mut cells);
+            let base = unit_states(space, &(rank..rank + 1)).start;
+            let mut left = free;
+            let mut slot = 0u64;
+            let mut slot_of_cell = [0u64; MAX_CELLS];
+            let mut f = free;
+            while f != 0 {
+                slot_of_cell[f.trailing_zeros() as usize] = slot;
+                slot += 1;
+                f &= f - 1;
+            }
+            while left != 0 {
+                let least = left.trailing_zeros() as usize;
+                let region = board.region(least, free);
+                left &= !region;
+                let value = depths.get(base + slot_of_cell[least]);
+                let mut others = region & !(1 << least);
+                while others != 0 {
+                    depths.set(base + slot_of_cell[others.trailing_zeros() as usize], value);
+                    others &= others - 1;
+                }
+            }
+        }
+    });
+}
+
+/// Counts of each value of reached entries, and the number of unreached entries.
+pub fn histogram(values: &[u8]) -> (Vec<u64>, u64) {
+    let mut counts = [0u64; 256];
+    for &v in values {
+        counts[v as usize] += 1;
+    }
+    let unreached = counts[UNREACHED as usize];
+    counts[UNREACHED as usize] = 0;
+    let len = counts.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+    (counts[..len].to_vec(), unreached)
+}
