@@ -84,6 +84,27 @@ fn worker(url: &str, name: &str) -> Child {
         .unwrap()
 }
 
+/// Delivers a result stream that starts with a chunk instead of a header; the refusal's code.
+fn refuse_a_headless_result(url: &str) -> tonic::Code {
+    use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
+    use tilepdb_common::wire::proto::{Chunk, ResultMessage, result_message};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut client = CoordinatorClient::connect(url.to_string()).await.unwrap();
+        let messages = vec![ResultMessage {
+            kind: Some(result_message::Kind::Chunk(Chunk::default())),
+        }];
+        let mut request = tonic::Request::new(tokio_stream::iter(messages));
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+        client.deliver_result(request).await.unwrap_err().code()
+    })
+}
+
 /// `serve` of `partition` with the HTTP port, kept serving after the job; the server and the
 /// HTTP address.
 pub fn serve_observed(dir: &Path, partition: &str) -> (Server, SocketAddr) {
@@ -141,6 +162,15 @@ fn metrics_parse_and_move_and_the_status_shows_workers_tables_and_histograms() {
     );
 
     let url = server.url();
+    // A hostile result (a chunk with no header) is refused, and counted by reason.
+    let refused = refuse_a_headless_result(&url);
+    assert_eq!(refused, tonic::Code::InvalidArgument);
+    let metrics = parse_metrics(&get(http, "/metrics").2);
+    assert_eq!(
+        metrics.get("tilepdb_results_refused_total{reason=invalid argument}"),
+        Some(&1.0),
+        "{metrics:?}"
+    );
     // `status --watch` follows the same job from the terminal's side until it is done.
     let watch = Command::new(coordinator_bin())
         .args(["status", "--coordinator", &url, "--watch", "0.2"])

@@ -8,7 +8,7 @@
 //! let board: Board = "3x3".parse().unwrap();
 //! let start = PuzzleState::parse(board, "1 2 0 3 4 5 6 7 8").unwrap();
 //! let mut game = Game::new(start, Goal::BlankFirst).unwrap();
-//! let hint = game.hint(&Manhattan::new(board, Goal::BlankFirst)).unwrap();
+//! let hint = game.hint(&Manhattan::new(board, Goal::BlankFirst)).unwrap().unwrap();
 //! assert_eq!((hint.tile, hint.slide, hint.distance), (2, Slide::Right, 2));
 //! assert!(game.slide(Slide::Right));
 //! assert!(game.slide(Slide::Right));
@@ -44,7 +44,7 @@ impl Slide {
 /// What the optimal search advises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hint {
-    /// The tile to slide and where it goes (none when solved: `tile` 0).
+    /// The tile to slide and the way it goes.
     pub tile: u8,
     pub slide: Slide,
     /// Moves left to the goal, optimally.

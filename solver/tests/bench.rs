@@ -158,11 +158,7 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
                 let (xj, yj) = (get(j, x), sign * get(j, y));
                 xj <= xi && yj <= yi && (xj < xi || yj < yi)
             });
-            assert_eq!(
-                entries[i][front].as_bool().unwrap(),
-                !dominated,
-                "{front} {i}"
-            );
+            assert_eq!(entry[front].as_bool().unwrap(), !dominated, "{front} {i}");
         }
     }
     assert!(summary["machine"].as_str().unwrap().contains("cores"));
