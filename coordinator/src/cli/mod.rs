@@ -7,6 +7,7 @@ mod partitions;
 mod progress;
 mod serve;
 mod status;
+mod summary;
 mod verify;
 
 use std::process::ExitCode;
@@ -54,7 +55,7 @@ pub fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {
-        None => build::run(build::BuildArgs::default()),
+        None => build::run(build::BuildArgs::defaults()),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Partitions(args)) => partitions::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
