@@ -248,8 +248,8 @@ fn fields_with_code(word: u64, code: u8, w: u64, states: &Range<u64>) -> u64 {
     matches
 }
 
-/// One bit per state of a range of states: a layer's states (a task's input) or the states a
-/// task reached (its output).
+/// One bit per state of a range of states: a set of states that a kernel can read as its
+/// current layer (benchmarks and examples; tasks travel as state lists, `wire::states`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerBitmap {
     start: u64,
@@ -266,22 +266,6 @@ impl LayerBitmap {
             len,
             words: vec![0; len.div_ceil(64) as usize],
         }
-    }
-
-    /// A bitmap from its words (as sent on the wire); `None` if the length does not match.
-    pub fn from_words(states: Range<u64>, words: Vec<u64>) -> Option<LayerBitmap> {
-        let len = states.end.checked_sub(states.start)?;
-        if words.len() as u64 != len.div_ceil(64) {
-            return None;
-        }
-        if len % 64 != 0 && words.last().is_some_and(|w| w >> (len % 64) != 0) {
-            return None;
-        }
-        Some(LayerBitmap {
-            start: states.start,
-            len,
-            words,
-        })
     }
 
     /// The states this bitmap covers.
@@ -428,17 +412,6 @@ mod tests {
             b.for_each_in(lo..hi, |s| got.push(s));
             let want: Vec<u64> = (lo..hi).filter(|&s| b.contains(s)).collect();
             prop_assert_eq!(got, want);
-            let back = LayerBitmap::from_words(b.states(), b.words().to_vec()).unwrap();
-            prop_assert_eq!(back, b);
         }
-    }
-
-    #[test]
-    fn from_words_refuses_bits_past_the_end() {
-        assert!(LayerBitmap::from_words(0..10, vec![1 << 10]).is_none());
-        assert!(LayerBitmap::from_words(0..10, vec![0, 0]).is_none());
-        #[allow(clippy::reversed_empty_ranges)] // a malformed range, on purpose
-        let reversed = 10..0;
-        assert!(LayerBitmap::from_words(reversed, vec![]).is_none());
     }
 }

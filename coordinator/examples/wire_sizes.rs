@@ -219,8 +219,8 @@ fn main() {
             results.push(out.reached);
         }
         let mut merge = LayerMerge::new(&codes, &depths, space.rule(), slots, depth + 1);
-        for reached in &results {
-            merge.merge_list(reached);
+        for &s in results.iter().flatten() {
+            merge.reached(s);
         }
         for r in &tasks {
             codes.retire(own_states(r, slots), code);

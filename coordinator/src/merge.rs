@@ -1,14 +1,15 @@
 //! The coordinator's merge: states reached by tasks join the next layer if they were unseen.
 //!
 //! `next = reached AND unseen`: [`LayerMerge::reached`] marks an unseen state with the next
-//! layer's code and records its depth. Single-machine workers call it directly as their
-//! [`ReachedSink`]; results that come back as bitmaps go through [`LayerMerge::merge_bitmap`].
-//! Both are idempotent, so duplicate or late results change nothing. When a task's result is
-//! in, [`LayerMerge::retire_task`] marks the states it expanded as done.
+//! layer's code and records its depth. In-process tasks call it directly as their
+//! [`ReachedSink`] (through a [`PrefetchedMerge`]); a remote worker's result, decoded off the
+//! wire, is fed to it state by state. It is idempotent, so duplicate or late results change
+//! nothing. The states a layer expanded are retired to done once the whole layer is merged
+//! (the engine's `finish_layer`).
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
-use tilepdb_common::{BlankRule, LayerBitmap, StateCodes};
+use tilepdb_common::{BlankRule, StateCodes};
 use tilepdb_worker::ReachedSink;
 
 /// The depth of every entry, stored as `depth + 1` so that 0 means not reached yet.
@@ -141,9 +142,8 @@ impl DepthBytes {
     }
 }
 
-/// The value of a table entry that the search never reached (half the placements of a pattern
-/// holding every tile of the board, because of parity).
-pub const UNREACHED: u8 = u8::MAX;
+/// The value of a table entry that the search never reached (the table format's).
+pub use tilepdb_common::table::UNREACHED;
 
 /// The merge of one layer: marks reached states as the next layer, records their depth.
 pub struct LayerMerge<'a> {
@@ -175,32 +175,12 @@ impl<'a> LayerMerge<'a> {
         }
     }
 
-    /// Marks the expanded states of a finished task's `ranks` as done. Until then they stay
-    /// current, so a task whose result never arrives is simply handed out again.
-    pub fn retire_task(&self, ranks: std::ops::Range<u64>) {
-        let states = ranks.start * self.slots..ranks.end * self.slots;
-        self.codes
-            .retire(states, StateCodes::code_of_depth(self.depth - 1));
-    }
-
     /// The table entry whose depth a state records: the state itself (aware) or its placement.
     #[inline]
     fn entry_of(&self, state: u64) -> u64 {
         match self.rule {
             BlankRule::Aware => state,
             _ => state / self.slots,
-        }
-    }
-
-    /// Merges a bitmap of reached states (a task's result as it comes off the wire).
-    pub fn merge_bitmap(&mut self, reached: &LayerBitmap) {
-        reached.for_each_in(reached.states(), |s| self.reached(s));
-    }
-
-    /// Merges a list of reached states (a task's result as it comes off the wire).
-    pub fn merge_list(&mut self, reached: &[u64]) {
-        for &s in reached {
-            self.reached(s);
         }
     }
 }

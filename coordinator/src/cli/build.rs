@@ -21,10 +21,12 @@ use tilepdb_coordinator::report::{
 };
 use tilepdb_coordinator::verify::verify_deep;
 
-use super::job::JobArgs;
+use super::job::{JobArgs, seconds};
 use super::progress::LayerProgress;
+use super::summary::{print_summary, summary};
+use tilepdb_coordinator::dist::local::LocalCluster;
 
-#[derive(Args, Default)]
+#[derive(Args)]
 pub struct BuildArgs {
     #[command(flatten)]
     job: JobArgs,
@@ -34,7 +36,7 @@ pub struct BuildArgs {
     /// Where to write the table set (a directory per set is made inside). It is also a cache:
     /// a table whose valid file is already in the set's directory is not built again.
     #[arg(long, default_value = "tables")]
-    out: Option<PathBuf>,
+    out: PathBuf,
     /// Build every table even if a valid file of it is already in the set's directory.
     #[arg(long)]
     rebuild: bool,
@@ -50,7 +52,7 @@ pub struct BuildArgs {
     #[arg(long, value_name = "N")]
     task_ranks: Option<u64>,
     /// Most memory a table's build may hold, e.g. 8G or 512M (default: the memory available).
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = super::job::parse_bytes)]
     memory_limit: Option<u64>,
     /// Build with a local cluster instead: a gRPC coordinator in this process and N worker
     /// processes on loopback (the distributed path, for trying it and comparing).
@@ -85,33 +87,6 @@ fn parse_search_index(s: &str) -> Result<SearchIndex, String> {
     }
 }
 
-pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => {
-            let mult: u64 = match s[i..]
-                .to_ascii_uppercase()
-                .trim_end_matches("IB")
-                .trim_end_matches('B')
-            {
-                "" => 1,
-                "K" => 1 << 10,
-                "M" => 1 << 20,
-                "G" => 1 << 30,
-                "T" => 1 << 40,
-                other => return Err(format!("unknown unit {other:?} in {s:?}; use K, M, G or T")),
-            };
-            (&s[..i], mult)
-        }
-        None => (s, 1),
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size such as 8G or 512M"))?;
-    Ok((n * mult as f64) as u64)
-}
-
 #[derive(Serialize)]
 struct BuildSummary {
     partition: String,
@@ -125,6 +100,18 @@ struct BuildSummary {
 /// starting the pool cannot exhaust the system (100,000 threads stalled the build for minutes).
 const MAX_THREADS: usize = 1024;
 
+impl BuildArgs {
+    /// The arguments of a bare `tilepdb-coordinator` (the defaults, as clap gives them).
+    pub fn defaults() -> BuildArgs {
+        #[derive(clap::Parser)]
+        struct Bare {
+            #[command(flatten)]
+            args: BuildArgs,
+        }
+        <Bare as clap::Parser>::parse_from(["tilepdb-coordinator"]).args
+    }
+}
+
 pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     if args.threads > MAX_THREADS {
         bail!(
@@ -133,19 +120,22 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         );
     }
     let spec = args.job.spec()?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("tables"));
+    let out = args.out.clone();
     if args.workers > 0 {
-        return super::serve::run_local_cluster(
-            &args.job,
-            super::serve::LocalClusterArgs {
-                workers: args.workers,
-                threads: args.threads,
-                out,
-                data_dir: args.data_dir.clone(),
-                lease_timeout: args.lease_timeout,
-                task_ranks: args.task_ranks,
-                json: args.json,
-            },
+        let cluster = LocalCluster {
+            workers: args.workers,
+            threads: args.threads,
+            worker_program: super::serve::worker_program()?,
+            out,
+            data_dir: args.data_dir.clone(),
+            lease_timeout: seconds(args.lease_timeout, "--lease-timeout")?,
+            task_ranks: args.task_ranks,
+        };
+        let started = Instant::now();
+        let (job, reports) = cluster.run(spec)?;
+        return print_summary(
+            &summary(&job, Some(args.workers), started, reports),
+            args.json,
         );
     }
     let dir = spec.dir(&out);
@@ -303,7 +293,7 @@ pub(super) fn run_checks(
 
 #[cfg(test)]
 mod tests {
-    use super::parse_bytes;
+    use super::super::job::parse_bytes;
 
     #[test]
     fn sizes() {

@@ -1,5 +1,7 @@
 //! The arguments that define a job's tables, shared by `build` and `serve`.
 
+use std::time::Duration;
+
 use anyhow::bail;
 use clap::Args;
 use tilepdb_common::table::Encoding;
@@ -29,30 +31,23 @@ pub struct JobArgs {
     /// blank cell: larger) or ignored (weaker, consistent).
     #[arg(long, default_value = "minimized")]
     pub blank: Option<BlankRule>,
-    /// How the values are stored: byte, nibble, mod3, 1-bit or min-nibble:C (--help tells what each
-    /// costs).
+    /// How the values are stored: byte, nibble, mod3, 1-bit or min-nibble:C (--help tells what
+    /// each is; measured sizes and lookup rates are in docs/benchmarks.md).
     ///
-    /// Sizes are for one 6-tile 24-puzzle pattern (127.5 M placements); lookup rates are of
-    /// random states on 2 cores (`cargo bench -p tilepdb-coordinator --bench lookup`).
+    /// byte: 8 bits/entry, lossless, all tables. Lookup: one load.
     ///
-    /// byte: 8 bits/entry, lossless, all tables (127.5 MB minimized). Lookup: one load (3.2 M
-    /// lookups/s from the 495 MiB 15-puzzle 8-tile table, 20 M/s from a 5.5 MiB one).
+    /// nibble: 4 bits/entry, all tables; lossless up to 30 moves over the Manhattan distance,
+    /// a lower bound above. Lookup: one load plus the pattern's Manhattan distance.
     ///
-    /// nibble: 4 bits/entry (63.8 MB), all tables; lossless up to 30 moves over the Manhattan
-    /// distance, a lower bound above. Lookup: one load plus the pattern's Manhattan distance, as
-    /// fast as byte.
-    ///
-    /// mod3: 1.6 bits/entry, lossless, aware and ignored tables only (aware: 484.5 MB for
-    /// 2.42 G entries). Lookup: a search takes a child's value from its parent's with one load
-    /// (7.4 M/s on a 15-puzzle 6-tile aware table); a lone state needs a descent of h steps to
-    /// the goal (0.16 M/s).
+    /// mod3: 1.6 bits/entry, lossless, aware and ignored tables only. Lookup: a search takes a
+    /// child's value from its parent's with one load; a lone state needs a descent of h steps
+    /// to the goal.
     ///
     /// 1-bit: 1 bit/entry (bit 1 of the value), lossless, zero-aware, aware and ignored tables
     /// only. Lookup: like mod3, from the parent's value along a search path, or a descent.
     ///
-    /// min-nibble:C: 4 bits per group of C consecutive entries (C a power of two; min-nibble:2
-    /// of a minimized table: 31.9 MB), lossy but admissible. Lookup: one load plus the Manhattan
-    /// distance, 1.0 to 2.7 times the rate of byte (smaller tables stay in cache).
+    /// min-nibble:C: 4 bits per group of C consecutive entries (C a power of two), lossy but
+    /// admissible. Lookup: one load plus the Manhattan distance.
     #[arg(long, default_value = "byte", value_name = "ENCODING")]
     pub encoding: Encoding,
 }
@@ -107,4 +102,40 @@ pub(super) fn resolve_partition(
         return Ok(partition);
     }
     Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
+}
+
+/// A size such as `8G`, `512M` or `100` (bytes), for options that take one.
+pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let mult: u64 = match s[i..]
+                .to_ascii_uppercase()
+                .trim_end_matches("IB")
+                .trim_end_matches('B')
+            {
+                "" => 1,
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                "T" => 1 << 40,
+                other => return Err(format!("unknown unit {other:?} in {s:?}; use K, M, G or T")),
+            };
+            (&s[..i], mult)
+        }
+        None => (s, 1),
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size such as 8G or 512M"))?;
+    Ok((n * mult as f64) as u64)
+}
+
+/// A positive number of seconds, for the option `what`.
+pub(super) fn seconds(s: f64, what: &str) -> anyhow::Result<Duration> {
+    if !(s > 0.0 && s < 1e7) {
+        bail!("{what} must be a positive number of seconds, not {s}");
+    }
+    Ok(Duration::from_secs_f64(s))
 }

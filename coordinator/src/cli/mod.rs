@@ -8,6 +8,7 @@ mod partitions;
 mod progress;
 mod serve;
 mod status;
+mod summary;
 mod verify;
 mod watch;
 
@@ -60,7 +61,7 @@ pub fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {
-        None => build::run(build::BuildArgs::default()),
+        None => build::run(build::BuildArgs::defaults()),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Encode(args)) => encode::run(args),
         Some(Command::Partitions(args)) => partitions::run(args),

@@ -65,6 +65,25 @@ pub struct JobConfig {
     pub zstd_level: i32,
 }
 
+impl JobConfig {
+    /// The job of `spec`, its data in `data_dir`, its set written under `out`, with the
+    /// defaults: 30 s lease timeout, layers cut along blocks into about 16 tasks, synced
+    /// checkpoints, every core, zstd level 1.
+    pub fn new(spec: SetSpec, data_dir: PathBuf, out: PathBuf) -> JobConfig {
+        JobConfig {
+            spec,
+            data_dir,
+            out,
+            lease_timeout: Duration::from_secs(30),
+            task_ranks: None,
+            tasks_per_layer: 16,
+            sync: true,
+            threads: 0,
+            zstd_level: 1,
+        }
+    }
+}
+
 /// Where a job is (the name of its stage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {

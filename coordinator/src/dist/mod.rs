@@ -5,6 +5,7 @@
 //! * [`lease`]: the tasks of the layer being expanded and their leases ([`lease::LayerTasks`]);
 //! * [`workers`]: the workers the job has heard of ([`workers::Workers`]);
 //! * [`plan`]: the tasks of a layer;
+//! * [`local`]: a local cluster (a coordinator and supervised worker processes on loopback);
 //! * [`results`]: a result's header checked, the result merged;
 //! * [`driver`]: the engine's layer loop with the workers as its executor, checkpointed;
 //! * [`service`]: the gRPC service, which checks everything that comes off the wire;
@@ -13,11 +14,12 @@
 //! * [`server`]: binding, TLS, serving until the job is done (and on, for downloads).
 //!
 //! `tilepdb-coordinator build --workers N` (a local cluster) runs this coordinator in its own
-//! process and N worker processes on loopback (`cli/serve.rs`).
+//! process and N worker processes on loopback ([`local::LocalCluster`]).
 
 pub mod driver;
 pub mod job;
 pub mod lease;
+pub mod local;
 pub mod plan;
 pub mod results;
 pub mod server;

@@ -1,0 +1,83 @@
+//! The summary of a distributed build (`serve`, `build --workers N`), text or JSON.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use serde::Serialize;
+use tilepdb_coordinator::dist::Job;
+use tilepdb_coordinator::report::{TableReport, peak_rss_bytes};
+
+/// What a distributed build did.
+#[derive(Serialize)]
+pub struct DistSummary {
+    pub job_id: String,
+    pub partition: String,
+    pub set_dir: PathBuf,
+    pub workers: Option<usize>,
+    pub total_seconds: f64,
+    pub states_expanded: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    /// Bytes on the wire (both ways) per state expanded.
+    pub bytes_per_state: f64,
+    pub results_accepted: u64,
+    pub results_dropped: u64,
+    pub leases_expired: u64,
+    pub coordinator_peak_rss_bytes: Option<u64>,
+    pub tables: Vec<TableReport>,
+}
+
+pub(super) fn summary(
+    job: &Job,
+    workers: Option<usize>,
+    started: Instant,
+    tables: Vec<TableReport>,
+) -> DistSummary {
+    let c = &job.counters;
+    let expanded = c.expanded.load(Relaxed);
+    let (received, sent) = (c.bytes_received.load(Relaxed), c.bytes_sent.load(Relaxed));
+    DistSummary {
+        job_id: job.id.clone(),
+        partition: job.config.spec.partition.name().to_string(),
+        set_dir: job.config.spec.dir(&job.config.out),
+        workers,
+        total_seconds: started.elapsed().as_secs_f64(),
+        states_expanded: expanded,
+        bytes_received: received,
+        bytes_sent: sent,
+        bytes_per_state: if expanded > 0 {
+            (received + sent) as f64 / expanded as f64
+        } else {
+            0.0
+        },
+        results_accepted: c.results_accepted.load(Relaxed),
+        results_dropped: c.results_dropped.load(Relaxed),
+        leases_expired: c.releases.load(Relaxed),
+        coordinator_peak_rss_bytes: peak_rss_bytes(),
+        tables,
+    }
+}
+
+pub(super) fn print_summary(summary: &DistSummary, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(summary)?);
+        return Ok(());
+    }
+    for t in &summary.tables {
+        println!("{}", t.line());
+    }
+    println!(
+        "{} table(s) of {} written to {} in {:.2} s; {} states expanded, {:.3} bytes on the wire per state, coordinator peak memory {}",
+        summary.tables.len(),
+        summary.partition,
+        summary.set_dir.display(),
+        summary.total_seconds,
+        summary.states_expanded,
+        summary.bytes_per_state,
+        summary
+            .coordinator_peak_rss_bytes
+            .map_or("?".into(), tilepdb_coordinator::build::human_bytes)
+    );
+    Ok(())
+}
