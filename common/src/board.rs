@@ -16,6 +16,14 @@
 //! assert_eq!(board.region(0, free), 1);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "cells, rows and columns (below 25) move between u8, u32 and usize"
+)]
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -117,7 +125,7 @@ impl Board {
     /// Cells orthogonally next to any cell of `cells`.
     #[inline]
     pub fn dilate(&self, cells: u32) -> u32 {
-        let w = self.width as u32;
+        let w = u32::from(self.width);
         (((cells << 1) & self.not_first_col)
             | ((cells >> 1) & self.not_last_col)
             | (cells << w)
@@ -425,7 +433,7 @@ mod tests {
         for free in 0u32..(1 << 9) {
             for seed_cell in 0..9 {
                 let region = b.region(seed_cell, free);
-                for targets in [0u32, 1, 0b110, 0b100000001, free] {
+                for targets in [0u32, 1, 0b110, 0b1_0000_0001, free] {
                     assert_eq!(
                         b.connects(1 << seed_cell, targets, free),
                         region & targets == targets,

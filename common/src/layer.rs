@@ -21,6 +21,14 @@
 //! assert_eq!(codes.get(42), tilepdb_common::layer::DONE);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "state codes and state indices move between u8, u64 and usize within their proven bounds"
+)]
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -56,12 +64,12 @@ unsafe impl Sync for StateCodes {}
 impl StateCodes {
     /// All `states` unseen. Memory comes zeroed from the allocator (untouched pages cost nothing).
     pub fn new(states: u64) -> StateCodes {
+        const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
         let len = Self::words_for(states) as usize;
         let words: Vec<u64> = vec![0; len];
         let words = words.into_boxed_slice();
         // SAFETY: AtomicU64 has the size and alignment of u64 on every 64-bit target (checked
-        // below), and the box is uniquely owned.
-        const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+        // above), and the box is uniquely owned.
         let words = unsafe { Box::from_raw(Box::into_raw(words) as *mut [AtomicU64]) };
         StateCodes {
             ptr: words.as_ptr(),
@@ -83,7 +91,8 @@ impl StateCodes {
             return None;
         }
         Some(StateCodes {
-            ptr: map.as_ptr() as *const AtomicU64,
+            #[expect(clippy::cast_ptr_alignment, reason = "the alignment is checked above")]
+            ptr: map.as_ptr().cast::<AtomicU64>(),
             len,
             states,
             backing: Backing::Mapped(map),
@@ -160,8 +169,8 @@ impl StateCodes {
             // SAFETY: prefetching is a hint that never faults; the address is in bounds.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    word.as_ptr() as *const i8
-                )
+                    word.as_ptr() as *const i8,
+                );
             };
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -202,7 +211,7 @@ impl StateCodes {
     #[inline]
     pub fn for_each_with_code(&self, states: Range<u64>, code: u8, f: impl FnMut(u64)) {
         let words = self.words();
-        scan_codes(|w| words[w as usize].load(Relaxed), states, code, f)
+        scan_codes(|w| words[w as usize].load(Relaxed), states, code, f);
     }
 
     /// Number of states of `states` with `code`.
@@ -273,10 +282,12 @@ impl LayerBitmap {
         self.start..self.start + self.len
     }
 
+    /// The bitmap's words, 64 states each, least state in the lowest bit.
     pub fn words(&self) -> &[u64] {
         &self.words
     }
 
+    /// Marks `state`, which lies in [`states`](Self::states).
     #[inline]
     pub fn insert(&mut self, state: u64) {
         let i = state - self.start;
@@ -284,6 +295,7 @@ impl LayerBitmap {
         self.words[(i / 64) as usize] |= 1 << (i % 64);
     }
 
+    /// Whether `state` is marked (false outside [`states`](Self::states)).
     #[inline]
     pub fn contains(&self, state: u64) -> bool {
         let Some(i) = state.checked_sub(self.start).filter(|&i| i < self.len) else {
@@ -333,7 +345,9 @@ pub trait CurrentLayer: Sync {
 
 /// The layer of `depth` in a two-bit state array.
 pub struct CodeLayer<'a> {
+    /// The state array.
     pub codes: &'a StateCodes,
+    /// The layer's depth.
     pub depth: u32,
 }
 
@@ -341,14 +355,14 @@ impl CurrentLayer for CodeLayer<'_> {
     #[inline]
     fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
         self.codes
-            .for_each_with_code(states, StateCodes::code_of_depth(self.depth), f)
+            .for_each_with_code(states, StateCodes::code_of_depth(self.depth), f);
     }
 }
 
 impl CurrentLayer for LayerBitmap {
     #[inline]
     fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
-        self.for_each_in(states, f)
+        self.for_each_in(states, f);
     }
 }
 
@@ -361,7 +375,7 @@ impl CurrentLayer for StateList {
     fn for_each_current(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
         let from = self.0.partition_point(|&s| s < states.start);
         for &s in self.0[from..].iter().take_while(|&&s| s < states.end) {
-            f(s)
+            f(s);
         }
     }
 }

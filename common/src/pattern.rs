@@ -80,6 +80,7 @@ impl Pattern {
         self.tiles.len()
     }
 
+    /// Whether the pattern has no tile.
     pub fn is_empty(&self) -> bool {
         self.tiles.is_empty()
     }
@@ -99,7 +100,7 @@ impl fmt::Display for Pattern {
 fn format_tiles(tiles: &[u8]) -> String {
     tiles
         .iter()
-        .map(|t| t.to_string())
+        .map(std::string::ToString::to_string)
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -114,9 +115,13 @@ pub struct Partition {
 
 /// A partition of the registry: name, board, tiles, where it comes from.
 pub struct KnownPartition {
+    /// The name the command line and the set directories use.
     pub name: &'static str,
+    /// The board's name, as [`Board`] parses it.
     pub board: &'static str,
+    /// The tiles of each pattern.
     pub patterns: &'static [&'static [u8]],
+    /// Where the partition comes from (paper or program).
     pub source: &'static str,
 }
 
@@ -253,14 +258,17 @@ impl Partition {
         Partition::new(name, board, patterns)
     }
 
+    /// The partition's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The board the patterns are on.
     pub fn board(&self) -> Board {
         self.board
     }
 
+    /// The patterns, in order.
     pub fn patterns(&self) -> &[Pattern] {
         &self.patterns
     }

@@ -10,6 +10,14 @@
 //! assert_eq!(state.blank(), 1);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "tiles and cells (below 25) move between u8, u32, u64 and usize"
+)]
+
 use std::fmt;
 
 use crate::board::{Board, Goal};
@@ -68,6 +76,7 @@ impl PuzzleState {
         PuzzleState { board, tiles }
     }
 
+    /// The board of the state.
     pub fn board(&self) -> Board {
         self.board
     }
@@ -192,7 +201,8 @@ mod tests {
             x ^= x << 17;
             let blank = s.blank();
             let nb = board.neighbours(blank);
-            let pick = crate::rank::select_bit(nb, (x % nb.count_ones() as u64) as u32) as usize;
+            let pick =
+                crate::rank::select_bit(nb, (x % u64::from(nb.count_ones())) as u32) as usize;
             s.tiles.swap(blank, pick);
         }
         s

@@ -19,6 +19,14 @@
 //! assert_eq!(cells, [1, 0]);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "digits, cells and ranks move between u8, u32, u64 and usize within their proven bounds"
+)]
+
 use crate::board::MAX_CELLS;
 use crate::error::{Error, Result};
 
@@ -162,6 +170,7 @@ pub struct RankedPlacement {
     pub cells: [u8; MAX_CELLS],
     /// The cells of all the tiles.
     pub occupied: u32,
+    /// The placement's rank.
     pub rank: u64,
     digits: [u64; MAX_CELLS],
     /// Cells of the tiles before `i`.
@@ -307,7 +316,7 @@ mod tests {
         #[test]
         fn rank_after_move_matches_rank(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>(), tile in any::<usize>(), target in any::<u32>()) {
             let k = 1 + ((n - 2) as f64 * k_frac) as usize;
-            let r = match PlacementRanker::new(n, k) { Ok(r) => r, Err(_) => return Ok(()) };
+            let Ok(r) = PlacementRanker::new(n, k) else { return Ok(()) };
             let p = RankedPlacement::new(&r, seed % r.placements());
             let i = tile % k;
             let free = !p.occupied & ((1u64 << n) - 1) as u32;
@@ -320,7 +329,7 @@ mod tests {
         #[test]
         fn rank_by_matches_rank(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>()) {
             let k = 1 + ((n - 2) as f64 * k_frac) as usize;
-            let r = match PlacementRanker::new(n, k) { Ok(r) => r, Err(_) => return Ok(()) };
+            let Ok(r) = PlacementRanker::new(n, k) else { return Ok(()) };
             let mut cells = [0u8; MAX_CELLS];
             let occupied = r.unrank(seed % r.placements(), &mut cells);
             prop_assert_eq!(r.rank_by(|i| cells[i]), (seed % r.placements(), occupied));
@@ -329,7 +338,7 @@ mod tests {
         #[test]
         fn rank_unrank_roundtrip(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>()) {
             let k = 1 + ((n - 2) as f64 * k_frac) as usize;
-            let r = match PlacementRanker::new(n, k) { Ok(r) => r, Err(_) => return Ok(()) };
+            let Ok(r) = PlacementRanker::new(n, k) else { return Ok(()) };
             let rank = seed % r.placements();
             let mut cells = [0u8; MAX_CELLS];
             r.unrank(rank, &mut cells);

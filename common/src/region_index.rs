@@ -39,6 +39,14 @@
 //! assert_eq!(region, 0b1);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "cells, orders and indices move between u8, u32, u64 and usize within their proven bounds"
+)]
+
 use crate::board::{Board, MAX_CELLS};
 use crate::error::{Error, Result};
 use crate::rank::PlacementRanker;
@@ -204,6 +212,7 @@ impl RegionIndex {
         Ok(index)
     }
 
+    /// The board of the index.
     pub fn board(&self) -> Board {
         self.board
     }
@@ -338,7 +347,7 @@ impl RegionIndex {
         let slots = self.board.cells() - self.k;
         let mut out = vec![0u8; ranker.placements() as usize * slots];
         self.for_each_cell_state(ranker, |entry, state| {
-            out[entry as usize] = zero_aware[state as usize]
+            out[entry as usize] = zero_aware[state as usize];
         });
         out
     }
@@ -348,7 +357,7 @@ impl RegionIndex {
     pub fn zero_aware_from_aware(&self, ranker: &PlacementRanker, aware: &[u8]) -> Vec<u8> {
         let mut out = vec![0u8; self.states() as usize];
         self.for_each_cell_state(ranker, |entry, state| {
-            out[state as usize] = aware[entry as usize]
+            out[state as usize] = aware[entry as usize];
         });
         out
     }
@@ -396,6 +405,7 @@ pub struct OrderMoves {
 }
 
 impl OrderMoves {
+    /// The moves between the orders of `k` tiles.
     pub fn new(k: usize) -> OrderMoves {
         let orders = factorial(k);
         let mut table = Vec::new();
@@ -420,7 +430,7 @@ impl OrderMoves {
         moved[..k].copy_from_slice(&pi[..k]);
         let t = moved[pa];
         if pa < pb {
-            moved.copy_within(pa + 1..pb + 1, pa);
+            moved.copy_within((pa + 1)..=pb, pa);
         } else {
             moved.copy_within(pb..pa, pb + 1);
         }
@@ -442,13 +452,12 @@ impl OrderMoves {
     /// The rank of the order `rank` after moving its element at `pa` to `pb`.
     #[inline]
     pub fn moved(&self, pa: usize, pb: usize, rank: u64) -> u64 {
-        match self.row(pa, pb) {
-            Some(row) => row[rank as usize] as u64,
-            None => {
-                let mut pi = [0u8; MAX_CELLS];
-                order_unrank(self.k, rank, &mut pi);
-                Self::compute(self.k, &pi, pa, pb)
-            }
+        if let Some(row) = self.row(pa, pb) {
+            row[rank as usize] as u64
+        } else {
+            let mut pi = [0u8; MAX_CELLS];
+            order_unrank(self.k, rank, &mut pi);
+            Self::compute(self.k, &pi, pa, pb)
         }
     }
 }
@@ -567,7 +576,7 @@ mod tests {
                 order_unrank(k, rank, &mut pi);
                 assert_eq!(order_rank(&pi[..k]), rank);
                 let mut sorted = pi[..k].to_vec();
-                sorted.sort();
+                sorted.sort_unstable();
                 assert_eq!(sorted, (0..k as u8).collect::<Vec<_>>());
                 assert!(seen.insert(pi[..k].to_vec()));
             }

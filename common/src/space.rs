@@ -16,6 +16,14 @@
 //! assert_eq!(space.entries(), 72); // one least value per placement
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "tiles and cells (below 25) move between u8 and usize"
+)]
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -44,6 +52,7 @@ pub enum BlankRule {
 }
 
 impl BlankRule {
+    /// The rule's name, as the command line and the files spell it.
     pub fn name(self) -> &'static str {
         match self {
             BlankRule::Minimized => "minimized",
@@ -106,6 +115,7 @@ pub struct StateSpace {
 }
 
 impl StateSpace {
+    /// The state space of `pattern` on `board`, with `goal` and `rule`; refuses a pattern of another board or a space too large to index.
     pub fn new(board: Board, goal: Goal, pattern: Pattern, rule: BlankRule) -> Result<StateSpace> {
         let pattern = Pattern::new(board, pattern.tiles().to_vec())?;
         let n = board.cells();
@@ -131,22 +141,27 @@ impl StateSpace {
         Ok(space)
     }
 
+    /// The board.
     pub fn board(&self) -> Board {
         self.board
     }
 
+    /// The goal.
     pub fn goal(&self) -> Goal {
         self.goal
     }
 
+    /// The pattern.
     pub fn pattern(&self) -> &Pattern {
         &self.pattern
     }
 
+    /// The blank rule.
     pub fn rule(&self) -> BlankRule {
         self.rule
     }
 
+    /// The ranker of the pattern's placements.
     pub fn ranker(&self) -> &PlacementRanker {
         &self.ranker
     }
@@ -222,15 +237,14 @@ impl StateSpace {
     /// The search's start: the goal placement with the blank on its goal cell.
     pub fn goal_state(&self) -> u64 {
         let rank = self.goal_rank();
-        match self.rule {
-            BlankRule::Ignored => rank,
-            _ => {
-                let occupied = self.goal_cells().iter().fold(0u32, |m, &c| m | 1 << c);
-                let free = self.board.all_cells() & !occupied;
-                let blank = self.goal.cell_of(0, self.board.cells());
-                let region = self.board.region(blank, free);
-                rank * self.slots() + slot_of(free, region.trailing_zeros() as usize)
-            }
+        if self.rule == BlankRule::Ignored {
+            rank
+        } else {
+            let occupied = self.goal_cells().iter().fold(0u32, |m, &c| m | 1 << c);
+            let free = self.board.all_cells() & !occupied;
+            let blank = self.goal.cell_of(0, self.board.cells());
+            let region = self.board.region(blank, free);
+            rank * self.slots() + slot_of(free, region.trailing_zeros() as usize)
         }
     }
 
@@ -254,7 +268,7 @@ impl StateSpace {
 /// The slot of `cell` among the `free` cells: how many free cells lie below it.
 #[inline]
 pub fn slot_of(free: u32, cell: usize) -> u64 {
-    (free & ((1u32 << cell) - 1)).count_ones() as u64
+    u64::from((free & ((1u32 << cell) - 1)).count_ones())
 }
 
 #[cfg(test)]

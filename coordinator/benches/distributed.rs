@@ -57,7 +57,7 @@ fn files(summary: &Value) -> Vec<(String, Vec<u8>)> {
 }
 
 fn mib(bytes: f64) -> String {
-    format!("{:.1} MiB", bytes / (1 << 20) as f64)
+    format!("{:.1} MiB", bytes / f64::from(1 << 20))
 }
 
 fn main() {
@@ -77,7 +77,7 @@ fn main() {
     let scratch = std::env::temp_dir().join(format!("tilepdb-bench-dist-{}", std::process::id()));
     println!(
         "{} cores; distributed = a coordinator and {workers} local worker processes",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
     );
     for (name, job) in cases {
         if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {

@@ -11,6 +11,14 @@
 //! measured twice: a lone random state (descent to the goal) and a step of a random walk
 //! (the child's value from its parent's, as a search does).
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+)]
+
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
@@ -124,7 +132,7 @@ impl Bench<'_> {
             let (per_s, _) = rate(lone, || {
                 self.states[..lone]
                     .iter()
-                    .map(|c| pdb.root_value(pdb.index_of(c).0).unwrap() as u64)
+                    .map(|c| u64::from(pdb.root_value(pdb.index_of(c).0).unwrap()))
                     .sum()
             });
             println!("      random states (descent to the goal): {per_s:>12.0} lookups/s");
@@ -135,7 +143,7 @@ impl Bench<'_> {
                 let mut sum = 0u64;
                 for c in &self.walk[1..] {
                     h = pdb.child_value(h, pdb.index_of(c).0);
-                    sum += h as u64;
+                    sum += u64::from(h);
                 }
                 black_box(sum)
             });
@@ -146,7 +154,7 @@ impl Bench<'_> {
                     .iter()
                     .map(|c| {
                         let (i, m) = pdb.index_of(c);
-                        pdb.value_with_manhattan(i, m) as u64
+                        u64::from(pdb.value_with_manhattan(i, m))
                     })
                     .sum()
             };
@@ -155,7 +163,7 @@ impl Bench<'_> {
                 pdb.payload()
                     .iter()
                     .step_by(4096)
-                    .map(|&b| b as u64)
+                    .map(|&b| u64::from(b))
                     .sum::<u64>(),
             );
             black_box(lookups(&self.states));

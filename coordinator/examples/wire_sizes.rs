@@ -9,6 +9,14 @@
 //! ranks` the layers are cut as the distributed coordinator cuts them by default (about 16
 //! tasks a layer along blocks); otherwise into tasks of that many ranks.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the encodings compared pack states into bytes and index bitmaps by u64 states"
+)]
+
 use std::ops::Range;
 use std::time::{Duration, Instant};
 

@@ -29,6 +29,14 @@
 //! assert!(check_distances(&space, &values).is_err());
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the proof indexes every entry by its u64 rank and moves cells between u8, u32 and usize"
+)]
+
 use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
@@ -93,10 +101,10 @@ fn bellman_rule(
     if any_unreached {
         return Err(format!("it has {h} but a neighbour is marked unreached"));
     }
-    if least == UNREACHED || least as u32 + 1 != h as u32 {
+    if least == UNREACHED || u32::from(least) + 1 != u32::from(h) {
         return Err(format!(
             "it has {h}, but the least of its neighbours is {least}, so it should have {}",
-            least as u32 + 1
+            u32::from(least) + 1
         ));
     }
     Ok(())

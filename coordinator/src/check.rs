@@ -11,6 +11,14 @@
 //! Minimized tables are not consistent (a blank walled into a pocket can make the least value
 //! jump by more than one across a move), so nothing here assumes it.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the checks index every entry by its u64 rank and move cells between u8, u32 and usize"
+)]
+
 use std::ops::Range;
 
 use rayon::prelude::*;
@@ -78,6 +86,7 @@ pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
         return check_lower_bound(&aware, &values);
     }
     check_bound_and_parity(space, values)?;
+    #[expect(clippy::naive_bytecount, reason = "no crate for one count per table")]
     let unreached = values.iter().filter(|&&v| v == UNREACHED).count() as u64;
     let full = space.k() + 1 == space.board().cells();
     let expected = if full { space.entries() / 2 } else { 0 };
@@ -111,7 +120,7 @@ pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
             if h == UNREACHED {
                 continue;
             }
-            if (h as u32) < m || !(h as u32 - m).is_multiple_of(2) {
+            if u32::from(h) < m || !(u32::from(h) - m).is_multiple_of(2) {
                 return Err(format!(
                     "entry {entry} (placement {cells:?}) has value {h} against Manhattan distance {m}"
                 ));

@@ -29,6 +29,7 @@ pub enum CgroupVersion {
 /// The tightest memory cgroup over this process: the one with the least headroom.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CgroupLimit {
+    /// Version 1 or 2 of the cgroup interface.
     pub version: CgroupVersion,
     /// The cgroup's directory.
     pub dir: PathBuf,
@@ -190,9 +191,9 @@ fn unescape(field: &str) -> String {
                 .iter()
                 .all(|b| (b'0'..=b'7').contains(b))
         {
-            let code = (bytes[i + 1] - b'0') as u32 * 64
-                + (bytes[i + 2] - b'0') as u32 * 8
-                + (bytes[i + 3] - b'0') as u32;
+            let code = u32::from(bytes[i + 1] - b'0') * 64
+                + u32::from(bytes[i + 2] - b'0') * 8
+                + u32::from(bytes[i + 3] - b'0');
             if let Ok(b) = u8::try_from(code) {
                 out.push(b);
                 i += 4;
@@ -328,7 +329,7 @@ mod tests {
     fn v2_limit_minus_working_set_when_below_the_machine() {
         let f = Fake::new("0::/job/step\n", V2_MOUNT, 16 * GIB / 1024);
         f.write("sys/fs/cgroup/job/memory.max", &format!("{}\n", 4 * GIB));
-        f.write("sys/fs/cgroup/job/memory.current", &format!("{}\n", GIB));
+        f.write("sys/fs/cgroup/job/memory.current", &format!("{GIB}\n"));
         f.write(
             "sys/fs/cgroup/job/memory.stat",
             &format!("anon 1\nfile 5\ninactive_file {}\nactive_file 3\n", GIB / 4),
@@ -413,7 +414,7 @@ mod tests {
     fn a_container_sees_its_own_cgroup_at_the_mount_point() {
         // In a cgroup namespace the path is "/" and the mount shows the container's cgroup.
         let f = Fake::new("0::/\n", V2_MOUNT, 64 * GIB / 1024);
-        f.write("sys/fs/cgroup/memory.max", &format!("{}", GIB));
+        f.write("sys/fs/cgroup/memory.max", &format!("{GIB}"));
         f.write("sys/fs/cgroup/memory.current", &format!("{}", GIB / 8));
         assert_eq!(f.budget().available(), Some(GIB - GIB / 8));
     }
@@ -425,7 +426,7 @@ mod tests {
         let f = Fake::new("9:memory:/docker/abc\n", mounts, 64 * GIB / 1024);
         f.write(
             "sys/fs/cgroup/memory/memory.limit_in_bytes",
-            &format!("{}", GIB),
+            &format!("{GIB}"),
         );
         f.write("sys/fs/cgroup/memory/memory.usage_in_bytes", "0");
         assert_eq!(f.budget().available(), Some(GIB));

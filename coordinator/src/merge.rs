@@ -7,6 +7,14 @@
 //! nothing. The states a layer expanded are retired to done once the whole layer is merged
 //! (the engine's `finish_layer`).
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the depth array is indexed by u64 states, which its allocation holds, and stores depths below 255 in bytes"
+)]
+
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use tilepdb_common::{BlankRule, StateCodes};
@@ -52,7 +60,7 @@ impl DepthBytes {
             return None;
         }
         Some(DepthBytes {
-            ptr: map.as_ptr() as *const AtomicU8,
+            ptr: map.as_ptr().cast::<AtomicU8>(),
             len: entries as usize,
             backing: Backing::Mapped(map),
         })
@@ -72,14 +80,16 @@ impl DepthBytes {
         }
     }
 
+    /// The stored byte of `entry` (0: not reached, else depth + 1).
     #[inline]
     pub fn get(&self, entry: u64) -> u8 {
         self.bytes()[entry as usize].load(Relaxed)
     }
 
+    /// Stores the byte of `entry` (0: not reached, else depth + 1).
     #[inline]
     pub fn set(&self, entry: u64, stored: u8) {
-        self.bytes()[entry as usize].store(stored, Relaxed)
+        self.bytes()[entry as usize].store(stored, Relaxed);
     }
 
     /// Records `depth` for `entry` unless it was reached before: within a layer every writer
@@ -101,18 +111,20 @@ impl DepthBytes {
             // SAFETY: prefetching is a hint that never faults; the address is in bounds.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    byte.as_ptr() as *const i8
-                )
+                    byte.as_ptr() as *const i8,
+                );
             };
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = entry;
     }
 
+    /// Entries of the array.
     pub fn len(&self) -> u64 {
         self.len as u64
     }
 
+    /// Whether the array has no entry.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -147,9 +159,13 @@ pub use tilepdb_common::table::UNREACHED;
 
 /// The merge of one layer: marks reached states as the next layer, records their depth.
 pub struct LayerMerge<'a> {
+    /// The state array the layer is marked in.
     pub codes: &'a StateCodes,
+    /// The depth of each entry (minimized builds).
     pub depths: &'a DepthBytes,
+    /// The table's blank rule.
     pub rule: BlankRule,
+    /// States per placement.
     pub slots: u64,
     /// Depth of the layer being built (the expanded layer's depth plus one).
     pub depth: u32,
@@ -158,6 +174,7 @@ pub struct LayerMerge<'a> {
 }
 
 impl<'a> LayerMerge<'a> {
+    /// The merge of the layer of `depth` into `codes` and `depths`.
     pub fn new(
         codes: &'a StateCodes,
         depths: &'a DepthBytes,
@@ -202,7 +219,7 @@ impl ReachedSink for LayerMerge<'_> {
 const PREFETCH_DISTANCE: usize = 16;
 
 /// A [`LayerMerge`] that hides the memory latency of marking: each reached state's word of the
-/// two-bit array is prefetched and the state merged [`PREFETCH_DISTANCE`] states later, so the
+/// two-bit array is prefetched and the state merged `PREFETCH_DISTANCE` states later, so the
 /// cache misses of consecutive successors overlap. [`PrefetchedMerge::finish`] merges the rest.
 pub struct PrefetchedMerge<'a> {
     merge: LayerMerge<'a>,
@@ -212,6 +229,7 @@ pub struct PrefetchedMerge<'a> {
 }
 
 impl<'a> PrefetchedMerge<'a> {
+    /// `merge`, with its writes prefetched.
     pub fn new(merge: LayerMerge<'a>) -> Self {
         PrefetchedMerge {
             merge,

@@ -39,7 +39,7 @@ pub fn table_file_name(space: &StateSpace) -> String {
         .pattern()
         .tiles()
         .iter()
-        .map(|t| t.to_string())
+        .map(std::string::ToString::to_string)
         .collect::<Vec<_>>()
         .join("-");
     format!("pattern-{tiles}.pdb")

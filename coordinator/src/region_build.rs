@@ -29,6 +29,14 @@
 //! assert_eq!(table.histogram, vec![1, 2, 2, 2, 2, 2, 1]);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "a table's entries are indexed by u64, which its allocation holds"
+)]
+
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -67,10 +75,9 @@ pub fn region_build_memory(space: &StateSpace) -> Result<(u64, String)> {
         human_bytes(depths)
     );
     if output > 0 {
-        detail += &format!(
-            ", then the depth bytes + {} of values in placement order",
-            human_bytes(output)
-        );
+        detail.push_str(", then the depth bytes + ");
+        detail.push_str(&human_bytes(output));
+        detail.push_str(" of values in placement order");
     }
     // The two-bit array is freed before the values are put in placement order.
     Ok((depths + codes.max(output) + index, detail))
@@ -131,7 +138,7 @@ pub fn goal_state_and_entry(space: &StateSpace, index: &RegionIndex) -> (u64, u6
 }
 
 /// The [`Kernel`] of the region index: a task's sets expanded by [`RegionKernel`] into a
-/// [`RegionMerge`].
+/// `RegionMerge`.
 pub struct RegionSetKernel {
     index: Arc<RegionIndex>,
     moves: OrderMoves,
@@ -173,12 +180,12 @@ impl Kernel for RegionSetKernel {
 /// pool) (and
 /// `rank * (n - k) + slot` for aware) from the depths of the region-indexed search.
 pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
+    const CHUNK: usize = 1 << 14;
     let ranker = space.ranker();
     let f = index.orders();
     let all = space.board().all_cells();
     let per_rank = (space.entries() / space.placements()) as usize;
     let mut values = vec![0u8; space.entries() as usize];
-    const CHUNK: usize = 1 << 14;
     values
         .par_chunks_mut(CHUNK * per_rank)
         .enumerate()

@@ -12,27 +12,45 @@ use crate::build::{BuiltTable, human_bytes};
 /// What a build of one table produced and measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct TableReport {
+    /// The board.
     pub board: String,
+    /// The goal.
     pub goal: String,
+    /// The blank rule.
     pub blank_rule: String,
+    /// The pattern's tiles.
     pub tiles: Vec<u8>,
+    /// Placements of the pattern.
     pub placements: u64,
+    /// Entries of the table.
     pub entries: u64,
+    /// Layers of the search.
     pub layers: u32,
+    /// Largest value.
     pub max_value: u8,
+    /// Mean value over reached entries.
     pub mean_value: f64,
+    /// Entries never reached.
     pub unreached: u64,
+    /// Seconds the build took.
     pub wall_seconds: f64,
+    /// States expanded.
     pub states_expanded: u64,
+    /// States expanded per second.
     pub expanded_per_second: f64,
+    /// Bytes of the two-bit state array.
     pub state_array_bytes: u64,
+    /// Bytes of the depth array (minimized builds).
     pub depth_bytes: u64,
     /// Peak resident memory of the process while this table was built, if the OS tells.
     pub peak_rss_bytes: Option<u64>,
+    /// The table file, once written.
     pub file: Option<PathBuf>,
     /// The table file's encoding, size and checksum, once written.
     pub encoding: Option<String>,
+    /// The file's size in bytes.
     pub file_bytes: Option<u64>,
+    /// The file's CRC-32.
     pub checksum: Option<String>,
     /// Whether the table was found already built (in the set's directory) instead of built.
     pub cached: bool,
@@ -69,6 +87,7 @@ impl TableReport {
         }
     }
 
+    /// The report of `table`, built in `space`.
     pub fn new(
         space: &StateSpace,
         table: &BuiltTable,
@@ -108,7 +127,7 @@ impl TableReport {
     pub fn cached(space: &StateSpace, pdb: &Pdb) -> Self {
         let h = pdb.header();
         TableReport {
-            layers: h.max_value as u32 + 1,
+            layers: u32::from(h.max_value) + 1,
             max_value: h.max_value,
             unreached: h.unreached,
             cached: true,
@@ -132,7 +151,7 @@ impl TableReport {
             let tiles = self
                 .tiles
                 .iter()
-                .map(|t| t.to_string())
+                .map(std::string::ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(",");
             return format!(
@@ -143,7 +162,7 @@ impl TableReport {
         let tiles = self
             .tiles
             .iter()
-            .map(|t| t.to_string())
+            .map(std::string::ToString::to_string)
             .collect::<Vec<_>>()
             .join(",");
         let arrays = self.state_array_bytes + self.depth_bytes;

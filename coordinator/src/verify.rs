@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 /// What a deep verification checked.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DeepReport {
+    /// Entries decoded.
     pub entries: u64,
     /// Histogram of the decoded values (reached entries).
     pub decoded_histogram: Vec<u64>,
@@ -126,7 +127,7 @@ fn check_canonical_payload(pdb: &Pdb) -> Result<()> {
             let used = units % 5;
             if used != 0 {
                 let last = *payload.last().expect("a table has entries");
-                if last as u64 >= 3u64.pow(used as u32) {
+                if u64::from(last) >= 3u64.pow(used as u32) {
                     return Err(fail(
                         pdb,
                         "the padding digits of the last byte are not zero".into(),

@@ -2,6 +2,14 @@
 //! minimized table's histogram equals the board's complete-BFS distribution
 //! (`data/stp-bfs-distributions.txt`, from `shared/data`).
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+)]
+
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
 

@@ -137,8 +137,8 @@ fn a_build_that_does_not_fit_the_cgroup_is_refused_and_one_that_fits_is_built() 
     let scale = match unit {
         "B" => 1.0,
         "KiB" => 1024.0,
-        "MiB" => 1048576.0,
-        "GiB" => 1073741824.0,
+        "MiB" => 1_048_576.0,
+        "GiB" => 1_073_741_824.0,
         other => panic!("unit {other:?} in {stderr}"),
     };
     let named = number.parse::<f64>().unwrap() * scale;

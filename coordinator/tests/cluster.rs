@@ -96,7 +96,7 @@ impl Worker {
     }
 
     fn pid(&self) -> i32 {
-        self.0.id() as i32
+        i32::try_from(self.0.id()).expect("a process id is an i32")
     }
 
     fn signal(&self, signal: &str) {
@@ -151,7 +151,7 @@ fn one_and_three_workers_give_the_single_machine_tables() {
 /// The 15-puzzle 7-8 set with 3 workers (heavy: about 1.5 GB of memory and several minutes on
 /// 2 cores): `cargo test --release -p tilepdb-coordinator --test cluster -- --ignored`.
 #[test]
-#[ignore]
+#[ignore = "heavy: the 7-8 set on three workers"]
 fn three_workers_give_the_single_machine_7_8_tables() {
     let dir = scratch("same-7-8");
     let job = ["--partition", "15:7-8"];
@@ -406,7 +406,7 @@ mod bad_clients {
                 .into_inner();
             match s.message().await.unwrap().unwrap().kind.unwrap() {
                 task_message::Kind::Task(t) => return t,
-                task_message::Kind::Wait(_) => continue,
+                task_message::Kind::Wait(_) => {}
                 other => panic!("unexpected {other:?}"),
             }
         }

@@ -126,7 +126,11 @@ fn a_cut_fetch_resumes_corruption_is_refused_and_a_second_fetch_is_a_no_op() {
     let kept = bytes_under(&cache.join(".partial"));
     let total: u64 = files(&set_dir)
         .iter()
-        .filter(|(n, _)| n.ends_with(".pdb"))
+        .filter(|(n, _)| {
+            std::path::Path::new(n)
+                .extension()
+                .is_some_and(|e| e == "pdb")
+        })
         .map(|(_, b)| b.len() as u64)
         .sum();
     assert!(kept > 0 && kept < total, "kept {kept} of {total}");

@@ -2,6 +2,14 @@
 //! (the file is written by the ordinary writer), so only a check of the values themselves can
 //! tell. `verify --deep`'s Bellman check finds the entry in every exact encoding.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+)]
+
 use tilepdb_common::table::{Encoding, UNREACHED};
 use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
@@ -35,7 +43,7 @@ fn local_maxima(space: &StateSpace, values: &[u8]) -> Vec<u64> {
             moved[i] = cells[i];
         }
         let m = space.manhattan(&cells[..space.k()]);
-        if all_below && h != UNREACHED && h as u32 >= m + 2 {
+        if all_below && h != UNREACHED && u32::from(h) >= m + 2 {
             found.push(rank);
         }
     }

@@ -246,7 +246,7 @@ fn metrics_parse_and_move_and_the_status_shows_workers_tables_and_histograms() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|x| x.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         let pdb = Pdb::open(set.join(format!("pattern-{}.pdb", tiles.join("-")))).unwrap();
         let histogram: Vec<u64> = t["histogram"]

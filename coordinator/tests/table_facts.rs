@@ -11,6 +11,14 @@
 //!   which the value changes by more than 1, so nothing may assume consistency of them.
 //! * Each check rejects a table with one corrupted entry (so passing means something).
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+)]
+
 mod support;
 
 use support::{Grid, falling};
@@ -128,8 +136,8 @@ fn fast_rank(placement: &[u8], weights: &[u64]) -> u64 {
     let mut used = 0u32;
     let mut rank = 0;
     for (&cell, &weight) in placement.iter().zip(weights) {
-        let taken_below = (used & ((1u32 << cell) - 1)).count_ones() as u64;
-        rank += (cell as u64 - taken_below) * weight;
+        let taken_below = u64::from((used & ((1u32 << cell) - 1)).count_ones());
+        rank += (u64::from(cell) - taken_below) * weight;
         used |= 1 << cell;
     }
     rank

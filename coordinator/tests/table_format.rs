@@ -3,6 +3,14 @@
 //! The heavy test on a 15-puzzle 7-tile table is ignored by default; run it with
 //! `cargo test --release -p tilepdb-coordinator --test table_format -- --ignored`.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+)]
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
@@ -54,7 +62,7 @@ fn manhattan_of_entries(space: &StateSpace) -> Vec<u32> {
     tilepdb_common::table::walk::for_each_entry(space, |entry, cells, d| {
         assert_eq!(entry, m.len() as u64);
         assert_eq!(space.manhattan(cells), d);
-        m.push(d)
+        m.push(d);
     });
     m
 }
@@ -95,19 +103,19 @@ fn check_round_trip(pdb: &Pdb, values: &[u8], m: &[u32]) {
         assert_eq!(v, d, "{label}: value and decode_all differ at {i}");
         match pdb.encoding() {
             Encoding::Byte | Encoding::Mod3 | Encoding::OneBit => {
-                assert_eq!(d, h, "{label}: entry {i}")
+                assert_eq!(d, h, "{label}: entry {i}");
             }
             Encoding::Nibble if h == UNREACHED => {}
             Encoding::Nibble => {
-                if (h as u32 - m[i]) / 2 < 15 {
+                if (u32::from(h) - m[i]) / 2 < 15 {
                     assert_eq!(d, h, "{label}: entry {i}");
                 } else {
-                    assert_eq!(d as u32, m[i] + 30, "{label}: saturated entry {i}");
+                    assert_eq!(u32::from(d), m[i] + 30, "{label}: saturated entry {i}");
                 }
             }
             Encoding::MinNibble { .. } => {
                 assert!(d <= h, "{label}: entry {i} decodes to {d} above {h}");
-                assert!(d as u32 >= m[i] && (d as u32 - m[i]).is_multiple_of(2));
+                assert!(u32::from(d) >= m[i] && (u32::from(d) - m[i]).is_multiple_of(2));
             }
         }
     }
@@ -117,7 +125,7 @@ fn check_round_trip(pdb: &Pdb, values: &[u8], m: &[u32]) {
         for (g, chunk) in values.chunks(c).enumerate() {
             let attained = chunk.iter().enumerate().any(|(j, &h)| {
                 let i = g * c + j;
-                h == UNREACHED || decoded[i] == h || (h as u32 - m[i]) / 2 >= 15
+                h == UNREACHED || decoded[i] == h || (u32::from(h) - m[i]) / 2 >= 15
             });
             assert!(
                 attained,
@@ -201,7 +209,7 @@ fn nibbles_saturate_into_lower_bounds() {
         for (i, &h) in values.iter().enumerate() {
             let v = pdb.value(i as u64).unwrap();
             if encoding == Encoding::Nibble && v < h {
-                assert_eq!(v as u32, m[i] + 30);
+                assert_eq!(u32::from(v), m[i] + 30);
                 saturated += 1;
             }
         }
@@ -792,10 +800,11 @@ fn sampled_entries_of_a_7_tile_table() {
             s.ranker().unrank(i, &mut cells);
             let m = s.manhattan(&cells);
             match encoding {
-                Encoding::Byte => assert_eq!(v, h),
-                Encoding::Nibble if (h as u32 - m) / 2 >= 15 => assert_eq!(v as u32, m + 30),
-                Encoding::Nibble => assert_eq!(v, h),
-                _ => assert!(v <= h && v as u32 >= m),
+                Encoding::Nibble if (u32::from(h) - m) / 2 >= 15 => {
+                    assert_eq!(u32::from(v), m + 30);
+                }
+                Encoding::Byte | Encoding::Nibble => assert_eq!(v, h),
+                _ => assert!(v <= h && u32::from(v) >= m),
             }
         }
     }

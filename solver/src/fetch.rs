@@ -95,9 +95,11 @@ pub struct Progress {
 /// What a fetch did.
 #[derive(Clone, Debug, Serialize)]
 pub struct FetchReport {
+    /// The set's name.
     pub set: String,
     /// The set's directory in the cache: open it with [`TableSet::open`].
     pub dir: PathBuf,
+    /// Files of the set.
     pub files: usize,
     /// Bytes of the set's files.
     pub bytes: u64,
@@ -107,6 +109,7 @@ pub struct FetchReport {
     pub resumed: u64,
     /// The set was in the cache already, intact: nothing was downloaded.
     pub already_present: bool,
+    /// Seconds the fetch took.
     pub seconds: f64,
 }
 
@@ -256,7 +259,7 @@ pub fn fetch_set(
                 progress(Progress {
                     bytes: done + bytes,
                     total,
-                })
+                });
             })
             .await?;
             report.downloaded += got.downloaded;

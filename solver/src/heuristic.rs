@@ -18,6 +18,14 @@
 //! assert_eq!(h.after_move(&cells, 1, 0, &memo).0, 0);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the incremental heuristic moves tiles and cells between u8, u32 and usize and indexes tables by u64 entries"
+)]
+
 use tilepdb_common::region_index::{RegionIndex, order_rank, rank_set};
 use tilepdb_common::table::mod3::{child_value, one_bit_child_value};
 use tilepdb_common::table::{Encoding, Pdb, TableSet};
@@ -117,6 +125,7 @@ pub struct Misplaced {
 }
 
 impl Misplaced {
+    /// The heuristic for `board` and `goal`.
     pub fn new(board: Board, goal: Goal) -> Misplaced {
         let n = board.cells();
         Misplaced {
@@ -142,12 +151,12 @@ impl Heuristic for Misplaced {
         cells: &[u8],
         tile: usize,
         from: usize,
-        _: &(),
+        (): &(),
         parent: &u32,
         memo: &mut u32,
     ) -> u32 {
         let goal = self.goal_cells[tile] as usize;
-        *memo = parent + (from == goal) as u32 - (cells[tile] as usize == goal) as u32;
+        *memo = parent + u32::from(from == goal) - u32::from(cells[tile] as usize == goal);
         *memo
     }
 }
@@ -158,6 +167,7 @@ pub struct Manhattan {
 }
 
 impl Manhattan {
+    /// The heuristic for `board` and `goal`.
     pub fn new(board: Board, goal: Goal) -> Manhattan {
         Manhattan {
             distance: distance_table(board, goal),
@@ -171,7 +181,7 @@ impl Heuristic for Manhattan {
 
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, u32)> {
         let h = (1..cells.len())
-            .map(|t| self.distance[t][cells[t] as usize] as u32)
+            .map(|t| u32::from(self.distance[t][cells[t] as usize]))
             .sum();
         Ok((h, h))
     }
@@ -182,12 +192,12 @@ impl Heuristic for Manhattan {
         cells: &[u8],
         tile: usize,
         from: usize,
-        _: &(),
+        (): &(),
         parent: &u32,
         memo: &mut u32,
     ) -> u32 {
         let d = &self.distance[tile];
-        *memo = parent + d[cells[tile] as usize] as u32 - d[from] as u32;
+        *memo = parent + u32::from(d[cells[tile] as usize]) - u32::from(d[from]);
         *memo
     }
 }
@@ -202,6 +212,7 @@ pub struct LinearConflict {
 }
 
 impl LinearConflict {
+    /// The heuristic for `board` and `goal`.
     pub fn new(board: Board, goal: Goal) -> LinearConflict {
         let n = board.cells();
         LinearConflict {
@@ -268,7 +279,7 @@ impl Heuristic for LinearConflict {
         cells: &[u8],
         tile: usize,
         from: usize,
-        _: &(),
+        (): &(),
         parent: &u32,
         memo: &mut u32,
     ) -> u32 {
@@ -433,7 +444,7 @@ impl<'a> PdbHeuristic<'a> {
             mirror_table_of_tile[t] = table_of_tile[mirror_tile[t] as usize];
         }
         let aware_lookups = if blank_aware {
-            tables.len() * (1 + reflect as usize)
+            tables.len() * (1 + usize::from(reflect))
         } else {
             0
         };
@@ -462,7 +473,12 @@ impl<'a> PdbHeuristic<'a> {
             reflect,
             child_lookups,
             aware_lookups,
-            look_ahead: set.tables().iter().map(|t| t.file_len()).sum::<u64>() > LOOK_AHEAD_BYTES,
+            look_ahead: set
+                .tables()
+                .iter()
+                .map(tilepdb_common::table::Pdb::file_len)
+                .sum::<u64>()
+                > LOOK_AHEAD_BYTES,
         })
     }
 
@@ -500,7 +516,7 @@ impl<'a> PdbHeuristic<'a> {
             cells[0]
         };
         let free = self.board.all_cells() & !occupied;
-        rank * t.slots + (free & ((1u32 << blank) - 1)).count_ones() as u64
+        rank * t.slots + u64::from((free & ((1u32 << blank) - 1)).count_ones())
     }
 
     /// The entry of zero-aware table `i` (region index `region`) for the state `cells` or its
@@ -572,7 +588,7 @@ impl<'a> PdbHeuristic<'a> {
         parent: &PdbMemo,
         memo: &mut PdbMemo,
     ) {
-        let side = mirrored as usize;
+        let side = usize::from(mirrored);
         let t = &self.tables[i];
         let old = parent.values[side][i];
         let value = match t.encoding {
@@ -584,7 +600,7 @@ impl<'a> PdbHeuristic<'a> {
             e => e.decode(e.stored(t.payload, index), m),
         };
         memo.values[side][i] = value;
-        memo.sums[side] = memo.sums[side] + value as u32 - old as u32;
+        memo.sums[side] = memo.sums[side] + u32::from(value) - u32::from(old);
     }
 
     fn root_lookup(&self, i: usize, cells: &[u8], mirrored: bool) -> Result<u8> {
@@ -646,7 +662,7 @@ impl Heuristic for PdbHeuristic<'_> {
             }
         }
         for side in 0..2 {
-            memo.sums[side] = memo.values[side].iter().map(|&v| v as u32).sum();
+            memo.sums[side] = memo.values[side].iter().map(|&v| u32::from(v)).sum();
         }
         Ok((self.total(&memo), memo))
     }

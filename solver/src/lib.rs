@@ -20,7 +20,7 @@
 //! * [`search`]: IDA*, A*, weighted A*, and the replay check of every solution;
 //! * [`textbook`]: Nilsson's inadmissible P + 3S for the 8-puzzle;
 //! * [`generate`]: seeded instance generators (random walks, uniformly random states);
-//! * [`bench`]: comparing heuristics on instance files: records, summaries, Pareto fronts, SVG;
+//! * [`bench`](mod@bench): comparing heuristics on instance files: records, summaries, Pareto fronts, SVG;
 //! * [`play`]: the puzzle as a game, with hints from an optimal search;
 //! * [`fetch`]: downloading a finished set from a coordinator into a local cache.
 

@@ -24,13 +24,18 @@ use crate::search::{Limits, Outcome, ida_star};
 /// The direction a tile slides (onto the blank).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slide {
+    /// Upwards.
     Up,
+    /// Downwards.
     Down,
+    /// To the left.
     Left,
+    /// To the right.
     Right,
 }
 
 impl Slide {
+    /// The direction's name, in lower case.
     pub fn name(self) -> &'static str {
         match self {
             Slide::Up => "up",
@@ -46,6 +51,7 @@ impl Slide {
 pub struct Hint {
     /// The tile to slide and the way it goes.
     pub tile: u8,
+    /// The way it slides.
     pub slide: Slide,
     /// Moves left to the goal, optimally.
     pub distance: usize,
@@ -69,10 +75,12 @@ impl Game {
         })
     }
 
+    /// The position.
     pub fn state(&self) -> &PuzzleState {
         &self.state
     }
 
+    /// The goal.
     pub fn goal(&self) -> Goal {
         self.goal
     }
@@ -82,6 +90,7 @@ impl Game {
         self.moves
     }
 
+    /// Whether the position is the goal.
     pub fn is_solved(&self) -> bool {
         self.state == PuzzleState::goal(self.state.board(), self.goal)
     }

@@ -19,6 +19,14 @@
 //! assert_eq!(result.moves, vec![2, 1]); // tiles slid: 2, then 1
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the search moves cells (below 25) and depths between u8, u32 and usize"
+)]
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::{Duration, Instant};
@@ -32,7 +40,9 @@ use crate::heuristic::Heuristic;
 /// Budgets of one search; a search that runs out reports it instead of a solution.
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
+    /// Most nodes to generate.
     pub max_nodes: Option<u64>,
+    /// Longest time to search.
     pub timeout: Option<Duration>,
 }
 
@@ -40,14 +50,18 @@ pub struct Limits {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    /// A solution was found.
     Solved,
+    /// The node budget ran out.
     NodeBudget,
+    /// The time budget ran out.
     Timeout,
 }
 
 /// What a search found and what it cost.
 #[derive(Clone, Debug, Serialize)]
 pub struct SearchResult {
+    /// How the search ended.
     pub outcome: Outcome,
     /// Tiles slid onto the blank, in order (empty unless solved).
     pub moves: Vec<u8>,
@@ -57,6 +71,7 @@ pub struct SearchResult {
     pub initial_h: u32,
     /// IDA* iterations (A*: 1).
     pub iterations: u32,
+    /// Seconds of search.
     pub seconds: f64,
 }
 
@@ -224,7 +239,7 @@ impl<H: Heuristic> Ida<'_, H> {
                 self.next_threshold = f;
             }
             self.position.unplay(blank, next, tile);
-            if self.nodes & 0xFFFF == 0 && self.out_of_budget() {
+            if self.nodes.trailing_zeros() >= 16 && self.out_of_budget() {
                 return false;
             }
             if self.stopped.is_some() {
@@ -296,7 +311,7 @@ impl<H: Heuristic> Ida<'_, H> {
                 self.next_threshold = f;
             }
             self.position.unplay(blank, next, tile);
-            if self.nodes & 0xFFFF == 0 && self.out_of_budget() {
+            if self.nodes.trailing_zeros() >= 16 && self.out_of_budget() {
                 return false;
             }
             if self.stopped.is_some() {
@@ -405,7 +420,7 @@ fn pack(tiles: &[u8]) -> u64 {
     tiles
         .iter()
         .enumerate()
-        .fold(0, |key, (i, &t)| key | (t as u64) << (4 * i))
+        .fold(0, |key, (i, &t)| key | u64::from(t) << (4 * i))
 }
 
 /// A* from `start` to `goal`, for boards of at most [`ASTAR_MAX_CELLS`] cells.
@@ -496,7 +511,7 @@ fn best_first<H: Heuristic>(
     seen.insert(start_key, (0, u64::MAX, 0));
     let mut memos: HashMap<u64, H::Memo> = HashMap::new();
     memos.insert(start_key, memo0);
-    open.push(Reverse((weight * h0 as u64, 0u32, start_key)));
+    open.push(Reverse((weight * u64::from(h0), 0u32, start_key)));
     let mut nodes = 0u64;
     let mut outcome = None;
     while let Some(Reverse((_, g, key))) = open.pop() {
@@ -531,7 +546,7 @@ fn best_first<H: Heuristic>(
             child_cells[tile as usize] = blank as u8;
             child_cells[0] = next;
             let child_key = key & !(15u64 << (4 * next)) & !(15u64 << (4 * blank))
-                | (tile as u64) << (4 * blank);
+                | u64::from(tile) << (4 * blank);
             nodes += 1;
             if seen.get(&child_key).is_some_and(|&(cg, _, _)| cg <= g + 1) {
                 continue;
@@ -540,7 +555,7 @@ fn best_first<H: Heuristic>(
                 heuristic.after_move(&child_cells, tile as usize, next as usize, &memo);
             seen.insert(child_key, (g + 1, key, tile));
             memos.insert(child_key, child_memo);
-            let f = WEIGHT_SCALE * (g + 1) as u64 + weight * h as u64;
+            let f = WEIGHT_SCALE * u64::from(g + 1) + weight * u64::from(h);
             open.push(Reverse((f, g + 1, child_key)));
         }
     }

@@ -28,6 +28,14 @@
 //! assert_eq!(h.evaluate(&state.cells()).unwrap().0, 17);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "tiles and cells (below 25) move between u8 and usize"
+)]
+
 use tilepdb_common::{Board, Goal, PuzzleState};
 
 use crate::error::{Error, Result};
@@ -135,7 +143,7 @@ impl Heuristic for PPlus3S {
         Ok((self.value(cells), ()))
     }
 
-    fn finish_move(&self, cells: &[u8], _: usize, _: usize, _: &(), _: &(), _: &mut ()) -> u32 {
+    fn finish_move(&self, cells: &[u8], _: usize, _: usize, (): &(), (): &(), (): &mut ()) -> u32 {
         self.value(cells)
     }
 }

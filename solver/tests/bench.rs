@@ -3,6 +3,14 @@
 //! reflection); every output file is written, the records agree with independent searches,
 //! the fronts agree with a brute-force dominance check, and every SVG is well-formed XML.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "instance numbers and lengths (small) move between u64 and usize"
+)]
+
 use std::path::Path;
 use std::process::Command;
 

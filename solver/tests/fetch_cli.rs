@@ -44,7 +44,7 @@ fn serve(dir: &Path, rate_limit: u64) -> String {
                 ..ServeOptions::default()
             };
             serve_tables(listener, options).await.unwrap();
-        })
+        });
     });
     rx.recv().unwrap()
 }

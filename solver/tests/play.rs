@@ -143,7 +143,7 @@ fn play_a_game_under_tmux() {
             "tile {tile} is not next to the blank"
         );
         tiles.swap(blank, cell);
-        let next: Vec<String> = tiles.iter().map(|t| t.to_string()).collect();
+        let next: Vec<String> = tiles.iter().map(std::string::ToString::to_string).collect();
         let next = next.join(" ");
         assert_eq!(
             optimal(board, &next),

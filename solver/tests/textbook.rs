@@ -1,6 +1,14 @@
 //! The textbook's algorithm "A" (weighted A*) against the optimal search, and P + 3S through
 //! the command, which says that its results may not be optimal.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "bounds on solution lengths (small, positive) move between f64 and usize"
+)]
+
 use std::process::Command;
 
 use tilepdb_common::{Board, Goal};
@@ -38,7 +46,7 @@ fn weighted_a_star_is_within_w_times_optimal() {
                     if weight == 1.0 {
                         assert_eq!(length, optimal, "{state}: W 1 is A*");
                     }
-                    longer += (length > optimal) as u32;
+                    longer += u32::from(length > optimal);
                 }
             }
         }

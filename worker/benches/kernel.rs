@@ -37,7 +37,7 @@ fn main() {
     let started = Instant::now();
     let mut checksum = 0u64;
     let stats = expand_range(&space, ranks.clone(), &current, &mut |s: u64| {
-        checksum = checksum.wrapping_add(s)
+        checksum = checksum.wrapping_add(s);
     });
     let secs = started.elapsed().as_secs_f64();
     println!(

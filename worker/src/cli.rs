@@ -1,5 +1,10 @@
 //! The command line of `tilepdb-worker` (also `tilepdb-coordinator worker`).
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -18,7 +18,7 @@ use tilepdb_common::wire::proto::{
     result_message, task_message,
 };
 use tilepdb_common::wire::states::{ListShape, decode_states, encode_states, own_states};
-use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION, saturating_u32};
 use tilepdb_common::{StateList, StateSpace};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
@@ -72,20 +72,24 @@ impl Default for WorkerConfig {
 /// `host:pid`.
 pub fn default_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "worker".into());
+        .map_or_else(|_| "worker".into(), |h| h.trim().to_string());
     format!("{host}:{}", std::process::id())
 }
 
 /// What a worker did.
 #[derive(Clone, Debug, Default)]
 pub struct WorkerSummary {
+    /// Tasks done.
     pub tasks: u64,
+    /// States expanded.
     pub expanded: u64,
+    /// Bytes received from the coordinator.
     pub bytes_received: u64,
+    /// Bytes sent to the coordinator.
     pub bytes_sent: u64,
 }
 
+/// A coordinator client that sends the token with every call.
 pub type Client = CoordinatorClient<InterceptedService<Channel, Auth>>;
 
 /// A client of the coordinator at `address` (connecting lazily, reconnecting as needed).
@@ -138,7 +142,7 @@ impl Backoff {
         }
         tracing::warn!(
             code = ?status.code(),
-            retry_in_ms = self.delay.as_millis() as u64,
+            retry_in_ms = u64::try_from(self.delay.as_millis()).unwrap_or(u64::MAX),
             "coordinator unreachable: {}",
             status.message()
         );
@@ -200,7 +204,7 @@ pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
             protocol_version: PROTOCOL_VERSION,
             job_id: config.job_id.clone().unwrap_or_default(),
             worker_name: config.name.clone(),
-            threads: threads as u32,
+            threads: saturating_u32(threads),
         };
         let reg = match client.clone().register(request).await {
             Ok(r) => r.into_inner(),
@@ -239,7 +243,7 @@ pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
             summary: summary.clone(),
             holding: Arc::default(),
         };
-        let interval = Duration::from_millis(reg.heartbeat_interval_ms.max(50) as u64);
+        let interval = Duration::from_millis(u64::from(reg.heartbeat_interval_ms.max(50)));
         match session.run(interval).await {
             SessionEnd::Done => break,
             SessionEnd::Reregister => {
@@ -380,7 +384,7 @@ impl Session {
                     me.holding.lock().unwrap().retain(|&a| a != attempt);
                     drop(permit);
                     match outcome {
-                        Ok(()) => {}
+                        Ok(()) | Err(Failure::JobDone) => {}
                         Err(Failure::Reregister) => {
                             let _ = end.send(SessionEnd::Reregister).await;
                         }
@@ -395,7 +399,6 @@ impl Session {
                                 s.message()
                             );
                         }
-                        Err(Failure::JobDone) => {}
                     }
                 });
             }
@@ -431,7 +434,7 @@ impl Session {
             Some(task_message::Kind::Task(t)) => t,
             Some(task_message::Kind::Wait(w)) => {
                 tracing::debug!(reason = %w.reason, "no task yet");
-                let pause = Duration::from_millis(w.retry_after_ms.clamp(1, 5000) as u64);
+                let pause = Duration::from_millis(u64::from(w.retry_after_ms.clamp(1, 5000)));
                 tokio::time::sleep(pause).await;
                 return Ok(None);
             }
@@ -554,7 +557,7 @@ impl Session {
             depth = task.depth,
             expanded = result.stats.expanded,
             bytes = sent,
-            ms = result.started.elapsed().as_millis() as u64,
+            ms = u64::try_from(result.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             accepted = response.accepted,
             "task delivered {}",
             response.reason

@@ -20,6 +20,14 @@
 //! assert_eq!(reached, vec![0, 2, 4]);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the kernel moves cells and ranks between u8, u32, u64 and usize within their proven bounds"
+)]
+
 use std::ops::Range;
 
 use tilepdb_common::layer::CurrentLayer;
@@ -29,13 +37,14 @@ use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
 /// Where the kernel reports the states it reaches.
 pub trait ReachedSink {
+    /// Reports one state reached (it may be reported again).
     fn reached(&mut self, state: u64);
 }
 
 impl<F: FnMut(u64)> ReachedSink for F {
     #[inline]
     fn reached(&mut self, state: u64) {
-        self(state)
+        self(state);
     }
 }
 
@@ -77,7 +86,7 @@ pub fn expand_range(
                 let rank = state / slots;
                 expander.load(rank);
                 expander.expand_region(state - rank * slots, sink, &mut stats);
-            })
+            });
         }
     }
     stats

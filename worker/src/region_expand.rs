@@ -26,6 +26,14 @@
 //! assert_eq!(reached, vec![0, 2, 4]); // set ranks of {0}, {2}, {4}
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the kernel moves cells, orders and indices between u8, u32, u64 and usize within their proven bounds"
+)]
+
 use std::ops::Range;
 
 use tilepdb_common::MAX_CELLS;
@@ -37,13 +45,14 @@ use crate::expand::ExpandStats;
 /// Where the region kernel reports a reached state: its state index and its placement index
 /// (`c * k! + order`, where a minimized build keeps its least depth).
 pub trait RegionSink {
+    /// Reports one state reached and its placement index.
     fn reached(&mut self, state: u64, placement: u64);
 }
 
 impl<F: FnMut(u64, u64)> RegionSink for F {
     #[inline]
     fn reached(&mut self, state: u64, placement: u64) {
-        self(state, placement)
+        self(state, placement);
     }
 }
 

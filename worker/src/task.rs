@@ -20,6 +20,7 @@ use crate::expand::{ExpandStats, expand_range};
 pub struct TaskOutput {
     /// The distinct states reached, increasing.
     pub reached: Vec<u64>,
+    /// What the expansion did.
     pub stats: ExpandStats,
 }
 
@@ -34,7 +35,7 @@ pub fn run_task(space: &StateSpace, ranks: Range<u64>, input: &StateList) -> Tas
     let threads = rayon::current_num_threads() as u64;
     let piece = (ranks.end - ranks.start).div_ceil(threads * 8).max(64);
     let pieces: Vec<Range<u64>> = (ranks.start..ranks.end)
-        .step_by(piece as usize)
+        .step_by(usize::try_from(piece).unwrap_or(usize::MAX))
         .map(|s| s..(s + piece).min(ranks.end))
         .collect();
     let (stats, mut outside) = pieces
@@ -81,7 +82,7 @@ pub fn run_task(space: &StateSpace, ranks: Range<u64>, input: &StateList) -> Tas
     for (i, w) in bits.iter().enumerate() {
         let mut w = w.load(Relaxed);
         while w != 0 {
-            reached.push(own.start + i as u64 * 64 + w.trailing_zeros() as u64);
+            reached.push(own.start + i as u64 * 64 + u64::from(w.trailing_zeros()));
             w &= w - 1;
         }
     }

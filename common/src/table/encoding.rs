@@ -24,6 +24,14 @@
 //! assert!("min-nibble:3".parse::<Encoding>().is_err()); // not a power of two
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "values and entry indices are packed into bytes within their proven bounds"
+)]
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -41,6 +49,10 @@ pub const MAX_GROUP_LOG2: u8 = 24;
 /// How a table's values are stored in its payload.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
+#[expect(
+    clippy::unsafe_derive_deserialize,
+    reason = "the unsafe is a prefetch hint that holds for any value"
+)]
 pub enum Encoding {
     /// One byte per entry: the value.
     #[default]
@@ -51,7 +63,10 @@ pub enum Encoding {
     Mod3,
     /// Four bits per group of `2^group_log2` consecutive entries: the group's least
     /// `(h - m) / 2`, saturated at 15. Lossy and admissible.
-    MinNibble { group_log2: u8 },
+    MinNibble {
+        /// Entries per group: `2^group_log2`.
+        group_log2: u8,
+    },
     /// One bit per entry, eight per byte: bit 1 of `h` (bit 0 is the parity of the Manhattan
     /// distance). Consistent tables only: zero-aware, aware and ignored.
     OneBit,
@@ -300,8 +315,8 @@ impl Encoding {
             // for an address outside the payload.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    address as *const i8,
-                )
+                    address.cast::<i8>(),
+                );
             };
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -313,11 +328,10 @@ impl Encoding {
     #[inline]
     pub fn decode(self, stored: u8, m: u32) -> u8 {
         match self {
-            Encoding::Byte => stored,
             Encoding::Nibble | Encoding::MinNibble { .. } => {
                 (m + 2 * stored as u32).min(super::UNREACHED as u32 - 1) as u8
             }
-            Encoding::Mod3 | Encoding::OneBit => stored,
+            Encoding::Byte | Encoding::Mod3 | Encoding::OneBit => stored,
         }
     }
 

@@ -9,41 +9,88 @@ use crate::space::BlankRule;
 /// Why a table's bytes are not a valid table (the file is named by [`TableError::Invalid`]).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum Defect {
+    /// The file does not start with the format's magic bytes.
     #[error("not a tilepdb table (the magic bytes are {found:02x?}, expected {expected:02x?})")]
-    Magic { found: Vec<u8>, expected: Vec<u8> },
+    Magic {
+        /// The file's first bytes.
+        found: Vec<u8>,
+        /// The magic bytes of the format.
+        expected: Vec<u8>,
+    },
+    /// A format major version this reader does not read.
     #[error(
         "format version {major}.{minor} is not supported: this reader reads version {supported}.x"
     )]
     Version {
+        /// The file's major version.
         major: u16,
+        /// The file's minor version.
         minor: u16,
+        /// The major version this reader reads.
         supported: u16,
     },
+    /// The file is shorter than a header.
     #[error("truncated: {len} bytes, less than the {header}-byte header")]
-    ShortHeader { len: u64, header: u64 },
+    ShortHeader {
+        /// The file's length in bytes.
+        len: u64,
+        /// The header's length in bytes.
+        header: u64,
+    },
+    /// The header's CRC-32 does not match its bytes.
     #[error(
         "header checksum mismatch (stored {stored:08x}, computed {computed:08x}): the header is corrupt"
     )]
-    HeaderChecksum { stored: u32, computed: u32 },
+    HeaderChecksum {
+        /// The checksum the header holds.
+        stored: u32,
+        /// The checksum of the header's bytes.
+        computed: u32,
+    },
+    /// A header field with a value the format does not allow.
     #[error("bad header field {field}: {reason}")]
-    Field { field: &'static str, reason: String },
+    Field {
+        /// The field's name.
+        field: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
+    /// The file is shorter than its header announces.
     #[error(
         "truncated: the file has {len} bytes, the header announces {expected} ({header} of header and {payload} of payload)"
     )]
     Truncated {
+        /// The file's length in bytes.
         len: u64,
+        /// The length the header announces.
         expected: u64,
+        /// The header's length.
         header: u64,
+        /// The payload's length.
         payload: u64,
     },
+    /// The file is longer than its header announces.
     #[error(
         "{extra} unexpected bytes after the payload (the file has {len} bytes, the header announces {expected})"
     )]
-    Trailing { len: u64, expected: u64, extra: u64 },
+    Trailing {
+        /// The file's length in bytes.
+        len: u64,
+        /// The length the header announces.
+        expected: u64,
+        /// The bytes after the payload.
+        extra: u64,
+    },
+    /// The payload's CRC-32 does not match its bytes.
     #[error(
         "payload checksum mismatch (stored {stored:08x}, computed {computed:08x}): the payload is corrupt"
     )]
-    PayloadChecksum { stored: u32, computed: u32 },
+    PayloadChecksum {
+        /// The checksum the header holds.
+        stored: u32,
+        /// The checksum of the payload's bytes.
+        computed: u32,
+    },
 }
 
 /// Everything that can go wrong reading, writing or looking up tables.
@@ -53,40 +100,94 @@ pub enum TableError {
     /// chain print it once.
     #[error("{}: {error}", path.display())]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What the system said.
         error: std::io::Error,
     },
+    /// A file that is not a valid table.
     #[error("{}: {defect}", path.display())]
-    Invalid { path: PathBuf, defect: Defect },
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its bytes.
+        defect: Defect,
+    },
+    /// An encoding asked for a table it cannot hold.
     #[error("the {encoding} encoding cannot hold a {rule} table: {reason}")]
     Unsupported {
+        /// The encoding's name.
         encoding: String,
+        /// The table's blank rule.
         rule: BlankRule,
+        /// Why the encoding cannot hold it.
         reason: &'static str,
     },
+    /// Text that is not an encoding.
     #[error("bad encoding {text:?}: {reason}")]
-    EncodingSyntax { text: String, reason: String },
+    EncodingSyntax {
+        /// The text, as given.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A number of values other than the table's entries.
     #[error("{values} values given for a table of {entries} entries")]
-    ValueCount { values: u64, entries: u64 },
-    #[error("a value of {value} cannot be stored: {reason}")]
-    Value { value: u8, reason: String },
-    #[error("{}: index {index} is out of range: the table has {entries} entries", path.display())]
-    OutOfRange {
-        path: PathBuf,
-        index: u64,
+    ValueCount {
+        /// The values given.
+        values: u64,
+        /// The table's entries.
         entries: u64,
     },
+    /// A value the encoding cannot store.
+    #[error("a value of {value} cannot be stored: {reason}")]
+    Value {
+        /// The value.
+        value: u8,
+        /// Why it cannot be stored.
+        reason: String,
+    },
+    /// A look-up past the table's last entry.
+    #[error("{}: index {index} is out of range: the table has {entries} entries", path.display())]
+    OutOfRange {
+        /// The table file.
+        path: PathBuf,
+        /// The index looked up.
+        index: u64,
+        /// The table's entries.
+        entries: u64,
+    },
+    /// A look-up that the table cannot answer.
     #[error("{}: {reason}", path.display())]
-    Lookup { path: PathBuf, reason: String },
+    Lookup {
+        /// The table file.
+        path: PathBuf,
+        /// Why it cannot be answered.
+        reason: String,
+    },
+    /// A set manifest that is malformed or inconsistent.
     #[error("{}: {reason}", path.display())]
-    Manifest { path: PathBuf, reason: String },
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A table that does not match what its set or its caller expects.
     #[error("{}: {reason}", path.display())]
-    Mismatch { path: PathBuf, reason: String },
+    Mismatch {
+        /// The table file.
+        path: PathBuf,
+        /// What does not match.
+        reason: String,
+    },
+    /// A board, pattern or state error.
     #[error(transparent)]
     Domain(#[from] crate::error::Error),
 }
 
 impl TableError {
+    /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> TableError {
         TableError::Io {
             path: path.into(),
@@ -94,6 +195,7 @@ impl TableError {
         }
     }
 
+    /// `path`'s bytes are not a valid table.
     pub fn invalid(path: impl Into<PathBuf>, defect: Defect) -> TableError {
         TableError::Invalid {
             path: path.into(),

@@ -40,6 +40,14 @@
 //! assert_eq!(plan.file_len(), 4096 + 605);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the header packs the board, the tiles and the lengths into its fixed-width fields"
+)]
+
 use crate::board::{Board, Goal};
 use crate::pattern::Pattern;
 use crate::space::{BlankRule, StateSpace};
@@ -102,18 +110,25 @@ pub const OFF_HEADER_CRC: usize = HEADER_LEN - 4;
 /// A table file's header, decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The format's major version.
     pub major: u16,
+    /// The format's minor version.
     pub minor: u16,
+    /// The board.
     pub board: Board,
+    /// The goal.
     pub goal: Goal,
+    /// The blank rule.
     pub rule: BlankRule,
     /// The pattern's tiles, in order (the first is the rank's most significant digit).
     pub tiles: Vec<u8>,
+    /// How the payload stores the values.
     pub encoding: Encoding,
     /// Entries of the table: placements, or placements x free cells for aware tables.
     pub entries: u64,
     /// Stored values: the entries, or the groups of min-nibble.
     pub units: u64,
+    /// Length of the payload in bytes.
     pub payload_len: u64,
     /// Largest exact value of a reached entry.
     pub max_value: u8,
@@ -121,6 +136,7 @@ pub struct Header {
     pub unreached: u64,
     /// `histogram[v]` = reached entries of exact value `v`, up to `max_value`.
     pub histogram: Vec<u64>,
+    /// CRC-32 of the payload.
     pub payload_crc32: u32,
 }
 

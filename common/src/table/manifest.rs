@@ -57,9 +57,13 @@ pub struct Manifest {
     pub version: u32,
     /// The partition's name, e.g. `15:7-8`.
     pub partition: String,
+    /// The board.
     pub board: Board,
+    /// The goal.
     pub goal: Goal,
+    /// The blank rule of every table.
     pub blank_rule: BlankRule,
+    /// The encoding of every table.
     pub encoding: Encoding,
     /// Whether lookups may also take the reflected state ([`reflection_applies`]).
     pub reflection: bool,

@@ -23,6 +23,14 @@
 //! assert_eq!(child_value(7, 6 % 3), 6);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "base-3 digits and entry indices are packed into bytes within their proven bounds"
+)]
+
 use crate::board::MAX_CELLS;
 use crate::region_index::RegionIndex;
 use crate::space::{BlankRule, StateSpace, slot_of};

@@ -27,6 +27,14 @@
 //! assert!(err.contains("pattern-2.pdb") && err.contains("not a tilepdb table"), "{err}");
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "look-ups move cells between u8 and usize and index payloads by u64 entries, which the mapping holds"
+)]
+
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -241,6 +249,7 @@ impl Pdb {
         }
     }
 
+    /// The table's header.
     pub fn header(&self) -> &Header {
         &self.header
     }
@@ -250,10 +259,12 @@ impl Pdb {
         &self.space
     }
 
+    /// How the payload stores the values.
     pub fn encoding(&self) -> Encoding {
         self.header.encoding
     }
 
+    /// Entries of the table.
     pub fn entries(&self) -> u64 {
         self.header.entries
     }
@@ -347,14 +358,13 @@ impl Pdb {
             Encoding::Byte => Ok(self.payload()[index as usize]),
             Encoding::Mod3 | Encoding::OneBit => self.root_value(index),
             e => {
-                let cells = match &self.region {
-                    Some(region) => region.decode(index).0,
-                    None => {
-                        let rank = index / (self.header.entries / self.space.placements());
-                        let mut cells = [0u8; MAX_CELLS];
-                        self.space.ranker().unrank(rank, &mut cells);
-                        cells
-                    }
+                let cells = if let Some(region) = &self.region {
+                    region.decode(index).0
+                } else {
+                    let rank = index / (self.header.entries / self.space.placements());
+                    let mut cells = [0u8; MAX_CELLS];
+                    self.space.ranker().unrank(rank, &mut cells);
+                    cells
                 };
                 let m = self.space.manhattan(&cells);
                 Ok(e.decode(e.stored(self.payload(), index), m))
@@ -441,7 +451,7 @@ impl Pdb {
             let c = cell_of_tile[t as usize];
             cells[i] = c;
             occupied |= 1 << c;
-            m += self.dist[i][c as usize] as u32;
+            m += u32::from(self.dist[i][c as usize]);
         }
         if let Some(region) = &self.region {
             return (region.state_index(&cells[..k], cell_of_tile[0] as usize), m);

@@ -15,6 +15,14 @@
 //! println!("h = {}", set.value_reflected(&state).unwrap());
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "tiles and cells (below 25) move between u8 and usize"
+)]
+
 use std::path::{Path, PathBuf};
 
 use crate::board::{Board, Goal, MAX_CELLS};
@@ -58,10 +66,12 @@ impl TableSet {
         })
     }
 
+    /// The set's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The set's manifest.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
@@ -71,14 +81,17 @@ impl TableSet {
         &self.tables
     }
 
+    /// The board.
     pub fn board(&self) -> Board {
         self.manifest.board
     }
 
+    /// The goal.
     pub fn goal(&self) -> Goal {
         self.manifest.goal
     }
 
+    /// The encoding of every table.
     pub fn encoding(&self) -> Encoding {
         self.manifest.encoding
     }
@@ -113,10 +126,10 @@ impl TableSet {
         let mut sum = 0u32;
         for pdb in &self.tables {
             let (index, m) = pdb.index_of(&cell_of_tile);
-            sum += match pdb.encoding() {
+            sum += u32::from(match pdb.encoding() {
                 Encoding::Mod3 | Encoding::OneBit => pdb.root_value(index)?,
                 _ => pdb.value_with_manhattan(index, m),
-            } as u32;
+            });
         }
         Ok(sum)
     }

@@ -18,6 +18,14 @@
 //! assert_eq!(m[space.goal_rank() as usize], 0);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the walk over every placement moves cells, distances and ranks between u8, u32, u64 and usize within their proven bounds"
+)]
+
 use crate::board::MAX_CELLS;
 use crate::space::StateSpace;
 
@@ -65,7 +73,7 @@ fn walk(
             let c = left.trailing_zeros();
             left &= left - 1;
             cells[depth] = c as u8;
-            visit(*rank, &cells[..k], m + dist[depth][c as usize] as u32);
+            visit(*rank, &cells[..k], m + u32::from(dist[depth][c as usize]));
             *rank += 1;
         }
         return;
@@ -79,7 +87,7 @@ fn walk(
             k,
             free & !(1 << c),
             depth + 1,
-            m + dist[depth][c as usize] as u32,
+            m + u32::from(dist[depth][c as usize]),
             cells,
             rank,
             visit,

@@ -20,6 +20,14 @@
 //! assert_eq!(mod3.payload(), &[1 + 0 * 3 + 2 * 9 + 1 * 27]);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the encoder packs values into bytes and indexes them by u64 entries, which memory holds"
+)]
+
 use std::borrow::Cow;
 use std::fs;
 use std::io::Write;
@@ -37,6 +45,7 @@ use super::walk::for_each_entry;
 /// A table's header and encoded payload, ready to write.
 #[derive(Clone, Debug)]
 pub struct EncodedTable<'a> {
+    /// The header to write (its payload's length and checksum included).
     pub header: Header,
     payload: Cow<'a, [u8]>,
 }
@@ -127,7 +136,7 @@ fn pack_one_bit(values: &[u8]) -> Vec<u8> {
         .chunks(8)
         .map(|chunk| {
             chunk.iter().enumerate().fold(0u8, |b, (j, &v)| {
-                b | (((v != UNREACHED && v & 2 != 0) as u8) << j)
+                b | (u8::from(v != UNREACHED && v & 2 != 0) << j)
             })
         })
         .collect()
@@ -141,7 +150,7 @@ fn pack_nibbles(
     encoding: Encoding,
     values: &[u8],
 ) -> Result<Vec<u8>, TableError> {
-    let group_log2 = encoding.parameter() as u32;
+    let group_log2 = u32::from(encoding.parameter());
     let mut out = vec![0u8; encoding.payload_len(values.len() as u64) as usize];
     let mut least = NIBBLE_MAX;
     let mut bad = None;
@@ -153,7 +162,7 @@ fn pack_nibbles(
         let nib = if v == UNREACHED {
             NIBBLE_MAX
         } else {
-            if (v as u32) < m || !(v as u32 - m).is_multiple_of(2) {
+            if u32::from(v) < m || !(u32::from(v) - m).is_multiple_of(2) {
                 bad.get_or_insert((entry, v, cells.to_vec(), m));
             }
             Encoding::excess(v, m)
@@ -180,6 +189,7 @@ fn pack_nibbles(
 /// Writes `parts` one after the other to `path` through a temporary file in the same
 /// directory, synced and renamed into place.
 pub fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), TableError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(dir) = dir {
         fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
@@ -187,7 +197,6 @@ pub fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), TableError> {
     let name = path
         .file_name()
         .ok_or_else(|| TableError::io(path, std::io::Error::other("not a file name")))?;
-    static NEXT: AtomicU64 = AtomicU64::new(0);
     let tmp = path.with_file_name(format!(
         ".{}.tmp-{}-{}",
         name.to_string_lossy(),

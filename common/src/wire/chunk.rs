@@ -45,7 +45,7 @@ pub fn encode_chunk(section: Section, offset: u64, piece: &[u8], level: i32) -> 
     Chunk {
         section: section as i32,
         offset,
-        decompressed_size: piece.len() as u32,
+        decompressed_size: u32::try_from(piece.len()).expect("a piece fits a chunk"),
         crc32: crc32fast::hash(&data),
         data,
     }
@@ -88,7 +88,7 @@ pub fn decode_chunk(
             "chunk of {name} declares {size} decompressed bytes; chunks hold 1 to {max_chunk}"
         )));
     }
-    if offset.saturating_add(size as u64) > end {
+    if offset.saturating_add(u64::from(size)) > end {
         return Err(wire(format!(
             "chunk of {name} at offset {offset} declares {size} bytes, past the end at {end}"
         )));

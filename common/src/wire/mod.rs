@@ -11,7 +11,7 @@ pub mod states;
 
 /// The generated code of package `tilepdb.v1`.
 pub mod proto {
-    #![allow(clippy::all, missing_docs)]
+    #![allow(clippy::all, clippy::pedantic, missing_docs)]
     tonic::include_proto!("tilepdb.v1");
 }
 
@@ -24,6 +24,17 @@ pub const MAX_CHUNK_BYTES: u32 = 1 << 20;
 
 /// The metadata key of the shared token (`Bearer <token>`).
 pub const AUTH_HEADER: &str = "authorization";
+
+/// `n` as a `u32` message field (a count, an index, milliseconds), saturated at `u32::MAX`.
+///
+/// ```
+/// use tilepdb_common::wire::saturating_u32;
+/// assert_eq!(saturating_u32(7usize), 7);
+/// assert_eq!(saturating_u32(u128::MAX), u32::MAX);
+/// ```
+pub fn saturating_u32(n: impl TryInto<u32>) -> u32 {
+    n.try_into().unwrap_or(u32::MAX)
+}
 
 use crate::error::{Error, Result};
 use crate::{BlankRule, Board, Goal, Partition, Pattern, StateSpace};
@@ -39,7 +50,7 @@ impl proto::JobSpec {
                 .patterns()
                 .iter()
                 .map(|p| proto::PatternSpec {
-                    tiles: p.tiles().iter().map(|&t| t as u32).collect(),
+                    tiles: p.tiles().iter().map(|&t| u32::from(t)).collect(),
                 })
                 .collect(),
             name: partition.name().to_string(),
@@ -64,10 +75,12 @@ impl proto::JobSpec {
         Partition::new(self.name.clone(), board, patterns)
     }
 
+    /// The job's goal, checked.
     pub fn goal(&self) -> Result<Goal> {
         self.goal.parse()
     }
 
+    /// The job's blank rule, checked.
     pub fn rule(&self) -> Result<BlankRule> {
         self.blank_rule.parse()
     }
@@ -87,14 +100,18 @@ impl proto::JobSpec {
 /// A task id: the table, the depth and the task's index in the layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TaskId {
+    /// The table's index in the job.
     pub table: u32,
+    /// The layer's depth.
     pub depth: u32,
+    /// The task's index in its layer.
     pub index: u32,
 }
 
 impl TaskId {
+    /// The id as one number: table in bits 48.., depth in 32..48, index in 0..32.
     pub fn to_u64(self) -> u64 {
-        (self.table as u64) << 48 | (self.depth as u64 & 0xffff) << 32 | self.index as u64
+        u64::from(self.table) << 48 | (u64::from(self.depth) & 0xffff) << 32 | u64::from(self.index)
     }
 
     /// `None` for an id no coordinator makes (a depth over 16 bits).
@@ -103,7 +120,7 @@ impl TaskId {
         Some(TaskId {
             table,
             depth: ((id >> 32) & 0xffff) as u32,
-            index: id as u32,
+            index: (id & 0xffff_ffff) as u32,
         })
     }
 }

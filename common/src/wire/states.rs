@@ -64,6 +64,14 @@
 //! assert!(encode_states(&ListShape::new(&space, 1), 0..space.states(), &[goal]).is_err());
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the range coder and the trie move bits between u8, u16, u32 and u64 within their proven bounds"
+)]
+
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -533,12 +541,11 @@ impl<'a> RangeDecoder<'a> {
         adapt(probability, one);
         while self.range < TOP {
             self.range <<= 8;
-            let byte = match self.bytes.get(self.at) {
-                Some(&b) => b,
-                None => {
-                    self.overrun = true;
-                    0
-                }
+            let byte = if let Some(&b) = self.bytes.get(self.at) {
+                b
+            } else {
+                self.overrun = true;
+                0
             };
             self.at += 1;
             self.code = (self.code << 8) | byte as u32;
@@ -885,6 +892,7 @@ impl CheckedStates {
         self.count
     }
 
+    /// Whether the list has no state.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }

@@ -285,7 +285,7 @@ pub(super) fn run_checks(
             check_minimized_against_aware(space, values, &aware.values)?;
         }
         BlankRule::Aware | BlankRule::Ignored | BlankRule::ZeroAware => {
-            check_consistent(space, values)?
+            check_consistent(space, values)?;
         }
     }
     Ok(())

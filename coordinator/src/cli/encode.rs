@@ -59,8 +59,7 @@ pub fn run(args: EncodeArgs) -> anyhow::Result<()> {
             .canonicalize()
             .with_context(|| format!("resolving {}", args.set.display()))?
             .parent()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(".")),
+            .map_or_else(|| PathBuf::from("."), PathBuf::from),
     };
     let spec = SetSpec::new(partition, set.goal(), rule, args.encoding)?;
     let dir = spec.dir(&out);
@@ -120,7 +119,7 @@ impl TableBuilder for Decoder<'_> {
         let (histogram, unreached) = histogram(&values);
         Ok(BuiltTable {
             values,
-            layers: histogram.len() as u32,
+            layers: u32::try_from(histogram.len()).expect("at most 256 layers"),
             histogram,
             unreached,
             expanded: 0,

@@ -1,6 +1,11 @@
 //! `tilepdb-coordinator inspect FILE|DIR`: a table's header, sizes and histogram, or those of
 //! every table of a set; `--plan` shows the header and sizes of tables not built yet.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
@@ -100,14 +105,13 @@ impl TableInfo {
             payload_bytes: header.payload_len,
             file_bytes: header.file_len(),
             build_memory_bytes: build_memory(space, SearchIndex::Region)
-                .map(|(bytes, _)| bytes)
-                .unwrap_or(u64::MAX),
+                .map_or(u64::MAX, |(bytes, _)| bytes),
             search_states: space.region_search_states().unwrap_or(u64::MAX),
             max: built.then_some(header.max_value),
             mean: histogram_mean(&header.histogram).filter(|_| built),
             unreached: built.then_some(header.unreached),
             histogram: built.then(|| header.histogram.clone()),
-            checksum: pdb.map(|p| p.checksum()),
+            checksum: pdb.map(tilepdb_common::table::Pdb::checksum),
             payload_crc32: pdb.map(|_| format!("{:08x}", header.payload_crc32)),
         }
     }
@@ -122,7 +126,7 @@ impl TableInfo {
         let tiles = self
             .tiles
             .iter()
-            .map(|t| t.to_string())
+            .map(std::string::ToString::to_string)
             .collect::<Vec<_>>()
             .join(",");
         println!("{name}");

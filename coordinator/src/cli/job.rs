@@ -1,5 +1,10 @@
 //! The arguments that define a job's tables, shared by `build` and `serve`.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::time::Duration;
 
 use anyhow::bail;
@@ -129,6 +134,11 @@ pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a size such as 8G or 512M"))?;
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a float-to-integer cast saturates: a negative size is 0, a huge one u64::MAX"
+    )]
     Ok((n * mult as f64) as u64)
 }
 

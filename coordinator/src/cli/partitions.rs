@@ -41,7 +41,7 @@ pub fn run(args: PartitionsArgs) -> anyhow::Result<()> {
                 format!(
                     "{{{}}}",
                     p.iter()
-                        .map(|t| t.to_string())
+                        .map(std::string::ToString::to_string)
                         .collect::<Vec<_>>()
                         .join(",")
                 )

@@ -23,20 +23,19 @@ impl LayerProgress {
 
 impl BuildObserver for LayerProgress {
     fn layer_started(&self, depth: u32, states: u64, tasks: usize) {
-        match &self.bar {
-            Some(slot) => {
-                let bar = ProgressBar::new(tasks as u64).with_style(
-                    ProgressStyle::with_template(
-                        "{prefix} [{bar:30}] {pos}/{len} tasks {msg} ({elapsed})",
-                    )
-                    .expect("valid template")
-                    .progress_chars("=> "),
-                );
-                bar.set_prefix(format!("{} layer {depth:>3}", self.label));
-                bar.set_message(format!("{states} states"));
-                *slot.lock().unwrap() = Some(bar);
-            }
-            None => tracing::debug!(table = %self.label, depth, states, tasks, "layer started"),
+        if let Some(slot) = &self.bar {
+            let bar = ProgressBar::new(tasks as u64).with_style(
+                ProgressStyle::with_template(
+                    "{prefix} [{bar:30}] {pos}/{len} tasks {msg} ({elapsed})",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_prefix(format!("{} layer {depth:>3}", self.label));
+            bar.set_message(format!("{states} states"));
+            *slot.lock().unwrap() = Some(bar);
+        } else {
+            tracing::debug!(table = %self.label, depth, states, tasks, "layer started");
         }
     }
 
@@ -49,19 +48,18 @@ impl BuildObserver for LayerProgress {
     }
 
     fn layer_finished(&self, depth: u32, added: u64, stats: ExpandStats) {
-        match &self.bar {
-            Some(slot) => {
-                if let Some(bar) = slot.lock().unwrap().take() {
-                    bar.finish_and_clear();
-                }
+        if let Some(slot) = &self.bar {
+            if let Some(bar) = slot.lock().unwrap().take() {
+                bar.finish_and_clear();
             }
-            None => tracing::info!(
+        } else {
+            tracing::info!(
                 table = %self.label,
                 depth,
                 expanded = stats.expanded,
                 next_layer = added,
                 "layer done"
-            ),
+            );
         }
     }
 }

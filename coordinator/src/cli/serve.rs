@@ -3,6 +3,11 @@
 //! `--keep-serving`, or without a job with `--no-build`); and `build --workers N`: the same
 //! build with N local worker processes.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,6 +26,10 @@ use super::job::{JobArgs, seconds};
 use super::summary::{print_summary, summary};
 
 #[derive(Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one bool per command-line flag"
+)]
 pub struct ServeArgs {
     #[command(flatten)]
     job: JobArgs,

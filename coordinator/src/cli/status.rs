@@ -1,5 +1,10 @@
 //! `tilepdb-coordinator status`: a running job's progress, from its coordinator.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::path::PathBuf;
 
 use anyhow::Context;

@@ -70,7 +70,7 @@ fn check_dir(dir: &Path, deep: bool) -> anyhow::Result<(Vec<Outcome>, Vec<String
     let listed: BTreeSet<&str> = manifest.tables.iter().map(|t| t.file.as_str()).collect();
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut extra: Vec<String> = entries
-            .filter_map(|e| e.ok())
+            .filter_map(std::result::Result::ok)
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n != MANIFEST_NAME && !n.starts_with('.') && !listed.contains(n.as_str()))
             .collect();

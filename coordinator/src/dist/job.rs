@@ -5,7 +5,7 @@
 //! planner ([`super::plan`]) and the driver ([`super::driver`]), which runs the engine's
 //! layer loop with the workers as its executor. This module holds the shared state, the
 //! answers to the handlers (in domain terms: only the gRPC service makes a `Status`) and the
-//! one wake-up of the job ([`Job::raise`]).
+//! one wake-up of the job (`Job::raise`).
 //!
 //! ```text
 //!  Starting ──▶ Expanding(layer) ──▶ FinishingLayer ──▶ Expanding(next layer) … ──┐
@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use tilepdb_common::BlankRule;
 use tilepdb_common::StateSpace;
-use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse};
+use tilepdb_common::wire::{TaskId, saturating_u32};
 
 use super::lease::{LayerTasks, Rejection};
 use super::workers::{UnknownWorker, Workers};
@@ -302,7 +302,9 @@ impl Job {
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, JobState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The job's one wake-up: every waiter (the driver thread, long-polling handlers) looks
@@ -321,7 +323,7 @@ impl Job {
     ) -> MutexGuard<'a, JobState> {
         self.changed
             .wait_timeout(guard, timeout)
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .0
     }
 
@@ -388,7 +390,7 @@ impl Job {
             .min()
     }
 
-    /// A future that resolves at the next [`Job::raise`] (created before looking, so that
+    /// A future that resolves at the next `Job::raise` (created before looking, so that
     /// a raise between the look and the wait is not missed).
     pub fn raised(&self) -> tokio::sync::futures::Notified<'_> {
         self.wake.notified()
@@ -455,9 +457,9 @@ impl Job {
         }
         let task = LeasedTask {
             id: TaskId {
-                table: st.table as u32,
+                table: saturating_u32(st.table),
                 depth: st.depth,
-                index: leased.index as u32,
+                index: saturating_u32(leased.index),
             },
             attempt,
             ranks: leased.units,
@@ -481,14 +483,14 @@ impl Job {
         JobStatusResponse {
             job_id: self.id.clone(),
             job: Some(self.spec.clone()),
-            table: st.table as u32,
-            tables: self.spaces.len() as u32,
+            table: saturating_u32(st.table),
+            tables: saturating_u32(self.spaces.len()),
             depth: st.depth,
             layer_states: st.layer_states,
             states_found: st.states_found,
-            tasks_done: st.tasks_done as u32,
-            tasks_total: st.tasks_total as u32,
-            workers_alive: st.workers.alive(now) as u32,
+            tasks_done: saturating_u32(st.tasks_done),
+            tasks_total: saturating_u32(st.tasks_total),
+            workers_alive: saturating_u32(st.workers.alive(now)),
             states_per_second: if elapsed > 0.0 {
                 expanded as f64 / elapsed
             } else {
@@ -501,7 +503,7 @@ impl Job {
             phase: phase.name().to_string(),
             done: phase == Phase::Done,
             peak_rss_bytes: peak_rss_bytes().unwrap_or(0),
-            tables_written: st.tables_written as u32,
+            tables_written: saturating_u32(st.tables_written),
             table_states: self
                 .spaces
                 .iter()
@@ -531,8 +533,8 @@ impl Job {
 fn initial_attempt() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    (nanos ^ (std::process::id() as u64) << 40) & ((1 << 62) - 1)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    (nanos ^ u64::from(std::process::id()) << 40) & ((1 << 62) - 1)
 }
 
 #[cfg(test)]

@@ -155,14 +155,13 @@ impl LayerTasks {
         attempt: u64,
         lost: impl Fn(u64) -> bool,
     ) -> Option<Leased> {
-        let (index, expired) = match self.pending.pop_front() {
-            Some(i) => (i, Vec::new()),
-            None => {
-                let i = self.tasks.iter().position(|t| {
-                    t.state == TaskState::Leased && t.holders.iter().all(|h| lost(h.worker))
-                })?;
-                (i, std::mem::take(&mut self.tasks[i].holders))
-            }
+        let (index, expired) = if let Some(i) = self.pending.pop_front() {
+            (i, Vec::new())
+        } else {
+            let i = self.tasks.iter().position(|t| {
+                t.state == TaskState::Leased && t.holders.iter().all(|h| lost(h.worker))
+            })?;
+            (i, std::mem::take(&mut self.tasks[i].holders))
         };
         let task = &mut self.tasks[index];
         task.state = TaskState::Leased;
@@ -289,7 +288,7 @@ mod tests {
         let mut workers = Workers::new(1, TIMEOUT);
         let a = workers.register("a", t0);
         let b = workers.register("b", t0);
-        let mut tasks = LayerTasks::new(vec![0..10], &[5]);
+        let mut tasks = LayerTasks::new(std::iter::once(0..10).collect(), &[5]);
         let first = tasks
             .lease(a, 100, |w| workers.is_lost(w, ms(t0, 10)))
             .unwrap();
@@ -328,7 +327,7 @@ mod tests {
         let mut workers = Workers::new(1, TIMEOUT);
         let a = workers.register("a", t0);
         let b = workers.register("b", t0);
-        let mut tasks = LayerTasks::new(vec![0..10], &[5]);
+        let mut tasks = LayerTasks::new(std::iter::once(0..10).collect(), &[5]);
         tasks.lease(a, 100, |w| workers.is_lost(w, t0)).unwrap();
         let now = ms(t0, 200);
         workers.seen(b, now).unwrap();
@@ -406,7 +405,7 @@ mod tests {
 
     #[test]
     fn a_task_with_another_live_lease_stays_leased_on_release() {
-        let mut tasks = LayerTasks::new(vec![0..10], &[5]);
+        let mut tasks = LayerTasks::new(std::iter::once(0..10).collect(), &[5]);
         tasks.lease(1, 100, |_| false).unwrap();
         tasks.lease(2, 101, |w| w == 1).unwrap();
         assert_eq!(

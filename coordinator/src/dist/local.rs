@@ -42,7 +42,7 @@ impl LocalCluster {
             Some(d) => (d.clone(), false),
             None => (self.out.join(format!(".job-{}", spec.job_id())), true),
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let total = if self.threads == 0 {
             cores
         } else {
@@ -139,7 +139,7 @@ impl LocalCluster {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Waits for the workers to exit by themselves (they do once told the job is done; up to
@@ -156,7 +156,7 @@ fn stop_workers(children: &mut [Child], success: bool) {
                     break;
                 }
                 Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
+                    std::thread::sleep(Duration::from_millis(20));
                 }
                 _ => {
                     let _ = child.kill();
@@ -174,5 +174,9 @@ fn random_token() -> Result<String> {
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
         .map_err(|e| Error::io("/dev/urandom", e))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(bytes.iter().fold(String::new(), |mut hex, b| {
+        use std::fmt::Write;
+        write!(hex, "{b:02x}").expect("writing to a String");
+        hex
+    }))
 }

@@ -26,6 +26,7 @@ use crate::report::TableReport;
 pub struct TlsFiles {
     /// The coordinator's certificate chain and key (PEM).
     pub cert: PathBuf,
+    /// The key of the certificate (PEM).
     pub key: PathBuf,
     /// If given, workers must present a certificate signed by this CA (mutual TLS).
     pub client_ca: Option<PathBuf>,
@@ -36,6 +37,7 @@ pub struct TlsFiles {
 pub struct ServeOptions {
     /// The shared token; `None` lets anyone in.
     pub token: Option<String>,
+    /// TLS, if the coordinator serves it.
     pub tls: Option<TlsFiles>,
     /// Longest wait, once the job is done, for workers to hear so.
     pub linger: Duration,
@@ -104,7 +106,7 @@ pub async fn stop_signal() {
     };
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
+        () = term => {}
     }
 }
 

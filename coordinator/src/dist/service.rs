@@ -2,12 +2,12 @@
 //! the job.
 //!
 //! * the shared token ([`check_token`]): UNAUTHENTICATED;
-//! * another protocol version or job: FAILED_PRECONDITION;
-//! * an unknown worker (say, after a coordinator restart): NOT_FOUND, "register again";
+//! * another protocol version or job: `FAILED_PRECONDITION`;
+//! * an unknown worker (say, after a coordinator restart): `NOT_FOUND`, "register again";
 //! * a forged task id or attempt, a range that is not the task's, sizes that do not fit the
 //!   task, a chunk whose checksum, offset or declared size is wrong, a zstd frame larger than
 //!   declared, a state list that is not exactly the declared number of states of the next
-//!   layer: INVALID_ARGUMENT, and nothing is merged (a result is read and checked in full
+//!   layer: `INVALID_ARGUMENT`, and nothing is merged (a result is read and checked in full
 //!   before its merge starts).
 
 use std::pin::Pin;
@@ -25,7 +25,7 @@ use tilepdb_common::wire::proto::{
     Task, TaskMessage, Wait, result_message, task_message,
 };
 use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder};
-use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION, saturating_u32};
 use tokio_stream::Stream;
 use tonic::service::Interceptor;
 use tonic::{Request, Response, Status, Streaming};
@@ -49,6 +49,7 @@ fn refused(r: Refusal) -> Status {
 
 /// The service of one job.
 pub struct CoordinatorService {
+    /// The job served.
     pub job: Arc<Job>,
 }
 
@@ -137,7 +138,7 @@ impl Coordinator for CoordinatorService {
             job_id: self.job.id.clone(),
             worker_id,
             job: Some(self.job.spec.clone()),
-            heartbeat_interval_ms: self.job.heartbeat_interval().as_millis() as u32,
+            heartbeat_interval_ms: saturating_u32(self.job.heartbeat_interval().as_millis()),
             max_chunk_bytes: MAX_CHUNK_BYTES,
         }))
     }
@@ -230,7 +231,7 @@ impl Coordinator for CoordinatorService {
                 .map_err(|e| Status::internal(format!("task input: {e}")))??
             }
         };
-        let bytes: usize = messages.iter().map(|m| m.encoded_len()).sum();
+        let bytes: usize = messages.iter().map(prost::Message::encoded_len).sum();
         self.job
             .counters
             .bytes_sent

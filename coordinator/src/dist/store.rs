@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::MmapMut;
 use serde::{Deserialize, Serialize};
+use tilepdb_common::wire::saturating_u32;
 use tilepdb_common::{StateCodes, StateSpace};
 
 use crate::engine::units::StateIndex;
@@ -86,6 +87,7 @@ impl DataDir {
         })
     }
 
+    /// The data directory.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -94,10 +96,12 @@ impl DataDir {
         self.path.join("checkpoint.json")
     }
 
+    /// The file of table `table`'s state codes.
     pub fn codes_path(&self, table: usize) -> PathBuf {
         self.path.join(format!("table-{table}.codes"))
     }
 
+    /// The file of table `table`'s depths.
     pub fn depths_path(&self, table: usize) -> PathBuf {
         self.path.join(format!("table-{table}.depths"))
     }
@@ -156,6 +160,10 @@ impl DataDir {
         })
     }
 
+    #[expect(
+        clippy::unused_self,
+        reason = "a method of the directory, as the paths it maps"
+    )]
     fn map(&self, path: &Path, bytes: u64, fresh: bool) -> Result<MmapMut> {
         let file = OpenOptions::new()
             .read(true)
@@ -311,7 +319,7 @@ impl<'d> Checkpoint<'d> {
         self.dir.flush_arrays(table, &arrays)?;
         let progress = SearchProgress::start();
         self.state.table = Some(TableCheckpoint {
-            table: table as u32,
+            table: saturating_u32(table),
             progress: progress.clone(),
         });
         self.dir.write_checkpoint(&self.state, self.sync)?;
@@ -330,7 +338,7 @@ impl<'d> Checkpoint<'d> {
             self.dir.flush_arrays(table, arrays)?;
         }
         self.state.table = Some(TableCheckpoint {
-            table: table as u32,
+            table: saturating_u32(table),
             progress: progress.clone(),
         });
         self.dir.write_checkpoint(&self.state, self.sync)
@@ -338,7 +346,7 @@ impl<'d> Checkpoint<'d> {
 
     /// Table `table` is written to the output: checkpoint it, then remove its arrays.
     pub fn table_written(&mut self, table: usize) -> Result<()> {
-        self.state.tables_written = table as u32 + 1;
+        self.state.tables_written = saturating_u32(table + 1);
         self.state.table = None;
         self.dir.write_checkpoint(&self.state, self.sync)?;
         self.dir.remove_arrays(table);
@@ -353,7 +361,13 @@ fn allocate(file: &File, bytes: u64) -> std::io::Result<()> {
         return Ok(());
     }
     // SAFETY: posix_fallocate on a file descriptor we own.
-    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, bytes as libc::off_t) };
+    let rc = unsafe {
+        libc::posix_fallocate(
+            file.as_raw_fd(),
+            0,
+            libc::off_t::try_from(bytes).unwrap_or(libc::off_t::MAX),
+        )
+    };
     match rc {
         0 => Ok(()),
         libc::EOPNOTSUPP | libc::EINVAL => {

@@ -39,8 +39,11 @@ pub struct TableService {
 /// A set found on disk.
 #[derive(Clone, Debug)]
 pub struct ServedSet {
+    /// The set's name (its directory's).
     pub name: String,
+    /// The set's directory.
     pub dir: PathBuf,
+    /// The set's manifest, parsed.
     pub manifest: Manifest,
     /// The manifest's text, byte for byte.
     pub manifest_json: String,
@@ -57,6 +60,7 @@ impl TableService {
         }
     }
 
+    /// The directory of the sets served.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -98,7 +102,8 @@ impl TableService {
     /// Chunk size of a download: small enough that a rate limit is kept smoothly.
     fn chunk_bytes(&self) -> usize {
         match self.rate_limit {
-            Some(rate) => (rate / 4).clamp(4096, MAX_CHUNK_BYTES as u64) as usize,
+            Some(rate) => usize::try_from((rate / 4).clamp(4096, u64::from(MAX_CHUNK_BYTES)))
+                .expect("a chunk fits memory"),
             None => MAX_CHUNK_BYTES as usize,
         }
     }
@@ -145,7 +150,7 @@ impl ServedSet {
                 .iter()
                 .map(|t| TableFileInfo {
                     name: t.file.clone(),
-                    tiles: t.tiles.iter().map(|&x| x as u32).collect(),
+                    tiles: t.tiles.iter().map(|&x| u32::from(x)).collect(),
                     entries: t.entries,
                     size: t.size,
                     checksum: t.checksum.clone(),
@@ -234,7 +239,8 @@ impl Tables for TableService {
             let started = Instant::now();
             let mut piece = vec![0u8; chunk_bytes];
             while offset < end {
-                let n = ((end - offset) as usize).min(chunk_bytes);
+                let n =
+                    usize::try_from(end - offset).map_or(chunk_bytes, |left| left.min(chunk_bytes));
                 let message = match file.read_exact(&mut piece[..n]) {
                     Ok(()) => Ok(encode_chunk(Section::TableFile, offset, &piece[..n], level)),
                     Err(e) => Err(Status::unavailable(format!("{}: {e}", path.display()))),

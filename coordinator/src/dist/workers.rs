@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::proto::WorkerStatus;
+use tilepdb_common::wire::saturating_u32;
 
 /// A worker the coordinator knows.
 #[derive(Debug)]
@@ -27,6 +28,7 @@ pub struct UnknownWorker(pub u64);
 /// leases may go to others.
 #[derive(Debug)]
 pub struct Workers {
+    #[expect(clippy::struct_field_names, reason = "the registry's workers, by id")]
     workers: HashMap<u64, WorkerInfo>,
     next_id: u64,
     timeout: Duration,
@@ -103,7 +105,7 @@ impl Workers {
                     id,
                     name: w.name.clone(),
                     seconds_since_heartbeat: silent.as_secs_f64(),
-                    tasks_held: w.holding.len() as u32,
+                    tasks_held: saturating_u32(w.holding.len()),
                     alive: silent <= self.timeout && !w.told_done,
                 }
             })

@@ -243,7 +243,7 @@ pub struct BuiltTable {
 impl BuiltTable {
     /// Largest value.
     pub fn max_value(&self) -> u8 {
-        self.histogram.len().saturating_sub(1) as u8
+        u8::try_from(self.histogram.len().saturating_sub(1)).expect("at most 256 values")
     }
 
     /// Mean value over reached entries.

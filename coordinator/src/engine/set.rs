@@ -101,18 +101,15 @@ pub fn build_set<B: TableBuilder>(
                 None => None,
             },
         };
-        let pdb = match found {
-            Some(pdb) => {
-                builder.reused(index, space, &pdb)?;
-                pdb
-            }
-            None => {
-                let table = builder.build(index, space)?;
-                let pdb = write_table(&dir, space, spec.encoding, &table.values)?;
-                builder.written(index, space, &table, &pdb)?;
-                built += 1;
-                pdb
-            }
+        let pdb = if let Some(pdb) = found {
+            builder.reused(index, space, &pdb)?;
+            pdb
+        } else {
+            let table = builder.build(index, space)?;
+            let pdb = write_table(&dir, space, spec.encoding, &table.values)?;
+            builder.written(index, space, &table, &pdb)?;
+            built += 1;
+            pdb
         };
         tables.push(pdb);
     }

@@ -78,7 +78,7 @@ impl SetSpec {
                 .map(|p| {
                     p.tiles()
                         .iter()
-                        .map(|t| t.to_string())
+                        .map(std::string::ToString::to_string)
                         .collect::<Vec<_>>()
                         .join(".")
                 })
@@ -115,14 +115,14 @@ impl SetSpec {
             text.push_str(
                 &p.tiles
                     .iter()
-                    .map(|t| t.to_string())
+                    .map(std::string::ToString::to_string)
                     .collect::<Vec<_>>()
                     .join(","),
             );
         }
         let mut hash = 0xcbf2_9ce4_8422_2325u64;
         for b in text.bytes() {
-            hash = (hash ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
         }
         let sizes = self
             .partition

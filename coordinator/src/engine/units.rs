@@ -128,22 +128,21 @@ fn set_tasks(
     let mut tasks = Vec::new();
     let mut start = 0;
     while start < sets {
-        let end = match task_sets {
-            Some(max) => (start + max.max(1)).min(sets),
-            None => {
-                // The first set whose blocks reach the goal.
-                let goal = blocks(start) + per_task;
-                let (mut lo, mut hi) = (start + 1, sets);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if blocks(mid) >= goal {
-                        hi = mid;
-                    } else {
-                        lo = mid + 1;
-                    }
+        let end = if let Some(max) = task_sets {
+            (start + max.max(1)).min(sets)
+        } else {
+            // The first set whose blocks reach the goal.
+            let goal = blocks(start) + per_task;
+            let (mut lo, mut hi) = (start + 1, sets);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if blocks(mid) >= goal {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
                 }
-                lo
             }
+            lo
         };
         let end = end.max(start + 1);
         tasks.push(start..end);

@@ -36,6 +36,7 @@ pub struct Observer {
 }
 
 impl Observer {
+    /// An observer of `job`.
     pub fn new(job: Arc<Job>) -> Observer {
         Observer {
             job,
@@ -46,7 +47,10 @@ impl Observer {
     /// A fresh snapshot of the job (reading the histogram of each table newly written).
     pub fn snapshot(&self) -> Snapshot {
         let status = self.job.status();
-        let mut tracker = self.tracker.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tracker = self
+            .tracker
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let written = if status.done {
             self.job.spaces.len()
         } else {

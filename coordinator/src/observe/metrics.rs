@@ -70,7 +70,7 @@ pub fn render(s: &Snapshot) -> String {
     m.gauge(
         "tilepdb_layer_depth",
         "Depth of the layer being expanded.",
-        s.depth as f64,
+        f64::from(s.depth),
     );
     m.gauge(
         "tilepdb_layer_states",
@@ -90,17 +90,17 @@ pub fn render(s: &Snapshot) -> String {
     m.gauge(
         "tilepdb_tasks_done",
         "Tasks of the current layer done.",
-        s.tasks_done as f64,
+        f64::from(s.tasks_done),
     );
     m.gauge(
         "tilepdb_tasks_total",
         "Tasks of the current layer.",
-        s.tasks_total as f64,
+        f64::from(s.tasks_total),
     );
     m.gauge(
         "tilepdb_workers_alive",
         "Workers heard within the lease timeout.",
-        s.workers_alive as f64,
+        f64::from(s.workers_alive),
     );
     m.counter(
         "tilepdb_received_bytes_total",
@@ -217,7 +217,7 @@ pub fn render(s: &Snapshot) -> String {
         m.sample(
             "tilepdb_worker_tasks_held",
             &[("worker", &w.name), ("id", &id)],
-            w.tasks_held as f64,
+            f64::from(w.tasks_held),
         );
     }
     m.text
@@ -227,7 +227,7 @@ pub fn render(s: &Snapshot) -> String {
 pub fn tiles_label(tiles: &[u32]) -> String {
     tiles
         .iter()
-        .map(|t| t.to_string())
+        .map(std::string::ToString::to_string)
         .collect::<Vec<_>>()
         .join("-")
 }
@@ -284,7 +284,12 @@ fn number(v: f64) -> String {
             "-Inf".into()
         }
     } else if v.fract() == 0.0 && v.abs() < 9.0e15 {
-        format!("{}", v as i64)
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "an integral value below 9e15 is exact in i64"
+        )]
+        let integral = v as i64;
+        format!("{integral}")
     } else {
         format!("{v}")
     }
@@ -309,7 +314,7 @@ mod tests {
     fn labels_and_values_are_escaped_and_spelled_as_the_format_wants() {
         let s = Snapshot {
             job_id: "a\"b\\c\nd".into(),
-            states_expanded: 12345678901,
+            states_expanded: 12_345_678_901,
             layer_states_per_second: 1.5,
             results_refused: [("invalid argument".to_string(), 3)].into(),
             workers: vec![WorkerRow {

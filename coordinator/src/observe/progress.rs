@@ -59,47 +59,75 @@ pub struct TableProgress {
 /// One worker, as the coordinator sees it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct WorkerRow {
+    /// The worker's id.
     pub id: u64,
+    /// The name the worker gave.
     pub name: String,
+    /// Seconds since its last heartbeat.
     pub seconds_since_heartbeat: f64,
+    /// Tasks it holds.
     pub tasks_held: u32,
+    /// Whether it is still counted on.
     pub alive: bool,
 }
 
 /// Everything the dashboard, the metrics and `status --watch` show, at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Snapshot {
+    /// The job's id.
     pub job_id: String,
+    /// The partition's name.
     pub partition: String,
+    /// The board.
     pub board: String,
+    /// The goal.
     pub goal: String,
+    /// The blank rule.
     pub blank_rule: String,
+    /// The job's phase.
     pub phase: String,
+    /// Whether every table is written.
     pub done: bool,
+    /// Seconds since the job started.
     pub elapsed_seconds: f64,
     /// Index of the table being built.
     pub table: usize,
+    /// Tables written so far.
     pub tables_written: usize,
     /// Depth of the layer being expanded, its states, and its tasks.
     pub depth: u32,
+    /// States of the layer being expanded.
     pub layer_states: u64,
+    /// Tasks of the layer done.
     pub tasks_done: u32,
+    /// Tasks of the layer.
     pub tasks_total: u32,
+    /// States expanded over the whole job.
     pub states_expanded: u64,
     /// States expanded per second over the current layer (the last one's for the first
     /// second of a layer).
     pub layer_states_per_second: f64,
     /// States expanded per second over the whole job.
     pub job_states_per_second: f64,
+    /// Bytes received from workers.
     pub bytes_received: u64,
+    /// Bytes sent to workers.
     pub bytes_sent: u64,
+    /// Peak resident memory of the coordinator.
     pub peak_rss_bytes: u64,
+    /// Results accepted.
     pub results_accepted: u64,
+    /// Results dropped (late or duplicate).
     pub results_dropped: u64,
+    /// Leases that expired.
     pub leases_expired: u64,
+    /// Results refused, by reason.
     pub results_refused: BTreeMap<String, u64>,
+    /// Workers counted on.
     pub workers_alive: u32,
+    /// Every worker registered.
     pub workers: Vec<WorkerRow>,
+    /// The progress of each table.
     pub tables: Vec<TableProgress>,
     /// Seconds until every table is written, at the recent rate of states found.
     pub eta_seconds: Option<f64>,

@@ -18,7 +18,7 @@ impl RefusalCounts {
         *self
             .counts
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(reason(code))
             .or_default() += 1;
     }
@@ -27,7 +27,7 @@ impl RefusalCounts {
     pub fn snapshot(&self) -> BTreeMap<String, u64> {
         self.counts
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
 }

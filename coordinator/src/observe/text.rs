@@ -40,7 +40,7 @@ pub fn render(s: &Snapshot) -> String {
         let tiles = t
             .tiles
             .iter()
-            .map(|x| x.to_string())
+            .map(std::string::ToString::to_string)
             .collect::<Vec<_>>()
             .join(",");
         let _ = writeln!(
@@ -62,7 +62,7 @@ pub fn render(s: &Snapshot) -> String {
     }
     if !s.done {
         let tasks = if s.tasks_total > 0 {
-            s.tasks_done as f64 / s.tasks_total as f64
+            f64::from(s.tasks_done) / f64::from(s.tasks_total)
         } else {
             0.0
         };
@@ -125,6 +125,11 @@ pub fn render(s: &Snapshot) -> String {
 
 /// `[#####-----]` for a fraction in 0..=1.
 fn bar(fraction: f64) -> String {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "the value lies in 0..=BAR"
+    )]
     let full = ((fraction.clamp(0.0, 1.0)) * BAR as f64).round() as usize;
     format!("[{}{}]", "#".repeat(full), "-".repeat(BAR - full))
 }
@@ -133,6 +138,11 @@ fn bar(fraction: f64) -> String {
 fn duration(seconds: Option<f64>) -> String {
     match seconds {
         Some(s) if s.is_finite() && s >= 0.0 => {
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "finite and not negative; a float-to-integer cast saturates"
+            )]
             let s = s.round() as u64;
             let (h, m, r) = (s / 3600, s / 60 % 60, s % 60);
             if h > 0 {

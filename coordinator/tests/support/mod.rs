@@ -3,6 +3,13 @@
 //! hash maps. Nothing here calls tilepdb's ranking, region, successor or board code, so the
 //! tests that compare these helpers with the engine compare two independent implementations.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+)]
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -150,8 +157,6 @@ pub fn placement_search(grid: Grid, start: Vec<u8>) -> HashMap<Vec<u8>, u8> {
 
 /// Every placement of `k` tiles on `n` cells (k-permutations), in no particular order.
 pub fn all_placements(n: usize, k: usize) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut current = Vec::with_capacity(k);
     fn go(n: usize, k: usize, current: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
         if current.len() == k {
             out.push(current.clone());
@@ -165,6 +170,8 @@ pub fn all_placements(n: usize, k: usize) -> Vec<Vec<u8>> {
             }
         }
     }
+    let mut out = Vec::new();
+    let mut current = Vec::with_capacity(k);
     go(n, k, &mut current, &mut out);
     out
 }

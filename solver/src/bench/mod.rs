@@ -39,12 +39,17 @@ use crate::search::{Limits, Outcome, ida_star};
 /// What an entry of the matrix searches with.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HeuristicSpec {
+    /// Tiles out of place.
     Misplaced,
+    /// The Manhattan distance.
     Manhattan,
+    /// The Manhattan distance plus linear conflicts.
     LinearConflict,
     /// A table set's additive sum, with or without the reflection about the diagonal.
     Tables {
+        /// The set's directory.
         dir: PathBuf,
+        /// Whether to take the reflection too.
         reflect: bool,
     },
 }
@@ -52,7 +57,9 @@ pub enum HeuristicSpec {
 /// One heuristic of the matrix and the label it is reported under.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
+    /// The label in reports.
     pub label: String,
+    /// The heuristic.
     pub spec: HeuristicSpec,
 }
 
@@ -95,10 +102,10 @@ impl FromStr for Entry {
                 HeuristicSpec::Manhattan => "manhattan".into(),
                 HeuristicSpec::LinearConflict => "linear-conflict".into(),
                 HeuristicSpec::Tables { dir, reflect } => {
-                    let name = dir
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_else(|| dir.display().to_string());
+                    let name = dir.file_name().map_or_else(
+                        || dir.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    );
                     if *reflect {
                         format!("{name}+reflect")
                     } else {
@@ -138,14 +145,21 @@ impl Default for Protocol {
 /// One search: an entry on an instance.
 #[derive(Clone, Debug, Serialize)]
 pub struct InstanceRecord {
+    /// The entry's label.
     pub entry: String,
     /// 1-based position in the instance file.
     pub number: usize,
+    /// The instance's state.
     pub instance: String,
+    /// How the search ended.
     pub outcome: Outcome,
+    /// The solution's length, if solved.
     pub length: Option<usize>,
+    /// Nodes generated.
     pub nodes: u64,
+    /// Seconds of search.
     pub seconds: f64,
+    /// Heuristic value of the start.
     pub initial_h: u32,
 }
 
@@ -154,6 +168,7 @@ pub struct InstanceRecord {
 pub struct TableHistogram {
     /// The set's directory name and the table's file name.
     pub set: String,
+    /// The table's file name.
     pub table: String,
     /// `counts[v]`: entries of value `v`.
     pub counts: Vec<u64>,
@@ -162,19 +177,27 @@ pub struct TableHistogram {
 /// What an entry did over all instances.
 #[derive(Clone, Debug, Serialize)]
 pub struct EntrySummary {
+    /// The entry's label.
     pub entry: String,
     /// The heuristic and, for tables, the set, its encoding and whether reflected.
     pub heuristic: String,
     /// Bytes of table files (0 for the computed heuristics).
     pub table_bytes: u64,
+    /// Instances searched.
     pub instances: usize,
+    /// Instances solved.
     pub solved: usize,
     /// Over every instance; one stopped by a budget counts the nodes it spent.
     pub mean_nodes: f64,
+    /// Median nodes.
     pub median_nodes: f64,
+    /// Mean seconds.
     pub mean_seconds: f64,
+    /// Median seconds.
     pub median_seconds: f64,
+    /// Total seconds.
     pub total_seconds: f64,
+    /// Mean heuristic value of the starts.
     pub mean_initial_h: f64,
     /// Over [`Protocol::random_states`] seeded random states.
     pub mean_random_h: f64,
@@ -187,23 +210,36 @@ pub struct EntrySummary {
 /// The whole run: protocol, machine, records and summaries.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
+    /// When the run started.
     pub date: String,
+    /// The machine it ran on.
     pub machine: String,
+    /// The board.
     pub board: String,
+    /// The goal.
     pub goal: Goal,
+    /// Instances searched.
     pub instances: usize,
+    /// Node budget per search.
     pub max_nodes: Option<u64>,
+    /// Time budget per search.
     pub timeout_seconds: Option<f64>,
+    /// Threads searching.
     pub threads: usize,
+    /// Random states per entry for the mean heuristic value.
     pub random_states: usize,
+    /// Seed of the random states.
     pub seed: u64,
+    /// One summary per entry.
     pub summaries: Vec<EntrySummary>,
     /// Entries (labels) on the memory/effort front, by increasing memory.
     pub memory_front: Vec<String>,
     /// Entries on the time/solved front, by increasing time.
     pub time_front: Vec<String>,
+    /// Every search (written to their own files).
     #[serde(skip)]
     pub records: Vec<InstanceRecord>,
+    /// Every table's histogram (written to their own files).
     #[serde(skip)]
     pub histograms: Vec<TableHistogram>,
 }
@@ -221,7 +257,7 @@ pub fn median(values: &[f64]) -> f64 {
     match n {
         0 => 0.0,
         _ if n % 2 == 1 => sorted[n / 2],
-        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        _ => f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]),
     }
 }
 
@@ -252,7 +288,7 @@ fn search_all<H: Heuristic>(
         .collect::<Result<Vec<_>>>()?;
     let values = randoms
         .iter()
-        .map(|s| h.evaluate(&s.cells()).map(|(v, _)| v as f64))
+        .map(|s| h.evaluate(&s.cells()).map(|(v, _)| f64::from(v)))
         .collect::<Result<Vec<_>>>()?;
     Ok((records, mean(values.into_iter())))
 }
@@ -268,7 +304,7 @@ pub fn machine() -> String {
                 .map(|(_, m)| m.trim().to_string())
         })
         .unwrap_or_else(|| "unknown processor".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     let memory = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| {
@@ -288,7 +324,10 @@ pub fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    let (days, rest) = (
+        i64::try_from(secs / 86_400).unwrap_or(i64::MAX),
+        secs % 86_400,
+    );
     // Howard Hinnant's civil-from-days.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -298,7 +337,7 @@ pub fn utc_now() -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + (month <= 2) as i64;
+    let year = yoe + era * 400 + i64::from(month <= 2);
     format!(
         "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
         rest / 3600,
@@ -396,7 +435,11 @@ pub fn run(
                         });
                     }
                 }
-                let bytes = set.tables().iter().map(|t| t.file_len()).sum();
+                let bytes = set
+                    .tables()
+                    .iter()
+                    .map(tilepdb_common::table::Pdb::file_len)
+                    .sum();
                 let what = format!(
                     "tables {name} ({} encoding{})",
                     set.encoding().name(),
@@ -418,7 +461,7 @@ pub fn run(
             mean_seconds: mean(seconds.iter().copied()),
             median_seconds: median(&seconds),
             total_seconds: seconds.iter().sum(),
-            mean_initial_h: mean(entry_records.iter().map(|r| r.initial_h as f64)),
+            mean_initial_h: mean(entry_records.iter().map(|r| f64::from(r.initial_h))),
             mean_random_h: random_h,
             on_memory_front: false,
             on_time_front: false,

@@ -8,14 +8,21 @@ use super::svg::{self, Point, Scale};
 use super::{BenchReport, EntrySummary};
 use crate::error::{Error, Result};
 
-/// The files [`write`] creates in its directory (besides one histogram per table).
+/// The files [`write()`] creates in its directory (besides one histogram per table).
 pub const RESULTS_JSONL: &str = "results.jsonl";
+/// One line per search, as CSV.
 pub const RESULTS_CSV: &str = "results.csv";
+/// The report without its records.
 pub const SUMMARY_JSON: &str = "summary.json";
+/// One line per entry, as CSV.
 pub const SUMMARY_CSV: &str = "summary.csv";
+/// The report for people.
 pub const REPORT_MD: &str = "report.md";
+/// Table memory against mean nodes.
 pub const PARETO_MEMORY_SVG: &str = "pareto-memory-nodes.svg";
+/// Total time against instances solved.
 pub const PARETO_TIME_SVG: &str = "pareto-time-solved.svg";
+/// Nodes of each entry, sorted.
 pub const NODES_SVG: &str = "nodes-sorted.svg";
 
 /// A CSV field, quoted when it holds a comma, quote or line break.
@@ -171,7 +178,7 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
     );
     for file in [PARETO_MEMORY_SVG, PARETO_TIME_SVG, NODES_SVG]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .chain(histogram_files.iter().cloned())
     {
         let _ = writeln!(out, "![{file}]({file})\n");

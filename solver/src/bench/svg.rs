@@ -34,6 +34,7 @@ pub fn escape(text: &str) -> String {
 /// How an axis maps values onto the page.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scale {
+    /// Proportional.
     Linear,
     /// Base 10; values at or below zero sit on the axis' low end.
     Log,
@@ -91,6 +92,10 @@ impl Axis {
     }
 
     /// Tick values and their labels.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a log scale's bounds are decimal exponents"
+    )]
     fn ticks(&self) -> Vec<(f64, String)> {
         match self.scale {
             Scale::Log => (self.low as i32..=self.high as i32)
@@ -195,15 +200,15 @@ impl Canvas {
         let _ = writeln!(
             self.out,
             r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-            (x0 + x1) / 2.0,
+            f64::midpoint(x0, x1),
             HEIGHT - 18.0,
             escape(x_label)
         );
         let _ = writeln!(
             self.out,
             r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">{}</text>"#,
-            (y0 + y1) / 2.0,
-            (y0 + y1) / 2.0,
+            f64::midpoint(y0, y1),
+            f64::midpoint(y0, y1),
             escape(y_label)
         );
     }
@@ -229,9 +234,13 @@ impl Canvas {
 
 /// One point of a scatter: its label, coordinates and whether it is on the front.
 pub struct Point {
+    /// The label.
     pub label: String,
+    /// The abscissa.
     pub x: f64,
+    /// The ordinate.
     pub y: f64,
+    /// Whether it is on the front.
     pub on_front: bool,
 }
 

@@ -1,6 +1,11 @@
 //! `tilepdb-solve bench`: a matrix of heuristics × an instance file under one protocol, written
 //! as JSONL, CSV, a summary, a Markdown report and SVG plots.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::path::PathBuf;
 use std::time::Duration;
 

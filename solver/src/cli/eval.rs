@@ -44,10 +44,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             .check_solvable(set.goal())
             .with_context(|| label.clone())?;
         let (values, reflected) = h.table_values(&state.cells())?;
-        let sum = values.iter().map(|&v| v as u32).sum();
+        let sum = values.iter().map(|&v| u32::from(v)).sum();
         let reflected_sum = reflected
             .as_ref()
-            .map(|r| r.iter().map(|&v| v as u32).sum());
+            .map(|r| r.iter().map(|&v| u32::from(v)).sum());
         out.push(Evaluation {
             instance: label,
             heuristic: reflected_sum.map_or(sum, |r: u32| r.max(sum)),
@@ -64,7 +64,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             let values = e
                 .values
                 .iter()
-                .map(|v| v.to_string())
+                .map(std::string::ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(" + ");
             match e.reflected_sum {

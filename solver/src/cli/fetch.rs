@@ -1,5 +1,10 @@
 //! `tilepdb-solve fetch`: download a table set from a coordinator into the local cache.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 

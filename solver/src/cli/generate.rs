@@ -1,6 +1,11 @@
 //! `tilepdb-solve gen`: instance files of random walks from the goal or uniformly random
 //! solvable states, reproducible from a seed.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -57,7 +62,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     }
     match &args.output {
         Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         }
         None => std::io::stdout()
             .lock()

@@ -1,6 +1,12 @@
 //! `tilepdb-solve play`: the puzzle in the terminal; arrow keys slide tiles, `h` asks for the
 //! optimal next move and the distance left.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
+use std::fmt::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -65,16 +71,15 @@ pub fn run(args: PlayArgs) -> anyhow::Result<()> {
         }
         None => (asked.unwrap_or("8".parse()?), args.goal.unwrap_or_default()),
     };
-    let start = match &args.state {
-        Some(text) => PuzzleState::parse(board, text).context("--state")?,
-        None => {
-            let seed = args.seed.unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(1, |d| d.as_nanos() as u64)
-            });
-            Generator::new(board, goal, seed).random_walk(args.walk)
-        }
+    let start = if let Some(text) = &args.state {
+        PuzzleState::parse(board, text).context("--state")?
+    } else {
+        let seed = args.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        });
+        Generator::new(board, goal, seed).random_walk(args.walk)
     };
     let game = Game::new(start, goal)?;
     let limits = Limits {
@@ -109,9 +114,9 @@ fn board_lines(game: &Game) -> Vec<String> {
         for c in 0..board.width() {
             let t = state.tiles()[board.cell(r, c)];
             if t == 0 {
-                line.push_str(&format!(" {:>width$} |", ""));
+                write!(line, " {:>width$} |", "").expect("writing to a String");
             } else {
-                line.push_str(&format!(" {t:>width$} |"));
+                write!(line, " {t:>width$} |").expect("writing to a String");
             }
         }
         lines.push(line);
@@ -144,7 +149,7 @@ fn play<H: Heuristic>(mut game: Game, h: &H, limits: &Limits, source: &str) -> a
                 frame.render_widget(
                     Paragraph::new(lines.clone()).block(Block::bordered().title(title.clone())),
                     frame.area(),
-                )
+                );
             })?;
             let Event::Key(key) = event::read()? else {
                 continue;

@@ -1,5 +1,10 @@
 //! `tilepdb-solve solve`: optimal solutions, checked by replay.
 
+#![allow(
+    clippy::doc_markdown,
+    reason = "the doc comments of the arguments are --help text, not Markdown"
+)]
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -279,7 +284,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
             .result
             .moves
             .iter()
-            .map(|t| t.to_string())
+            .map(std::string::ToString::to_string)
             .collect::<Vec<_>>()
             .join(" ");
         match r.length {

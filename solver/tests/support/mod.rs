@@ -1,6 +1,13 @@
 //! What the solver's tests and benchmarks share: the reference instances of `data/` and table
 //! sets built once into a cache directory.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "instance numbers and lengths (small) move between u64 and usize"
+)]
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -13,9 +20,10 @@ use tilepdb_coordinator::cache::open_or_build;
 /// `$TILEPDB_CACHE`, else `target/tilepdb-tables`: where heavy tests and benchmarks keep the
 /// sets they build.
 pub fn cache_dir() -> PathBuf {
-    std::env::var("TILEPDB_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tilepdb-tables"))
+    std::env::var("TILEPDB_CACHE").map_or_else(
+        |_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tilepdb-tables"),
+        PathBuf::from,
+    )
 }
 
 /// The set of a known partition (blank-first goal), built into `cache` unless it is there;
