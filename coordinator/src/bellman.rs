@@ -13,7 +13,9 @@
 //!
 //! Minimized tables are not distance functions by themselves (each entry is the least over
 //! the placement's regions): they are checked against per-region values that satisfy the rule
-//! ([`check_minimized_against_aware`](crate::check::check_minimized_against_aware)).
+//! ([`check_minimized_against_aware`](crate::check::check_minimized_against_aware), which needs
+//! the aware table: `build --check`), or on their own by the part of the rule that holds for
+//! them ([`check_minimized_rule`]).
 //!
 //! ```
 //! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
@@ -37,6 +39,7 @@
     reason = "the proof indexes every entry by its u64 rank and moves cells between u8, u32 and usize"
 )]
 
+use serde::Serialize;
 use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
@@ -72,6 +75,110 @@ pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
             check_aware(&aware, &values)
         }
     }
+}
+
+/// What the check of a finished table proved, by its rule and encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Proof {
+    /// Every entry is the exact distance of its abstract state ([`check_distances`]): aware,
+    /// zero-aware and ignored tables in an exact encoding.
+    Exact,
+    /// A minimized table in an exact encoding: the goal is 0, no entry is above one more than
+    /// its least neighbour's, and the Bellman rule holds exactly wherever the placement and
+    /// its neighbours leave the blank one region ([`check_minimized_rule`]); a value raised
+    /// at a placement with a walled-in pocket can pass (`build --check` compares every entry
+    /// with the aware table).
+    Minimized,
+    /// A lossy encoding of a consistent table (nibble): every decoded value is a lower bound
+    /// of the right parity, consistent across every move.
+    Consistent,
+    /// min-nibble: every decoded value is at least the Manhattan distance, of its parity.
+    Bounds,
+}
+
+impl Proof {
+    /// The proof's name, as the summary and its JSON say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Proof::Exact => "exact",
+            Proof::Minimized => "minimized",
+            Proof::Consistent => "consistent",
+            Proof::Bounds => "bounds",
+        }
+    }
+}
+
+impl std::fmt::Display for Proof {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Checks a `minimized` table on its own. With `d(p, r)` the distance of placement `p` with
+/// the blank in its region `r`, an entry is `h(p) = min_r d(p, r)`, so:
+///
+/// * the goal placement has 0, every other reached placement more;
+/// * `h(p) >= 1 + min h(p')` over the placements `p'` one pattern-tile move away (the move
+///   that starts a shortest path from `p`'s best region reaches some `p'`);
+/// * where the free cells of `p` and of every such `p'` are one region each, `d = h` for all
+///   of them and the Bellman rule `h(p) = 1 + min h(p')` holds exactly.
+///
+/// Unreached entries (a pattern of every tile: the other parity) must have only unreached
+/// neighbours. A value raised at a placement whose blank has several regions can pass.
+pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
+    if space.rule() != BlankRule::Minimized {
+        return Err(fail(space, "not a minimized table".into()));
+    }
+    if values.len() as u64 != space.entries() {
+        return Err(fail(
+            space,
+            format!("{} values for {} entries", values.len(), space.entries()),
+        ));
+    }
+    let board = space.board();
+    let k = space.k();
+    let goal = space.goal_rank();
+    let one_region =
+        |free: u32| free == 0 || board.region(free.trailing_zeros() as usize, free) == free;
+    for_all_ranks(space, |rank, cells, free| {
+        let h = values[rank as usize];
+        let mut moved = [0u8; MAX_CELLS];
+        moved[..k].copy_from_slice(cells);
+        let (mut least, mut any_unreached) = (UNREACHED, false);
+        let mut exact = one_region(free);
+        for i in 0..k {
+            let from = cells[i] as usize;
+            let mut targets = board.neighbours(from) & free;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as usize;
+                targets &= targets - 1;
+                moved[i] = to as u8;
+                let child = values[space.ranker().rank(&moved[..k]) as usize];
+                any_unreached |= child == UNREACHED;
+                least = least.min(child);
+                exact &= one_region((free & !(1 << to)) | (1 << from));
+            }
+            moved[i] = cells[i];
+        }
+        let why = |why: String| format!("placement {cells:?}: {why}");
+        if rank == goal {
+            return if h == 0 {
+                Ok(())
+            } else {
+                Err(why(format!("the goal has {h}, not 0")))
+            };
+        }
+        if h == UNREACHED || any_unreached || exact {
+            return bellman_rule(h, least, any_unreached, false).map_err(why);
+        }
+        if h == 0 || least == UNREACHED || (h as u32) < least as u32 + 1 {
+            return Err(why(format!(
+                "it has {h}, less than one more than the least of its neighbours ({least})"
+            )));
+        }
+        Ok(())
+    })
 }
 
 /// The value `h` of a state given the least value `least` of its neighbours (`UNREACHED` when

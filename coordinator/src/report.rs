@@ -7,6 +7,7 @@ use tilepdb_common::StateSpace;
 use tilepdb_common::table::Pdb;
 use tilepdb_common::table::header::histogram_mean;
 
+use crate::bellman::Proof;
 use crate::build::{BuiltTable, human_bytes};
 
 /// What a build of one table produced and measured.
@@ -54,6 +55,9 @@ pub struct TableReport {
     pub checksum: Option<String>,
     /// Whether the table was found already built (in the set's directory) instead of built.
     pub cached: bool,
+    /// What the check of the table before it was written proved (`null`: not checked, as
+    /// with `--no-proof` or a table found already built).
+    pub proof: Option<Proof>,
     /// `histogram[v]` = entries of value `v`.
     pub histogram: Vec<u64>,
 }
@@ -83,6 +87,7 @@ impl TableReport {
             file_bytes: None,
             checksum: None,
             cached: false,
+            proof: None,
             histogram,
         }
     }
@@ -123,6 +128,12 @@ impl TableReport {
         self
     }
 
+    /// Adds what the table's check proved.
+    pub fn with_proof(mut self, proof: Option<Proof>) -> Self {
+        self.proof = proof;
+        self
+    }
+
     /// The report of a table found already built: what its header says, nothing measured.
     pub fn cached(space: &StateSpace, pdb: &Pdb) -> Self {
         let h = pdb.header();
@@ -146,6 +157,10 @@ impl TableReport {
                 human_bytes(bytes)
             ),
             _ => String::new(),
+        };
+        let file = match self.proof {
+            Some(proof) => format!("{file}; proof: {proof}"),
+            None => file,
         };
         if self.cached {
             let tiles = self

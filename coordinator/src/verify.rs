@@ -6,6 +6,8 @@
 //!   function of their abstraction ([`crate::bellman`]: the goal is 0 and every other entry
 //!   one more than its least neighbour), so a forged entry is found even when the file's
 //!   checksums were recomputed to match;
+//! * minimized tables in an exact encoding satisfy the part of the Bellman rule that holds
+//!   for the least value over the blank's regions ([`crate::bellman::check_minimized_rule`]);
 //! * aware and ignored tables decoded from nibbles stay consistent across every move (a
 //!   saturated entry decodes to `m + 30`, within one of its neighbours); min-nibble is lossy
 //!   and skips this check;
@@ -16,7 +18,7 @@
 
 use tilepdb_common::table::{Encoding, Pdb};
 
-use crate::bellman::check_distances;
+use crate::bellman::{check_distances, check_minimized_rule};
 use crate::check::{check_bound_and_parity, check_consistent, check_lower_bound};
 use crate::error::{Error, Result};
 
@@ -66,6 +68,8 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         check_distances(space, &values).map_err(in_file)?;
     } else if consistency_checked {
         check_consistent(space, &values).map_err(in_file)?;
+    } else if space.rule() == tilepdb_common::BlankRule::Minimized && encoding.is_exact() {
+        check_minimized_rule(space, &values).map_err(in_file)?;
     }
     let (decoded_histogram, decoded_unreached) = crate::build::histogram(&values);
     let header = pdb.header();

@@ -45,6 +45,7 @@ fn config(partition: Partition, rule: BlankRule, dir: &Path) -> JobConfig {
         sync: false,
         threads: 1,
         zstd_level: 1,
+        prove: true,
     }
 }
 

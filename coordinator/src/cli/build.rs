@@ -8,6 +8,7 @@ use clap::Args;
 use serde::Serialize;
 use tilepdb_common::table::Pdb;
 use tilepdb_common::{BlankRule, StateSpace};
+use tilepdb_coordinator::bellman::Proof;
 use tilepdb_coordinator::build::{
     BuildOptions, BuiltTable, SearchIndex, build_memory, build_table, check_build_memory,
     human_bytes,
@@ -93,6 +94,8 @@ struct BuildSummary {
     set_dir: PathBuf,
     threads: usize,
     total_seconds: f64,
+    /// Tables that failed their proof before being written, and were built again.
+    tables_rejected: u64,
     tables: Vec<TableReport>,
 }
 
@@ -130,6 +133,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             data_dir: args.data_dir.clone(),
             lease_timeout: seconds(args.lease_timeout, "--lease-timeout")?,
             task_ranks: args.task_ranks,
+            prove: !args.job.no_proof,
         };
         let started = Instant::now();
         let (job, reports) = cluster.run(spec)?;
@@ -169,6 +173,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut builder = CliBuilder {
         options: &options,
+        proves: !args.job.no_proof,
+        proof: None,
+        rejected: 0,
         check: args.check,
         json: args.json,
         peak: None,
@@ -185,6 +192,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         set_dir: dir.clone(),
         threads,
         total_seconds: started.elapsed().as_secs_f64(),
+        tables_rejected: builder.rejected,
         tables: builder.tables,
     };
     if args.json {
@@ -206,6 +214,11 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
 /// The `build` command's tables: built with a progress bar, checked with `--check`, reported.
 struct CliBuilder<'a> {
     options: &'a BuildOptions,
+    /// Prove each table before it is written (not `--no-proof`), and what the last proved.
+    proves: bool,
+    proof: Option<Proof>,
+    /// Tables that failed their proof (and were built again).
+    rejected: u64,
     check: bool,
     json: bool,
     /// Peak memory of the table being built.
@@ -244,6 +257,25 @@ impl TableBuilder for CliBuilder<'_> {
         Ok(table)
     }
 
+    fn proves(&self) -> bool {
+        self.proves
+    }
+
+    fn rejected(
+        &mut self,
+        _index: usize,
+        _space: &StateSpace,
+        _error: &tilepdb_coordinator::error::Error,
+    ) -> anyhow::Result<()> {
+        self.rejected += 1;
+        Ok(())
+    }
+
+    fn proven(&mut self, _index: usize, _space: &StateSpace, proof: Proof) -> anyhow::Result<()> {
+        self.proof = Some(proof);
+        Ok(())
+    }
+
     fn reused(&mut self, _index: usize, space: &StateSpace, pdb: &Pdb) -> anyhow::Result<()> {
         if self.check {
             verify_deep(pdb)?;
@@ -260,7 +292,10 @@ impl TableBuilder for CliBuilder<'_> {
         table: &BuiltTable,
         pdb: &Pdb,
     ) -> anyhow::Result<()> {
-        self.report(TableReport::new(space, table, self.peak, None).with_table_file(pdb));
+        let report = TableReport::new(space, table, self.peak, None)
+            .with_table_file(pdb)
+            .with_proof(self.proof.take());
+        self.report(report);
         Ok(())
     }
 }

@@ -55,6 +55,13 @@ pub struct JobArgs {
     /// admissible. Lookup: one load plus the Manhattan distance.
     #[arg(long, default_value = "byte", value_name = "ENCODING")]
     pub encoding: Encoding,
+    /// Write each table without checking it first. By default every table built is checked
+    /// before its file appears, and built again if it fails: exact encodings of aware,
+    /// zero-aware and ignored tables are proven to hold the exact distances (the Bellman
+    /// check, which reads every entry's neighbours once); minimized and lossy tables get the
+    /// checks that hold for them. The summary says what each check proved.
+    #[arg(long)]
+    pub no_proof: bool,
 }
 
 impl JobArgs {
@@ -134,12 +141,21 @@ pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a size such as 8G or 512M"))?;
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "a float-to-integer cast saturates: a negative size is 0, a huge one u64::MAX"
-    )]
-    Ok((n * mult as f64) as u64)
+    let bytes = n * mult as f64;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64) {
+        return Err(format!("{s:?} is not a size such as 8G or 512M"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A size above zero (see [`parse_bytes`]), for rates and limits where 0 would mean nothing.
+pub(super) fn parse_positive_bytes(s: &str) -> Result<u64, String> {
+    match parse_bytes(s)? {
+        0 => Err(format!(
+            "{s:?} is zero: give a positive size such as 50M (leave the option out for no limit)"
+        )),
+        n => Ok(n),
+    }
 }
 
 /// A positive number of seconds, for the option `what`.

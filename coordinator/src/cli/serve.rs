@@ -50,8 +50,9 @@ pub struct ServeArgs {
     /// manifest.json, or --out itself if it is one) until stopped.
     #[arg(long, conflicts_with_all = ["data_dir", "keep_serving"])]
     no_build: bool,
-    /// Most bytes per second of each table download, e.g. 50M (default: no limit).
-    #[arg(long, value_name = "BYTES", value_parser = super::job::parse_bytes)]
+    /// Most bytes per second of each table download, e.g. 50M, above zero (default: no
+    /// limit).
+    #[arg(long, value_name = "BYTES", value_parser = super::job::parse_positive_bytes)]
     download_limit: Option<u64>,
     /// Address to listen on; port 0 picks a free port. The first log line says which.
     #[arg(long, default_value = "127.0.0.1:7878")]
@@ -63,12 +64,17 @@ pub struct ServeArgs {
     /// Seconds without a heartbeat after which a worker's task is handed out again.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     lease_timeout: f64,
-    /// A file holding the shared token that workers must present (default: the
-    /// TILEPDB_TOKEN environment variable).
+    /// A file holding the workers' token (default: the TILEPDB_TOKEN environment variable).
+    /// It lets a client take and deliver tasks, see the job's status and download tables.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// A file holding the token of downloads only (default: the TILEPDB_DOWNLOAD_TOKEN
+    /// environment variable; without either, downloads need the workers' token). Give it to
+    /// `tilepdb-solve fetch`: it cannot take or deliver tasks.
+    #[arg(long, value_name = "FILE")]
+    download_token_file: Option<PathBuf>,
     /// Let any client in without a token (only on a network you trust).
-    #[arg(long, conflicts_with = "token_file")]
+    #[arg(long, conflicts_with_all = ["token_file", "download_token_file"])]
     no_token: bool,
     /// Serve TLS with this certificate chain (PEM); needs --tls-key.
     #[arg(long, value_name = "PEM", requires = "tls_key")]
@@ -84,7 +90,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     task_ranks: Option<u64>,
     /// Threads of the coordinator's own passes over the arrays (default: every core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
     /// Seconds to wait, once the job is done, for every worker to hear so before exiting.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
@@ -110,9 +116,26 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let token = read_token(args.token_file.as_deref())?;
     if token.is_none() && !args.no_token {
         bail!(
-            "no token: give --token-file FILE or set TILEPDB_TOKEN (workers and solvers present \
-             the same), or pass --no-token to let any client in"
+            "no token: give --token-file FILE or set TILEPDB_TOKEN (workers present it; solvers \
+             too, or a download token: --download-token-file), or pass --no-token to let any \
+             client in"
         );
+    }
+    let download_token = if args.no_token {
+        None
+    } else {
+        read_download_token(args.download_token_file.as_deref())?
+    };
+    for (t, what) in [
+        (&token, "the workers' token"),
+        (&download_token, "the download token"),
+    ] {
+        if let Some(t) = t {
+            check_token_text(t, what)?;
+        }
+    }
+    if download_token.is_some() && download_token == token {
+        bail!("the download token is the workers' token: give downloads a token of their own");
     }
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(TlsFiles {
@@ -124,6 +147,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let options = ServeOptions {
         token,
+        download_token,
         tls,
         linger: seconds(args.linger, "--linger")?,
         tables: Some(TableService::new(&args.out, args.download_limit)),
@@ -137,6 +161,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.task_ranks = args.task_ranks;
     config.sync = !args.no_sync;
     config.threads = args.threads;
+    config.prove = !args.job.no_proof;
     let job = Arc::new(Job::new(config)?);
     let data = DataDir::open(&data_dir)?;
     let started = Instant::now();
@@ -173,6 +198,31 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         };
         serve_on(listener, job.clone(), data, options, on_done).await
     })?;
+    Ok(())
+}
+
+/// The environment variable of the download token.
+const DOWNLOAD_TOKEN_ENV: &str = "TILEPDB_DOWNLOAD_TOKEN";
+
+/// The download token: from `file` if given, else `TILEPDB_DOWNLOAD_TOKEN`.
+fn read_download_token(file: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    if file.is_some() {
+        return Ok(read_token(file)?);
+    }
+    Ok(std::env::var(DOWNLOAD_TOKEN_ENV)
+        .ok()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty()))
+}
+
+/// A token travels in an HTTP header: printable ASCII without spaces.
+fn check_token_text(token: &str, what: &str) -> anyhow::Result<()> {
+    if let Some(c) = token.chars().find(|c| !c.is_ascii_graphic()) {
+        bail!(
+            "{what} holds {c:?}: a token must be printable ASCII without spaces (clients could \
+             never present it)"
+        );
+    }
     Ok(())
 }
 

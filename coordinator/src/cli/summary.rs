@@ -24,6 +24,8 @@ pub struct DistSummary {
     pub results_accepted: u64,
     pub results_dropped: u64,
     pub leases_expired: u64,
+    /// Tables that failed their proof before being written, and were searched again.
+    pub tables_rejected: u64,
     pub coordinator_peak_rss_bytes: Option<u64>,
     pub tables: Vec<TableReport>,
 }
@@ -54,6 +56,7 @@ pub(super) fn summary(
         results_accepted: c.results_accepted.load(Relaxed),
         results_dropped: c.results_dropped.load(Relaxed),
         leases_expired: c.releases.load(Relaxed),
+        tables_rejected: c.tables_rejected.load(Relaxed),
         coordinator_peak_rss_bytes: peak_rss_bytes(),
         tables,
     }

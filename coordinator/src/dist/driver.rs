@@ -14,6 +14,7 @@ use super::job::{ExpandingLayer, Job, Stage};
 use super::lease::LayerTasks;
 use super::plan::plan_layer;
 use super::store::{Checkpoint, DataDir};
+use crate::bellman::Proof;
 use crate::build::{BuildObserver, BuiltTable, histogram, human_bytes};
 use crate::engine::units::StateIndex;
 use crate::engine::{Executor, Layer, Reuse, TableBuilder, build_set, finish_table, search_table};
@@ -27,12 +28,13 @@ impl Job {
     /// Runs every remaining layer of every remaining table, checkpointing in `data`, and
     /// writes the tables. Returns a report per table built by this run.
     pub fn drive(&self, data: &DataDir) -> Result<Vec<TableReport>> {
-        let checkpoint = Checkpoint::open(data, &self.id, self.config.sync)?;
+        let checkpoint = Checkpoint::open(data, &self.id, self.config.sync, &self.spaces)?;
         let written = checkpoint.tables_written();
         let mut builder = JobBuilder {
             job: self,
             checkpoint,
             reports: Vec::new(),
+            proof: None,
         };
         let set = build_set(
             &self.config.spec,
@@ -84,7 +86,7 @@ impl Job {
             &self.pool,
             &(),
             |p| {
-                checkpoint.layer_done(table, &arrays, p)?;
+                checkpoint.layer_done(table, space, &arrays, p)?;
                 let (alive, tasks) = {
                     let st = self.lock();
                     (st.workers.alive(Instant::now()), st.tasks_total)
@@ -244,6 +246,8 @@ struct JobBuilder<'a> {
     job: &'a Job,
     checkpoint: Checkpoint<'a>,
     reports: Vec<TableReport>,
+    /// What the check of the table being written proved.
+    proof: Option<Proof>,
 }
 
 impl TableBuilder for JobBuilder<'_> {
@@ -251,6 +255,21 @@ impl TableBuilder for JobBuilder<'_> {
 
     fn build(&mut self, index: usize, _space: &StateSpace) -> Result<BuiltTable> {
         self.job.search(index, &mut self.checkpoint)
+    }
+
+    fn proves(&self) -> bool {
+        self.job.config.prove
+    }
+
+    fn rejected(&mut self, index: usize, _space: &StateSpace, _error: &Error) -> Result<()> {
+        // Where the damage is cannot be told from the table: search it again from its goal.
+        self.job.counters.tables_rejected.fetch_add(1, Relaxed);
+        self.checkpoint.restart_table(index)
+    }
+
+    fn proven(&mut self, _index: usize, _space: &StateSpace, proof: Proof) -> Result<()> {
+        self.proof = Some(proof);
+        Ok(())
     }
 
     fn written(
@@ -262,7 +281,9 @@ impl TableBuilder for JobBuilder<'_> {
     ) -> Result<()> {
         self.checkpoint.table_written(index)?;
         self.job.lock().tables_written = index + 1;
-        let report = TableReport::new(space, table, peak_rss_bytes(), None).with_table_file(pdb);
+        let report = TableReport::new(space, table, peak_rss_bytes(), None)
+            .with_table_file(pdb)
+            .with_proof(self.proof.take());
         tracing::info!(table = index, "{}", report.line());
         self.reports.push(report);
         Ok(())

@@ -35,7 +35,7 @@ use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse};
 use tilepdb_common::wire::{TaskId, saturating_u32};
 
 use super::lease::{LayerTasks, Rejection};
-use super::workers::{UnknownWorker, Workers};
+use super::workers::{TooManyWorkers, UnknownWorker, Workers};
 use crate::build::thread_pool;
 use crate::engine::{SetSpec, TableArrays};
 use crate::error::Result;
@@ -63,12 +63,15 @@ pub struct JobConfig {
     pub threads: usize,
     /// zstd level of task inputs.
     pub zstd_level: i32,
+    /// Check each table before it is written, and search it again if it fails
+    /// ([`crate::engine::TableBuilder::proves`]).
+    pub prove: bool,
 }
 
 impl JobConfig {
     /// The job of `spec`, its data in `data_dir`, its set written under `out`, with the
     /// defaults: 30 s lease timeout, layers cut along blocks into about 16 tasks, synced
-    /// checkpoints, every core, zstd level 1.
+    /// checkpoints, every core, zstd level 1, every table checked before it is written.
     pub fn new(spec: SetSpec, data_dir: PathBuf, out: PathBuf) -> JobConfig {
         JobConfig {
             spec,
@@ -80,6 +83,7 @@ impl JobConfig {
             sync: true,
             threads: 0,
             zstd_level: 1,
+            prove: true,
         }
     }
 }
@@ -157,7 +161,6 @@ pub(super) struct JobState {
     pub(super) tasks_done: usize,
     pub(super) tasks_total: usize,
     pub(super) workers: Workers,
-    next_attempt: u64,
 }
 
 /// Bytes and states counted over the whole job.
@@ -177,6 +180,8 @@ pub struct Counters {
     pub results_dropped: AtomicU64,
     /// Leases expired (tasks handed out again).
     pub releases: AtomicU64,
+    /// Tables that failed their check before being written (and were searched again).
+    pub tables_rejected: AtomicU64,
     /// Results refused (their gRPC status), by reason.
     pub refused: crate::observe::refusals::RefusalCounts,
 }
@@ -214,11 +219,20 @@ pub enum Refusal {
     /// The request names what the job never had (a forged or corrupt result).
     #[error("{0}")]
     Invalid(String),
+    /// The request names a lease of another worker.
+    #[error("{0}")]
+    NotYours(String),
+    /// The job keeps no more workers.
+    #[error(transparent)]
+    TooManyWorkers(#[from] TooManyWorkers),
 }
 
 impl From<Rejection> for Refusal {
     fn from(r: Rejection) -> Refusal {
-        Refusal::Invalid(r.0)
+        match r {
+            Rejection::Invalid(m) => Refusal::Invalid(m),
+            Rejection::NotYours(m) => Refusal::NotYours(m),
+        }
     }
 }
 
@@ -287,10 +301,9 @@ impl Job {
                 states_found: 0,
                 tasks_done: 0,
                 tasks_total: 0,
-                // Ids of this run: a worker of a previous run of the coordinator is unknown
-                // here (and registers again) rather than mistaken for a new one.
-                workers: Workers::new(initial_attempt() >> 20, config.lease_timeout),
-                next_attempt: initial_attempt(),
+                // Random ids: a worker of a previous run of the coordinator is unknown here
+                // (and registers again), and no client can guess another's.
+                workers: Workers::new(config.lease_timeout),
             }),
             config,
             changed: Condvar::new(),
@@ -338,6 +351,14 @@ impl Job {
         self.raise();
     }
 
+    /// How long a lease of a task of `states` input states lasts even if its holder
+    /// heartbeats: two lease timeouts plus 10 µs per state (a worker a hundred times slower
+    /// than one core expanding 10 M states per second still makes it).
+    pub fn task_deadline(&self, states: u64) -> Duration {
+        2 * self.config.lease_timeout
+            + Duration::from_micros(10).saturating_mul(states.min(u32::MAX as u64) as u32)
+    }
+
     /// How often workers must heartbeat.
     pub fn heartbeat_interval(&self) -> Duration {
         (self.config.lease_timeout / 4).max(Duration::from_millis(50))
@@ -348,15 +369,16 @@ impl Job {
         self.lock().stage.phase()
     }
 
-    /// Adds a worker; its id.
-    pub fn register(&self, name: &str) -> u64 {
+    /// Adds a worker; its id (its credential: never logged).
+    pub fn register(&self, name: &str) -> Result<u64, Refusal> {
         let now = Instant::now();
         let mut st = self.lock();
-        let id = st.workers.register(name, now);
+        let id = st.workers.register(name, now)?;
         let alive = st.workers.alive(now);
+        let name = st.workers.name(id);
         drop(st);
-        tracing::info!(worker = id, name, alive, "worker registered");
-        id
+        tracing::info!(worker = %name, alive, "worker registered");
+        Ok(id)
     }
 
     /// Records a heartbeat; whether the job is done.
@@ -377,7 +399,7 @@ impl Job {
         let Stage::Expanding(layer) = &st.stage else {
             return None;
         };
-        layer
+        let lost = layer
             .tasks
             .leased()
             .filter_map(|holders| {
@@ -387,7 +409,12 @@ impl Job {
                     .max()
                     .flatten()
             })
-            .min()
+            .min();
+        let overdue = layer
+            .tasks
+            .next_deadline()
+            .map(|d| d + Duration::from_millis(1));
+        [lost, overdue].into_iter().flatten().min()
     }
 
     /// A future that resolves at the next `Job::raise` (created before looking, so that
@@ -423,11 +450,13 @@ impl Job {
         for (index, attempt) in lost {
             layer.tasks.release(index, attempt);
         }
-        let attempt = st.next_attempt;
+        // 64 random bits: a result names the attempt only its worker was told.
+        let attempt = rand::random::<u64>();
         let workers = &st.workers;
+        let deadline = |states| now + self.task_deadline(states);
         let Some(leased) = layer
             .tasks
-            .lease(worker, attempt, |w| workers.is_lost(w, now))
+            .lease(worker, attempt, now, deadline, |w| workers.is_lost(w, now))
         else {
             drop(guard);
             if released {
@@ -435,7 +464,6 @@ impl Job {
             }
             return Ok(Lease::Wait("every task of the layer is leased"));
         };
-        st.next_attempt += 1;
         if !leased.expired.is_empty() {
             self.counters.releases.fetch_add(1, Relaxed);
             let holders: Vec<String> = leased
@@ -443,17 +471,28 @@ impl Job {
                 .iter()
                 .map(|h| st.workers.name(h.worker))
                 .collect();
-            tracing::warn!(
-                task = leased.index,
-                depth = st.depth,
-                holders = ?holders,
-                "lease expired (no heartbeat for {:.1} s): task handed out again",
-                self.config.lease_timeout.as_secs_f64()
-            );
+            if leased.overdue {
+                tracing::warn!(
+                    task = leased.index,
+                    depth = st.depth,
+                    holders = ?holders,
+                    "task past its deadline of {:.1} s: task handed out again",
+                    self.task_deadline(leased.states).as_secs_f64()
+                );
+            } else {
+                tracing::warn!(
+                    task = leased.index,
+                    depth = st.depth,
+                    holders = ?holders,
+                    "lease expired (no heartbeat for {:.1} s): task handed out again",
+                    self.config.lease_timeout.as_secs_f64()
+                );
+            }
         }
         let arrays = layer.arrays.clone();
         if let Ok(w) = st.workers.seen(worker, now) {
             w.holding.push((leased.index, attempt));
+            w.leased_any = true;
         }
         let task = LeasedTask {
             id: TaskId {
@@ -526,15 +565,6 @@ impl Job {
     pub fn fail(&self) {
         self.set_stage(Stage::Failed);
     }
-}
-
-/// Attempt numbers and worker ids start at a value of this run (time-based), so that those of
-/// a previous run of the coordinator are not mistaken for this run's.
-fn initial_attempt() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-    (nanos ^ u64::from(std::process::id()) << 40) & ((1 << 62) - 1)
 }
 
 #[cfg(test)]

@@ -1,8 +1,12 @@
 //! The tasks of the layer being expanded and their leases: [`LayerTasks`].
 //!
 //! A plain data structure: no lock (the job keeps it under its own) and no clock (whether a
-//! holder is lost is asked of the caller, who knows the time), so its rules are unit-tested
-//! in microseconds.
+//! holder is lost is asked of the caller, who knows the time, and the time is passed in), so
+//! its rules are unit-tested in microseconds.
+//!
+//! A lease also has a deadline, set by the caller from the task's size: past it the task is
+//! handed out again even if its holders are alive and heartbeating (a worker that leases
+//! and never delivers cannot stall the layer).
 //!
 //! ```text
 //!             lease                  check → Accept, begin_merge        complete
@@ -14,10 +18,13 @@
 //!
 //! Every attempt issued for a task stays valid for the whole layer: a late result of an
 //! expired or released attempt is still accepted if the task is not merged yet, and dropped
-//! (not rejected) once it is. A result naming an attempt never issued is rejected.
+//! (not rejected) once it is. A result naming an attempt never issued is rejected
+//! ([`Rejection::Invalid`]); one naming an attempt issued to another worker is refused
+//! ([`Rejection::NotYours`]) and changes nothing: the attempt's holder may still deliver.
 
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::time::Instant;
 
 /// Where a task is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,8 +56,10 @@ struct Task {
     state: TaskState,
     /// Live leases.
     holders: Vec<LeaseHolder>,
-    /// Every attempt issued for this task in this layer.
-    issued: Vec<u64>,
+    /// Every attempt issued for this task in this layer, with the worker it went to.
+    issued: Vec<LeaseHolder>,
+    /// When the last lease lapses even if its holder is alive.
+    deadline: Option<Instant>,
 }
 
 /// A task just leased.
@@ -64,6 +73,8 @@ pub struct Leased {
     pub states: u64,
     /// If the task was taken from lost holders: those holders (their leases expired).
     pub expired: Vec<LeaseHolder>,
+    /// Whether it was taken past its deadline from holders still alive.
+    pub overdue: bool,
 }
 
 /// What to do with a result of a task.
@@ -78,10 +89,16 @@ pub enum Verdict {
     Drop(&'static str),
 }
 
-/// A result that names a task or an attempt the layer never had.
+/// A result that the layer refuses.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Rejection(pub String);
+pub enum Rejection {
+    /// It names a task or an attempt the layer never had.
+    #[error("{0}")]
+    Invalid(String),
+    /// It names an attempt leased to another worker.
+    #[error("{0}")]
+    NotYours(String),
+}
 
 /// The tasks of one layer, their states and leases.
 #[derive(Debug)]
@@ -108,6 +125,7 @@ impl LayerTasks {
                 },
                 holders: Vec::new(),
                 issued: Vec::new(),
+                deadline: None,
             })
             .collect();
         let pending: VecDeque<usize> = (0..tasks.len())
@@ -146,33 +164,53 @@ impl LayerTasks {
         self.tasks.get(index).map(|t| t.state)
     }
 
-    /// Leases a task to `worker` as `attempt`: the first pending one, else the first leased
-    /// one whose every holder is `lost` (expired: its holders lose it). `None` if every task
-    /// is leased to live workers, merging or done.
+    /// Leases a task to `worker` as `attempt` at `now`: the first pending one, else the
+    /// first leased one whose every holder is `lost` or whose deadline is past (expired: its
+    /// holders lose it). `deadline` gives the new lease's deadline from the task's states.
+    /// `None` if every task is leased to live workers within their deadlines, merging or done.
     pub fn lease(
         &mut self,
         worker: u64,
         attempt: u64,
+        now: Instant,
+        deadline: impl Fn(u64) -> Instant,
         lost: impl Fn(u64) -> bool,
     ) -> Option<Leased> {
-        let (index, expired) = if let Some(i) = self.pending.pop_front() {
-            (i, Vec::new())
-        } else {
-            let i = self.tasks.iter().position(|t| {
-                t.state == TaskState::Leased && t.holders.iter().all(|h| lost(h.worker))
-            })?;
-            (i, std::mem::take(&mut self.tasks[i].holders))
+        let (index, expired, overdue) = match self.pending.pop_front() {
+            Some(i) => (i, Vec::new(), false),
+            None => {
+                let i = self.tasks.iter().position(|t| {
+                    t.state == TaskState::Leased
+                        && (t.holders.iter().all(|h| lost(h.worker))
+                            || t.deadline.is_some_and(|d| now > d))
+                })?;
+                let task = &mut self.tasks[i];
+                let overdue = !task.holders.iter().all(|h| lost(h.worker));
+                (i, std::mem::take(&mut task.holders), overdue)
+            }
         };
         let task = &mut self.tasks[index];
         task.state = TaskState::Leased;
         task.holders.push(LeaseHolder { attempt, worker });
-        task.issued.push(attempt);
+        task.issued.push(LeaseHolder { attempt, worker });
+        task.deadline = Some(deadline(task.states));
         Some(Leased {
             index,
             units: task.units.clone(),
             states: task.states,
             expired,
+            overdue,
         })
+    }
+
+    /// The earliest deadline of a leased task (when a task may next be handed out again
+    /// though its holders are alive).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Leased)
+            .filter_map(|t| t.deadline)
+            .min()
     }
 
     /// Gives up `attempt`'s lease of task `index`; a task left without live leases is the
@@ -191,28 +229,35 @@ impl LayerTasks {
         }
     }
 
-    /// Checks a result of attempt `attempt` of task `index` that says it covers `units`.
+    /// Checks a result of attempt `attempt` of task `index`, delivered by `worker`, that says
+    /// it covers `units`.
     pub fn check(
         &self,
         index: usize,
         units: &Range<u64>,
         attempt: u64,
+        worker: u64,
     ) -> Result<Verdict, Rejection> {
         let Some(task) = self.tasks.get(index) else {
-            return Err(Rejection(format!(
+            return Err(Rejection::Invalid(format!(
                 "task {index} of a layer of {} tasks",
                 self.tasks.len()
             )));
         };
         if task.units != *units {
-            return Err(Rejection(format!(
+            return Err(Rejection::Invalid(format!(
                 "ranks {}..{} are not task {index}'s {:?}",
                 units.start, units.end, task.units
             )));
         }
-        if !task.issued.contains(&attempt) {
-            return Err(Rejection(format!(
-                "attempt {attempt} of task {index} was never issued"
+        let Some(issued) = task.issued.iter().find(|h| h.attempt == attempt) else {
+            return Err(Rejection::Invalid(format!(
+                "attempt {attempt:#x} of task {index} was never issued"
+            )));
+        };
+        if issued.worker != worker {
+            return Err(Rejection::NotYours(format!(
+                "attempt {attempt:#x} of task {index} was leased to another worker"
             )));
         }
         if matches!(task.state, TaskState::Done | TaskState::Merging) {
@@ -278,6 +323,46 @@ mod tests {
         move |id| workers.is_lost(id, now)
     }
 
+    fn now0() -> Instant {
+        Instant::now()
+    }
+
+    /// A deadline that never comes within a test.
+    fn far(_states: u64) -> Instant {
+        Instant::now() + Duration::from_secs(3600)
+    }
+
+    #[test]
+    fn a_task_past_its_deadline_goes_to_another_though_its_holder_is_alive() {
+        let t0 = Instant::now();
+        let mut tasks = LayerTasks::new(vec![0..10, 10..20], &[5, 50]);
+        // A deadline of 10 ms per state.
+        let deadline = |states: u64| t0 + Duration::from_millis(10 * states);
+        let alive = |_: u64| false;
+        assert_eq!(tasks.lease(1, 100, t0, deadline, alive).unwrap().index, 0);
+        assert_eq!(tasks.lease(1, 101, t0, deadline, alive).unwrap().index, 1);
+        assert_eq!(tasks.next_deadline(), Some(ms(t0, 50)));
+        // Within the deadline of task 0: nothing to lease.
+        assert_eq!(tasks.lease(2, 102, ms(t0, 50), deadline, alive), None);
+        // Past it: task 0 (the small one) goes to worker 2; task 1 keeps its lease.
+        let later = |states: u64| ms(t0, 51) + Duration::from_millis(10 * states);
+        let again = tasks.lease(2, 103, ms(t0, 51), later, alive).unwrap();
+        assert_eq!((again.index, again.overdue), (0, true));
+        assert_eq!(
+            again.expired,
+            vec![LeaseHolder {
+                attempt: 100,
+                worker: 1
+            }]
+        );
+        assert_eq!(tasks.lease(2, 104, ms(t0, 51), later, alive), None);
+        // The first holder's late result is still welcome, once.
+        assert_eq!(
+            tasks.check(0, &(0..10), 100, 1),
+            Ok(Verdict::Accept { states: 5 })
+        );
+    }
+
     fn three_tasks() -> LayerTasks {
         LayerTasks::new(vec![0..10, 10..20, 20..30], &[5, 6, 7])
     }
@@ -285,24 +370,26 @@ mod tests {
     #[test]
     fn a_silent_workers_lease_expires_and_goes_to_another() {
         let t0 = Instant::now();
-        let mut workers = Workers::new(1, TIMEOUT);
-        let a = workers.register("a", t0);
-        let b = workers.register("b", t0);
+        let mut workers = Workers::new(TIMEOUT);
+        let a = workers.register("a", t0).unwrap();
+        let b = workers.register("b", t0).unwrap();
         let mut tasks = LayerTasks::new(std::iter::once(0..10).collect(), &[5]);
         let first = tasks
-            .lease(a, 100, |w| workers.is_lost(w, ms(t0, 10)))
+            .lease(a, 100, now0(), far, |w| workers.is_lost(w, ms(t0, 10)))
             .unwrap();
         assert_eq!(first.index, 0);
         // b asks while a is still alive: nothing to lease.
         workers.seen(b, ms(t0, 50)).unwrap();
         assert_eq!(
-            tasks.lease(b, 101, |w| workers.is_lost(w, ms(t0, 50))),
+            tasks.lease(b, 101, now0(), far, |w| workers.is_lost(w, ms(t0, 50))),
             None
         );
         // a silent for longer than the timeout: its lease expires and b gets the task.
         let now = ms(t0, 150);
         workers.seen(b, now).unwrap();
-        let again = tasks.lease(b, 102, |w| workers.is_lost(w, now)).unwrap();
+        let again = tasks
+            .lease(b, 102, now0(), far, |w| workers.is_lost(w, now))
+            .unwrap();
         assert_eq!(again.index, 0);
         assert_eq!(
             again.expired,
@@ -324,24 +411,28 @@ mod tests {
     #[test]
     fn a_late_result_of_an_expired_attempt_is_accepted_once() {
         let t0 = Instant::now();
-        let mut workers = Workers::new(1, TIMEOUT);
-        let a = workers.register("a", t0);
-        let b = workers.register("b", t0);
+        let mut workers = Workers::new(TIMEOUT);
+        let a = workers.register("a", t0).unwrap();
+        let b = workers.register("b", t0).unwrap();
         let mut tasks = LayerTasks::new(std::iter::once(0..10).collect(), &[5]);
-        tasks.lease(a, 100, |w| workers.is_lost(w, t0)).unwrap();
+        tasks
+            .lease(a, 100, now0(), far, |w| workers.is_lost(w, t0))
+            .unwrap();
         let now = ms(t0, 200);
         workers.seen(b, now).unwrap();
-        tasks.lease(b, 101, |w| workers.is_lost(w, now)).unwrap();
+        tasks
+            .lease(b, 101, now0(), far, |w| workers.is_lost(w, now))
+            .unwrap();
         // a comes back with its result: still welcome, the task is not merged yet.
         assert_eq!(
-            tasks.check(0, &(0..10), 100),
+            tasks.check(0, &(0..10), 100, a),
             Ok(Verdict::Accept { states: 5 })
         );
         assert!(tasks.begin_merge(0));
         assert!(tasks.complete(0));
         // b's result of the same task is then dropped, not rejected.
         assert_eq!(
-            tasks.check(0, &(0..10), 101),
+            tasks.check(0, &(0..10), 101, b),
             Ok(Verdict::Drop("the task is done already"))
         );
         assert!(!tasks.begin_merge(0));
@@ -349,20 +440,21 @@ mod tests {
 
     #[test]
     fn a_duplicate_after_done_is_dropped_and_forgeries_are_rejected() {
+        let a = 9;
         let mut tasks = three_tasks();
-        let leased = tasks.lease(9, 100, |_| false).unwrap();
+        let leased = tasks.lease(a, 100, now0(), far, |_| false).unwrap();
         assert_eq!(
             (leased.index, leased.units.clone(), leased.states),
             (0, 0..10, 5)
         );
         assert_eq!(
-            tasks.check(0, &(0..10), 100),
+            tasks.check(0, &(0..10), 100, a),
             Ok(Verdict::Accept { states: 5 })
         );
         assert!(tasks.begin_merge(0));
         // A second copy of the result while the first merges: dropped, not merged twice.
         assert_eq!(
-            tasks.check(0, &(0..10), 100),
+            tasks.check(0, &(0..10), 100, a),
             Ok(Verdict::Drop("the task is done already"))
         );
         assert!(!tasks.begin_merge(0));
@@ -370,35 +462,80 @@ mod tests {
         assert_eq!(tasks.done(), 1);
         assert!(!tasks.complete(0), "completing twice counts once");
         assert_eq!(tasks.done(), 1);
+        let invalid = |r| matches!(r, Err(Rejection::Invalid(_)));
         assert!(
-            tasks.check(0, &(0..10), 99).is_err(),
+            invalid(tasks.check(0, &(0..10), 99, a)),
             "an attempt never issued"
         );
         assert!(
-            tasks.check(0, &(0..11), 100).is_err(),
+            invalid(tasks.check(0, &(0..11), 100, a)),
             "not the task's units"
         );
-        assert!(tasks.check(7, &(0..10), 100).is_err(), "no such task");
+        assert!(invalid(tasks.check(7, &(0..10), 100, a)), "no such task");
         assert!(
-            tasks.check(1, &(10..20), 100).is_err(),
+            invalid(tasks.check(1, &(10..20), 100, a)),
             "attempt of another task"
         );
     }
 
     #[test]
+    fn a_result_for_another_workers_lease_is_refused_and_changes_nothing() {
+        let (a, b) = (7, 8);
+        let mut tasks = three_tasks();
+        tasks.lease(a, 100, now0(), far, |_| false).unwrap();
+        tasks.lease(b, 101, now0(), far, |_| false).unwrap();
+        // b delivers for a's attempt (it knows it: say it saw the task): refused.
+        assert!(matches!(
+            tasks.check(0, &(0..10), 100, b),
+            Err(Rejection::NotYours(_))
+        ));
+        // Nothing changed: a's lease is still live, and a's result is still welcome.
+        assert_eq!(
+            tasks.holders(0),
+            &[LeaseHolder {
+                attempt: 100,
+                worker: a
+            }]
+        );
+        assert_eq!(tasks.state(0), Some(TaskState::Leased));
+        assert_eq!(
+            tasks.check(0, &(0..10), 100, a),
+            Ok(Verdict::Accept { states: 5 })
+        );
+        // A released attempt stays bound to its worker too.
+        tasks.release(1, 101);
+        assert!(matches!(
+            tasks.check(1, &(10..20), 101, a),
+            Err(Rejection::NotYours(_))
+        ));
+    }
+
+    #[test]
     fn a_released_task_is_the_next_to_lease() {
         let mut tasks = three_tasks();
-        assert_eq!(tasks.lease(1, 100, |_| false).unwrap().index, 0);
-        assert_eq!(tasks.lease(1, 101, |_| false).unwrap().index, 1);
+        assert_eq!(
+            tasks.lease(1, 100, now0(), far, |_| false).unwrap().index,
+            0
+        );
+        assert_eq!(
+            tasks.lease(1, 101, now0(), far, |_| false).unwrap().index,
+            1
+        );
         tasks.release(1, 101);
         assert_eq!(tasks.state(1), Some(TaskState::Pending));
         // Task 1 goes before task 2, which was never leased.
-        assert_eq!(tasks.lease(2, 102, |_| false).unwrap().index, 1);
-        assert_eq!(tasks.lease(2, 103, |_| false).unwrap().index, 2);
-        assert_eq!(tasks.lease(2, 104, |_| false), None);
+        assert_eq!(
+            tasks.lease(2, 102, now0(), far, |_| false).unwrap().index,
+            1
+        );
+        assert_eq!(
+            tasks.lease(2, 103, now0(), far, |_| false).unwrap().index,
+            2
+        );
+        assert_eq!(tasks.lease(2, 104, now0(), far, |_| false), None);
         // The released attempt stays valid.
         assert_eq!(
-            tasks.check(1, &(10..20), 101),
+            tasks.check(1, &(10..20), 101, 1),
             Ok(Verdict::Accept { states: 6 })
         );
     }
@@ -406,8 +543,8 @@ mod tests {
     #[test]
     fn a_task_with_another_live_lease_stays_leased_on_release() {
         let mut tasks = LayerTasks::new(std::iter::once(0..10).collect(), &[5]);
-        tasks.lease(1, 100, |_| false).unwrap();
-        tasks.lease(2, 101, |w| w == 1).unwrap();
+        tasks.lease(1, 100, now0(), far, |_| false).unwrap();
+        tasks.lease(2, 101, now0(), far, |w| w == 1).unwrap();
         assert_eq!(
             tasks.holders(0),
             &[LeaseHolder {
@@ -415,7 +552,7 @@ mod tests {
                 worker: 2
             }]
         );
-        tasks.lease(3, 102, |w| w == 2).unwrap();
+        tasks.lease(3, 102, now0(), far, |w| w == 2).unwrap();
         tasks.release(0, 102);
         assert_eq!(tasks.state(0), Some(TaskState::Pending));
     }
@@ -423,20 +560,40 @@ mod tests {
     #[test]
     fn a_worker_lost_mid_layer_loses_only_its_tasks() {
         let t0 = Instant::now();
-        let mut workers = Workers::new(1, TIMEOUT);
-        let a = workers.register("a", t0);
-        let b = workers.register("b", t0);
+        let mut workers = Workers::new(TIMEOUT);
+        let a = workers.register("a", t0).unwrap();
+        let b = workers.register("b", t0).unwrap();
         let mut tasks = three_tasks();
-        assert_eq!(tasks.lease(a, 100, lost(&workers, t0)).unwrap().index, 0);
-        assert_eq!(tasks.lease(b, 101, lost(&workers, t0)).unwrap().index, 1);
-        assert_eq!(tasks.lease(b, 102, lost(&workers, t0)).unwrap().index, 2);
+        assert_eq!(
+            tasks
+                .lease(a, 100, now0(), far, lost(&workers, t0))
+                .unwrap()
+                .index,
+            0
+        );
+        assert_eq!(
+            tasks
+                .lease(b, 101, now0(), far, lost(&workers, t0))
+                .unwrap()
+                .index,
+            1
+        );
+        assert_eq!(
+            tasks
+                .lease(b, 102, now0(), far, lost(&workers, t0))
+                .unwrap()
+                .index,
+            2
+        );
         // b finishes task 1; a goes silent.
         assert!(tasks.begin_merge(1));
         assert!(!tasks.complete(1));
         let now = ms(t0, 300);
         workers.seen(b, now).unwrap();
         // b takes a's task 0 (expired), not its own task 2 (b is alive).
-        let taken = tasks.lease(b, 103, lost(&workers, now)).unwrap();
+        let taken = tasks
+            .lease(b, 103, now0(), far, lost(&workers, now))
+            .unwrap();
         assert_eq!(taken.index, 0);
         assert_eq!(
             taken.expired,
@@ -445,7 +602,7 @@ mod tests {
                 worker: a
             }]
         );
-        assert_eq!(tasks.lease(b, 104, lost(&workers, now)), None);
+        assert_eq!(tasks.lease(b, 104, now0(), far, lost(&workers, now)), None);
         for i in [0, 2] {
             assert!(tasks.begin_merge(i));
         }

@@ -14,6 +14,9 @@ use crate::engine::SetSpec;
 use crate::error::{Error, Result};
 use crate::report::TableReport;
 
+/// Most worker processes of a local cluster.
+pub const MAX_LOCAL_WORKERS: usize = 256;
+
 /// How to run a local cluster.
 #[derive(Clone, Debug)]
 pub struct LocalCluster {
@@ -32,12 +35,23 @@ pub struct LocalCluster {
     pub lease_timeout: Duration,
     /// Most ranks per task (`None`: tasks cut along the layer).
     pub task_ranks: Option<u64>,
+    /// Check each table before it is written ([`JobConfig::prove`]).
+    pub prove: bool,
 }
 
 impl LocalCluster {
     /// Builds `spec` with a coordinator in this process and the worker processes; the job
     /// (its counters) and the reports of the tables it built.
     pub fn run(&self, spec: SetSpec) -> Result<(Arc<Job>, Vec<TableReport>)> {
+        if self.workers > MAX_LOCAL_WORKERS || self.threads > tilepdb_common::units::MAX_THREADS {
+            return Err(Error::Serve(format!(
+                "{} worker processes and {} threads: a local cluster runs at most \
+                 {MAX_LOCAL_WORKERS} workers and {} threads",
+                self.workers,
+                self.threads,
+                tilepdb_common::units::MAX_THREADS
+            )));
+        }
         let (data_dir, remove_data) = match &self.data_dir {
             Some(d) => (d.clone(), false),
             None => (self.out.join(format!(".job-{}", spec.job_id())), true),
@@ -52,6 +66,7 @@ impl LocalCluster {
         let mut config = JobConfig::new(spec, data_dir.clone(), self.out.clone());
         config.lease_timeout = self.lease_timeout;
         config.task_ranks = self.task_ranks;
+        config.prove = self.prove;
         // A data directory of its own is removed at the end: no need to survive a crash.
         config.sync = !remove_data;
         config.threads = total;
@@ -60,6 +75,7 @@ impl LocalCluster {
         let token = random_token()?;
         let options = ServeOptions {
             token: Some(token.clone()),
+            download_token: None,
             tls: None,
             linger: Duration::from_secs(5),
             tables: None,

@@ -87,13 +87,14 @@ impl Job {
             }
         };
         let index = id.index as usize;
-        let states = match layer
-            .tasks
-            .check(index, &(h.first_rank..h.end_rank), h.attempt)?
-        {
-            Verdict::Drop(reason) => return Ok(ResultCheck::Drop(reason)),
-            Verdict::Accept { states } => states,
-        };
+        let states =
+            match layer
+                .tasks
+                .check(index, &(h.first_rank..h.end_rank), h.attempt, h.worker_id)?
+            {
+                Verdict::Drop(reason) => return Ok(ResultCheck::Drop(reason)),
+                Verdict::Accept { states } => states,
+            };
         // Each state has at most 4 moves per pattern tile.
         let most = (states * 4 * space.k() as u64).min(space.states());
         if h.reached_states > most {

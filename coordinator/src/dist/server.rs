@@ -8,11 +8,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::proto::coordinator_server::CoordinatorServer;
-use tilepdb_common::wire::proto::tables_server::TablesServer;
+use tilepdb_common::wire::proto::tables_server::{Tables, TablesServer};
+use tilepdb_common::wire::proto::{DownloadRequest, ListSetsRequest, ListSetsResponse};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_stream::StreamExt;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
+use tonic::{Request, Response, Status};
 
 use super::job::{Job, Phase};
 use super::service::{CoordinatorService, TokenCheck, check_token};
@@ -33,10 +37,16 @@ pub struct TlsFiles {
 }
 
 /// How to serve.
+///
+/// Two roles: workers present `token` (it opens the job's service and the table downloads);
+/// solvers present `download_token` (it opens only the table downloads: it can neither take
+/// nor deliver tasks, nor see the job's status).
 #[derive(Clone, Debug, Default)]
 pub struct ServeOptions {
-    /// The shared token; `None` lets anyone in.
+    /// The workers' token; `None` lets anyone in.
     pub token: Option<String>,
+    /// The token of downloads only; `None`: downloads need the workers' token.
+    pub download_token: Option<String>,
     /// TLS, if the coordinator serves it.
     pub tls: Option<TlsFiles>,
     /// Longest wait, once the job is done, for workers to hear so.
@@ -58,9 +68,17 @@ pub async fn bind(listen: SocketAddr) -> Result<(TcpListener, SocketAddr)> {
     Ok((listener, addr))
 }
 
+/// Most downloads served at once (each holds a blocking thread while it runs; the build's
+/// own blocking work must never wait behind them).
+pub const MAX_DOWNLOADS: usize = 32;
+
+/// Most concurrent streams of one connection.
+const MAX_STREAMS_PER_CONNECTION: u32 = 64;
+
 /// A server with the options' TLS and keepalive settings.
 fn server(options: &ServeOptions) -> Result<Server> {
     let mut builder = Server::builder()
+        .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
         .http2_keepalive_timeout(Some(Duration::from_secs(20)))
         .tcp_nodelay(true);
@@ -86,11 +104,64 @@ fn incoming(listener: TcpListener) -> TcpIncoming {
         .with_keepalive(Some(Duration::from_secs(30)))
 }
 
+/// The table service with at most [`MAX_DOWNLOADS`] downloads at once: one more is refused
+/// with RESOURCE_EXHAUSTED (the client tries again later).
+#[derive(Clone)]
+pub struct BoundedTables {
+    tables: TableService,
+    downloads: Arc<Semaphore>,
+}
+
+impl BoundedTables {
+    /// `tables`, with at most `downloads` downloads at once.
+    pub fn new(tables: TableService, downloads: usize) -> BoundedTables {
+        BoundedTables {
+            tables,
+            downloads: Arc::new(Semaphore::new(downloads)),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Tables for BoundedTables {
+    async fn list_sets(
+        &self,
+        request: Request<ListSetsRequest>,
+    ) -> Result<Response<ListSetsResponse>, Status> {
+        self.tables.list_sets(request).await
+    }
+
+    type DownloadStream = <TableService as Tables>::DownloadStream;
+
+    async fn download(
+        &self,
+        request: Request<DownloadRequest>,
+    ) -> Result<Response<Self::DownloadStream>, Status> {
+        let Ok(permit) = self.downloads.clone().try_acquire_owned() else {
+            return Err(Status::resource_exhausted(
+                "as many downloads are running as this coordinator serves at once; try again shortly",
+            ));
+        };
+        let stream = self.tables.download(request).await?.into_inner();
+        // The permit goes when the stream does (finished, or the client went away).
+        let stream = stream.map(move |chunk| {
+            let _held = &permit;
+            chunk
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+}
+
 fn table_service(
     options: &ServeOptions,
-) -> Option<InterceptedService<TablesServer<TableService>, TokenCheck>> {
+) -> Option<InterceptedService<TablesServer<BoundedTables>, TokenCheck>> {
+    let tokens = [&options.token, &options.download_token]
+        .into_iter()
+        .flatten()
+        .map(|t| Arc::from(t.as_str()))
+        .collect();
     options.tables.clone().map(|t| {
-        TablesServer::with_interceptor(t, check_token(options.token.as_deref().map(Arc::from)))
+        TablesServer::with_interceptor(BoundedTables::new(t, MAX_DOWNLOADS), check_token(tokens))
     })
 }
 
@@ -139,8 +210,14 @@ pub async fn serve_on(
 ) -> Result<Vec<TableReport>> {
     let mut builder = server(&options)?;
     let service = CoordinatorServer::with_interceptor(
-        CoordinatorService { job: job.clone() },
-        check_token(options.token.as_deref().map(Arc::from)),
+        CoordinatorService::new(job.clone()),
+        check_token(
+            options
+                .token
+                .iter()
+                .map(|t| Arc::from(t.as_str()))
+                .collect(),
+        ),
     );
     let tables = table_service(&options);
     let keep_serving = options.keep_serving && tables.is_some();

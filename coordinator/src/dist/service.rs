@@ -1,9 +1,13 @@
 //! The coordinator's gRPC service: every field from the wire is checked before it touches
 //! the job.
 //!
-//! * the shared token ([`check_token`]): UNAUTHENTICATED;
+//! * the worker token ([`check_token`]; a download token does not open this service):
+//!   `UNAUTHENTICATED`;
 //! * another protocol version or job: `FAILED_PRECONDITION`;
 //! * an unknown worker (say, after a coordinator restart): `NOT_FOUND`, "register again";
+//! * a result for an attempt leased to another worker: `PERMISSION_DENIED`, and nothing
+//!   changes (the lease's holder may still deliver);
+//! * a registration beyond the workers the job keeps: `RESOURCE_EXHAUSTED`;
 //! * a forged task id or attempt, a range that is not the task's, sizes that do not fit the
 //!   task, a chunk whose checksum, offset or declared size is wrong, a zstd frame larger than
 //!   declared, a state list that is not exactly the declared number of states of the next
@@ -44,49 +48,79 @@ fn refused(r: Refusal) -> Status {
     match r {
         Refusal::UnknownWorker(e) => Status::not_found(e.to_string()),
         Refusal::Invalid(m) => Status::invalid_argument(m),
+        Refusal::NotYours(m) => Status::permission_denied(m),
+        Refusal::TooManyWorkers(e) => Status::resource_exhausted(e.to_string()),
     }
 }
+
+/// Most bytes of results read and decoded at once (a result larger than this is read alone).
+pub const RESULT_BYTES_IN_FLIGHT: u64 = 128 << 20;
 
 /// The service of one job.
 pub struct CoordinatorService {
     /// The job served.
     pub job: Arc<Job>,
+    /// Kibibytes of results being read and decoded ([`RESULT_BYTES_IN_FLIGHT`] in all).
+    results_in_flight: Arc<tokio::sync::Semaphore>,
 }
 
-/// Checks the `authorization` metadata against the shared token (in constant time); `None`
-/// lets every call in.
-pub fn check_token(token: Option<Arc<str>>) -> TokenCheck {
-    TokenCheck(token)
+/// Checks the `authorization` metadata against the tokens of the roles a service lets in
+/// (each compared in constant time); no token at all lets every call in.
+pub fn check_token(tokens: Vec<Arc<str>>) -> TokenCheck {
+    TokenCheck(tokens.into())
 }
 
 /// The interceptor of [`check_token`].
 #[derive(Clone)]
-pub struct TokenCheck(Option<Arc<str>>);
+pub struct TokenCheck(Arc<[Arc<str>]>);
+
+impl TokenCheck {
+    /// Whether `given` is one of the tokens, compared with each in constant time.
+    fn accepts(&self, given: &str) -> bool {
+        let mut any = false;
+        for token in self.0.iter() {
+            let (a, b) = (given.as_bytes(), token.as_bytes());
+            let mut diff = a.len() ^ b.len();
+            for (i, &x) in b.iter().enumerate() {
+                diff |= (x ^ a.get(i).copied().unwrap_or(0)) as usize;
+            }
+            any |= diff == 0;
+        }
+        any
+    }
+}
 
 impl Interceptor for TokenCheck {
     fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let Some(token) = &self.0 else {
+        if self.0.is_empty() {
             return Ok(request);
-        };
+        }
         let given = request
             .metadata()
             .get(AUTH_HEADER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .unwrap_or("");
-        let (a, b) = (given.as_bytes(), token.as_bytes());
-        let mut diff = a.len() ^ b.len();
-        for (i, &x) in b.iter().enumerate() {
-            diff |= (x ^ a.get(i).copied().unwrap_or(0)) as usize;
-        }
-        if diff != 0 {
-            return Err(Status::unauthenticated("missing or wrong token"));
+        if !self.accepts(given) {
+            return Err(Status::unauthenticated(
+                "missing or wrong token (or a token of a role this service does not let in)",
+            ));
         }
         Ok(request)
     }
 }
 
 impl CoordinatorService {
+    /// The service of `job`.
+    pub fn new(job: Arc<Job>) -> CoordinatorService {
+        CoordinatorService {
+            job,
+            results_in_flight: Arc::new(tokio::sync::Semaphore::new(
+                (RESULT_BYTES_IN_FLIGHT >> 10) as usize,
+            )),
+        }
+    }
+
     fn check_job(&self, job_id: &str) -> Result<(), Status> {
         if job_id != self.job.id {
             return Err(Status::failed_precondition(format!(
@@ -133,7 +167,7 @@ impl Coordinator for CoordinatorService {
             self.check_job(&r.job_id)?;
         }
         let name: String = r.worker_name.chars().take(100).collect();
-        let worker_id = self.job.register(&name);
+        let worker_id = self.job.register(&name).map_err(refused)?;
         Ok(Response::new(RegisterResponse {
             job_id: self.job.id.clone(),
             worker_id,
@@ -288,6 +322,16 @@ impl CoordinatorService {
                 }));
             }
             ResultCheck::Accept(a) => a,
+        };
+        // The result's bytes and its decoded states (8 bytes each) count against the bytes
+        // of results in flight; over them, the worker is told to try again.
+        let kib = (accepted.reached_bytes + 8 * accepted.reached_states)
+            .div_ceil(1024)
+            .min(RESULT_BYTES_IN_FLIGHT >> 10) as u32;
+        let Ok(_in_flight) = self.results_in_flight.clone().try_acquire_many_owned(kib) else {
+            return Err(Status::resource_exhausted(
+                "as many results are being read as this coordinator holds at once; try again shortly",
+            ));
         };
         let mut reader = SectionReader::new(
             Section::ReachedStates,

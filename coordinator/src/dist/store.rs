@@ -15,24 +15,39 @@
 //! so a checkpoint never names a layer whose data are not on disk; a table's arrays are
 //! removed only after the checkpoint says it was written. (A set's `manifest.json`, in the
 //! output, is another file: [`tilepdb_common::table::Manifest`].)
+//!
+//! Nothing read back is trusted. The checkpoint carries a checksum of its own fields and,
+//! for the table in progress, checksums of both arrays as they were when the layer was done
+//! ([`array_checksum`]); on resume every field is range-checked and the checksums are taken
+//! again over what the layer being redone cannot have changed yet (its next-layer codes and
+//! depths read as unseen). An edited or damaged checkpoint is refused with a message that
+//! names the file and what to do; damaged arrays are repaired by starting their table again
+//! from its goal (with a warning naming the file). File sizes are checked before mapping and
+//! after every layer, so an outside truncation is an error rather than a fault.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use memmap2::MmapMut;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tilepdb_common::wire::saturating_u32;
 use tilepdb_common::{StateCodes, StateSpace};
 
+use crate::engine::search::MAX_DEPTH;
 use crate::engine::units::StateIndex;
 use crate::engine::{SearchProgress, TableArrays};
 use crate::error::{Error, Result};
 use crate::merge::DepthBytes;
 
-/// Version of the checkpoint's layout.
-pub const CHECKPOINT_FORMAT: u32 = 1;
+/// Version of the checkpoint's layout (2: with checksums).
+pub const CHECKPOINT_FORMAT: u32 = 2;
+
+/// Largest checkpoint file read (a real one is a few hundred bytes).
+const MAX_CHECKPOINT_BYTES: u64 = 1 << 20;
 
 /// What the data directory says about the job.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +60,27 @@ pub struct JobCheckpoint {
     pub tables_written: u32,
     /// The table in progress, if its arrays exist.
     pub table: Option<TableCheckpoint>,
+    /// CRC-32 of the checkpoint's JSON with this field empty ([`JobCheckpoint::sealed`]).
+    #[serde(default)]
+    pub checksum: String,
+}
+
+impl JobCheckpoint {
+    /// The checksum of every other field.
+    fn own_checksum(&self) -> String {
+        let unsealed = JobCheckpoint {
+            checksum: String::new(),
+            ..self.clone()
+        };
+        let json = serde_json::to_string(&unsealed).expect("a checkpoint serializes");
+        format!("{:08x}", crc32fast::hash(json.as_bytes()))
+    }
+
+    /// The checkpoint with its checksum set.
+    pub fn sealed(mut self) -> JobCheckpoint {
+        self.checksum = self.own_checksum();
+        self
+    }
 }
 
 /// How far the search of the table in progress got.
@@ -55,6 +91,12 @@ pub struct TableCheckpoint {
     /// Its search.
     #[serde(flatten)]
     pub progress: SearchProgress,
+    /// [`array_checksum`] of its state array and of its depth bytes when the checkpoint was
+    /// written.
+    #[serde(default)]
+    pub codes_checksum: String,
+    #[serde(default)]
+    pub depths_checksum: String,
 }
 
 /// An open data directory, locked against a second coordinator.
@@ -113,31 +155,47 @@ impl DataDir {
         if !path.exists() && self.path.join("manifest.json").exists() {
             path = self.path.join("manifest.json");
         }
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
+        let damaged = |reason: String| Error::DataDir {
+            path: path.clone(),
+            reason: format!(
+                "{reason}; remove the data directory {} to start the job over",
+                self.path.display()
+            ),
+        };
+        let meta = match fs::metadata(&path) {
+            Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&path, e)),
         };
-        let checkpoint: JobCheckpoint =
-            serde_json::from_str(&text).map_err(|e| Error::DataDir {
-                path: path.clone(),
-                reason: format!("unreadable checkpoint: {e}"),
-            })?;
+        if !meta.is_file() || meta.len() > MAX_CHECKPOINT_BYTES {
+            return Err(damaged(format!(
+                "not a checkpoint (a regular file of at most {MAX_CHECKPOINT_BYTES} bytes)"
+            )));
+        }
+        let mut text = String::new();
+        File::open(&path)
+            .and_then(|f| f.take(MAX_CHECKPOINT_BYTES).read_to_string(&mut text))
+            .map_err(|e| Error::io(&path, e))?;
+        let checkpoint: JobCheckpoint = serde_json::from_str(&text)
+            .map_err(|e| damaged(format!("unreadable checkpoint: {e}")))?;
         if checkpoint.format != CHECKPOINT_FORMAT {
-            return Err(Error::DataDir {
-                path,
-                reason: format!(
-                    "checkpoint format {} (this coordinator reads {CHECKPOINT_FORMAT})",
-                    checkpoint.format
-                ),
-            });
+            return Err(damaged(format!(
+                "checkpoint format {} (this coordinator reads {CHECKPOINT_FORMAT})",
+                checkpoint.format
+            )));
+        }
+        if checkpoint.checksum != checkpoint.own_checksum() {
+            return Err(damaged(
+                "the checkpoint does not match its checksum: it was edited or damaged".into(),
+            ));
         }
         Ok(Some(checkpoint))
     }
 
     /// Replaces the checkpoint atomically, and durably if `sync`.
     pub fn write_checkpoint(&self, checkpoint: &JobCheckpoint, sync: bool) -> Result<()> {
-        let mut text = serde_json::to_string_pretty(checkpoint).expect("a checkpoint serializes");
+        let sealed = checkpoint.clone().sealed();
+        let mut text = serde_json::to_string_pretty(&sealed).expect("a checkpoint serializes");
         text.push('\n');
         write_atomically(&self.checkpoint_path(), text.as_bytes(), sync)?;
         let legacy = self.path.join("manifest.json");
@@ -205,6 +263,46 @@ impl DataDir {
             .map_err(|e| Error::io(self.depths_path(table), e))
     }
 
+    /// Checks that both array files of table `table` still have their sizes (nothing
+    /// outside truncated or grew them while mapped).
+    pub fn check_sizes(&self, table: usize, space: &StateSpace) -> Result<()> {
+        for (path, bytes) in [
+            (
+                self.codes_path(table),
+                StateCodes::file_bytes(space.states()),
+            ),
+            (self.depths_path(table), space.entries()),
+        ] {
+            let len = fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+            if len != bytes {
+                return Err(Error::DataDir {
+                    path,
+                    reason: format!(
+                        "{len} bytes where the job needs {bytes}: something other than this \
+                         coordinator changed it; remove the data directory {} to start over",
+                        self.path.display()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The checksums of table `table`'s state array and depth bytes as the layer `depth`
+    /// found them ([`array_checksum`]).
+    fn checksums(&self, table: usize, depth: u32) -> Result<(String, String)> {
+        let codes = self.codes_path(table);
+        let depths = self.depths_path(table);
+        let (c, d) = rayon::join(
+            || array_checksum(&codes, &ArrayKind::Codes, depth),
+            || array_checksum(&depths, &ArrayKind::Depths, depth),
+        );
+        Ok((
+            c.map_err(|e| Error::io(&codes, e))?,
+            d.map_err(|e| Error::io(&depths, e))?,
+        ))
+    }
+
     /// Removes the arrays of a table that has been written.
     pub fn remove_arrays(&self, table: usize) {
         let _ = fs::remove_file(self.codes_path(table));
@@ -251,7 +349,15 @@ impl<'d> Checkpoint<'d> {
     /// directory of another job. `sync`: flush the arrays and sync the checkpoint after every
     /// layer. The arrays of tables already written are removed (a kill may have come
     /// between the checkpoint and their removal).
-    pub fn open(dir: &'d DataDir, job_id: &str, sync: bool) -> Result<Checkpoint<'d>> {
+    ///
+    /// Every field is checked against the job's `spaces` (the tables it searches): an edited
+    /// checkpoint is refused.
+    pub fn open(
+        dir: &'d DataDir,
+        job_id: &str,
+        sync: bool,
+        spaces: &[StateSpace],
+    ) -> Result<Checkpoint<'d>> {
         let state = match dir.read_checkpoint()? {
             Some(c) if c.job_id != job_id => {
                 return Err(Error::DataDir {
@@ -263,6 +369,7 @@ impl<'d> Checkpoint<'d> {
                 });
             }
             Some(c) => {
+                check_fields(dir, &c, spaces)?;
                 tracing::info!(
                     job = %job_id,
                     tables_written = c.tables_written,
@@ -278,6 +385,7 @@ impl<'d> Checkpoint<'d> {
                     job_id: job_id.to_string(),
                     tables_written: 0,
                     table: None,
+                    checksum: String::new(),
                 };
                 dir.write_checkpoint(&c, true)?;
                 c
@@ -312,18 +420,75 @@ impl<'d> Checkpoint<'d> {
             .clone()
             .filter(|c| c.table as usize == table)
         {
-            return Ok((self.dir.arrays(table, space, false)?, c.progress));
+            match self.resume_arrays(table, space, &c) {
+                Ok(arrays) => return Ok((arrays, c.progress)),
+                Err(damage) => tracing::warn!(
+                    table,
+                    data_dir = %self.dir.path().display(),
+                    "{damage}: starting the table again from its goal"
+                ),
+            }
         }
         let arrays = self.dir.arrays(table, space, true)?;
         arrays.mark_goal(space, &StateIndex::Cell);
         self.dir.flush_arrays(table, &arrays)?;
         let progress = SearchProgress::start();
+        let (codes_checksum, depths_checksum) = self.dir.checksums(table, progress.next_depth)?;
         self.state.table = Some(TableCheckpoint {
             table: saturating_u32(table),
             progress: progress.clone(),
+            codes_checksum,
+            depths_checksum,
         });
         self.dir.write_checkpoint(&self.state, self.sync)?;
         Ok((arrays, progress))
+    }
+
+    /// The arrays of the checkpoint's table `table`, if they are as the checkpoint says;
+    /// else what is wrong with them.
+    fn resume_arrays(
+        &self,
+        table: usize,
+        space: &StateSpace,
+        c: &TableCheckpoint,
+    ) -> std::result::Result<TableArrays, String> {
+        self.dir
+            .check_sizes(table, space)
+            .map_err(|e| e.to_string())?;
+        let (codes, depths) = self
+            .dir
+            .checksums(table, c.progress.next_depth)
+            .map_err(|e| e.to_string())?;
+        for (path, found, want) in [
+            (self.dir.codes_path(table), codes, &c.codes_checksum),
+            (self.dir.depths_path(table), depths, &c.depths_checksum),
+        ] {
+            if found != *want {
+                return Err(format!(
+                    "{} does not match its checksum in the checkpoint (damaged)",
+                    path.display()
+                ));
+            }
+        }
+        self.dir
+            .arrays(table, space, false)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Forgets the search of table `table` (its table failed its check): the next
+    /// [`Checkpoint::begin_table`] starts it again from its goal, on new arrays.
+    pub fn restart_table(&mut self, table: usize) -> Result<()> {
+        if self
+            .state
+            .table
+            .as_ref()
+            .is_some_and(|c| c.table as usize == table)
+        {
+            self.state.table = None;
+            self.dir.write_checkpoint(&self.state, self.sync)?;
+        }
+        self.dir.remove_arrays(table);
+        Ok(())
     }
 
     /// A layer of table `table` is finished: flush its arrays (if syncing), then checkpoint
@@ -331,15 +496,20 @@ impl<'d> Checkpoint<'d> {
     pub fn layer_done(
         &mut self,
         table: usize,
+        space: &StateSpace,
         arrays: &TableArrays,
         progress: &SearchProgress,
     ) -> Result<()> {
         if self.sync {
             self.dir.flush_arrays(table, arrays)?;
         }
+        self.dir.check_sizes(table, space)?;
+        let (codes_checksum, depths_checksum) = self.dir.checksums(table, progress.next_depth)?;
         self.state.table = Some(TableCheckpoint {
             table: saturating_u32(table),
             progress: progress.clone(),
+            codes_checksum,
+            depths_checksum,
         });
         self.dir.write_checkpoint(&self.state, self.sync)
     }
@@ -352,6 +522,104 @@ impl<'d> Checkpoint<'d> {
         self.dir.remove_arrays(table);
         Ok(())
     }
+}
+
+/// Refuses a checkpoint whose fields do not fit the job of `spaces`.
+fn check_fields(dir: &DataDir, c: &JobCheckpoint, spaces: &[StateSpace]) -> Result<()> {
+    let bad = |reason: String| Error::DataDir {
+        path: dir.checkpoint_path(),
+        reason: format!(
+            "{reason}: the checkpoint was edited or damaged; remove the data directory {} to \
+             start the job over",
+            dir.path().display()
+        ),
+    };
+    let tables = spaces.len();
+    if c.tables_written as usize > tables {
+        return Err(bad(format!(
+            "tables_written is {}, but the job has {tables} tables",
+            c.tables_written
+        )));
+    }
+    let Some(t) = &c.table else {
+        return Ok(());
+    };
+    if t.table != c.tables_written {
+        return Err(bad(format!(
+            "the table in progress is {}, but {} tables are written (it must be the next one)",
+            t.table, c.tables_written
+        )));
+    }
+    let states = spaces[t.table as usize].states();
+    let p = &t.progress;
+    if p.next_depth > MAX_DEPTH + 1 {
+        return Err(bad(format!(
+            "next_depth is {}, deeper than any table ({MAX_DEPTH})",
+            p.next_depth
+        )));
+    }
+    if p.states_found > states || p.layer_states > p.states_found || p.expanded > p.states_found {
+        return Err(bad(format!(
+            "states_found {}, layer_states {} and expanded {} do not fit a table of {states} \
+             states",
+            p.states_found, p.layer_states, p.expanded
+        )));
+    }
+    Ok(())
+}
+
+/// Which array a file holds, for [`array_checksum`].
+enum ArrayKind {
+    /// Two-bit state codes.
+    Codes,
+    /// Depth bytes (`depth + 1`, 0 unreached).
+    Depths,
+}
+
+/// Bytes per checksummed piece of an array file.
+const CHECKSUM_PIECE: usize = 8 << 20;
+
+/// The checksum of an array file as the layer `depth` found it: what expanding that layer
+/// changes (unseen states marked with the next layer's code, their depths recorded as
+/// `depth + 1`) reads as unseen, so that a coordinator stopped in the middle of the layer
+/// finds the checksum of the layer's start. CRC-32 of each 8 MiB piece (in parallel), then
+/// CRC-32 of those, with the file's length.
+fn array_checksum(path: &Path, kind: &ArrayKind, depth: u32) -> std::io::Result<String> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let unseen: [u8; 256] = match kind {
+        ArrayKind::Codes => {
+            let next = StateCodes::code_of_depth(depth + 1);
+            std::array::from_fn(|b| {
+                (0..4).fold(0u8, |out, i| {
+                    let code = (b as u8 >> (2 * i)) & 3;
+                    out | if code == next { 0 } else { code << (2 * i) }
+                })
+            })
+        }
+        ArrayKind::Depths => {
+            let next = depth + 2;
+            std::array::from_fn(|b| if b as u32 == next { 0 } else { b as u8 })
+        }
+    };
+    let pieces = len.div_ceil(CHECKSUM_PIECE as u64);
+    let crcs = (0..pieces)
+        .into_par_iter()
+        .map(|i| {
+            let start = i * CHECKSUM_PIECE as u64;
+            let mut buf = vec![0u8; (len - start).min(CHECKSUM_PIECE as u64) as usize];
+            file.read_exact_at(&mut buf, start)?;
+            for b in &mut buf {
+                *b = unseen[*b as usize];
+            }
+            Ok(crc32fast::hash(&buf))
+        })
+        .collect::<std::io::Result<Vec<u32>>>()?;
+    let mut all = crc32fast::Hasher::new();
+    for crc in crcs {
+        all.update(&crc.to_le_bytes());
+    }
+    Ok(format!("{:08x}-{len}", all.finalize()))
 }
 
 /// Reserves the blocks of the whole file, so that writing its mapping later cannot hit a full
@@ -408,14 +676,83 @@ mod tests {
                 job_id: "j".into(),
                 tables_written: 0,
                 table: Some(TableCheckpoint::default()),
+                checksum: String::new(),
             };
             data.write_checkpoint(&m, true).unwrap();
         }
         let data = DataDir::open(&dir).unwrap();
         assert_eq!(data.read_checkpoint().unwrap().unwrap().job_id, "j");
+        // An edited field no longer matches the checkpoint's checksum.
+        let path = dir.join("checkpoint.json");
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(
+            &path,
+            text.replace("\"tables_written\": 0", "\"tables_written\": 1"),
+        )
+        .unwrap();
+        let e = data.read_checkpoint().unwrap_err().to_string();
+        assert!(
+            e.contains("checksum") && e.contains("checkpoint.json"),
+            "{e}"
+        );
         let arrays = data.arrays(0, &space, false).unwrap();
         assert_eq!(arrays.codes.get(17), 2);
         assert_eq!(arrays.depths.get(3), 5);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn fields_that_do_not_fit_the_job_are_refused_even_with_their_checksum() {
+        let dir = std::env::temp_dir().join(format!("tilepdb-fields-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let data = DataDir::open(&dir).unwrap();
+        let board: Board = "3x3".parse().unwrap();
+        let space = StateSpace::new(
+            board,
+            Goal::BlankFirst,
+            Pattern::new(board, vec![1, 2]).unwrap(),
+            BlankRule::Minimized,
+        )
+        .unwrap();
+        let spaces = vec![space.clone(), space.clone()];
+        let good = JobCheckpoint {
+            format: CHECKPOINT_FORMAT,
+            job_id: "j".into(),
+            tables_written: 1,
+            table: Some(TableCheckpoint {
+                table: 1,
+                ..TableCheckpoint::default()
+            }),
+            checksum: String::new(),
+        };
+        check_fields(&data, &good, &spaces).unwrap();
+        let mut bad = vec![];
+        bad.push(JobCheckpoint {
+            tables_written: 99,
+            table: None,
+            ..good.clone()
+        });
+        bad.push(JobCheckpoint {
+            tables_written: 0,
+            ..good.clone()
+        });
+        let mut deep = good.clone();
+        deep.table.as_mut().unwrap().progress.next_depth = 1000;
+        bad.push(deep);
+        let mut found = good.clone();
+        found.table.as_mut().unwrap().progress.states_found = space.states() + 1;
+        bad.push(found);
+        for c in bad {
+            // Sealed: the checksum matches, the fields do not fit.
+            data.write_checkpoint(&c, false).unwrap();
+            let read = data.read_checkpoint().unwrap().unwrap();
+            let e = check_fields(&data, &read, &spaces).unwrap_err().to_string();
+            assert!(
+                e.contains("checkpoint.json") && e.contains("remove the data directory"),
+                "{e}"
+            );
+        }
+        drop(data);
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -51,11 +51,12 @@ pub struct ServedSet {
 
 impl TableService {
     /// Serves the sets in `root`: each subdirectory with a manifest, or `root` itself if it is
-    /// a set. Downloads go at most `rate_limit` bytes per second each, if given.
+    /// a set. Downloads go at most `rate_limit` bytes per second each, if given (0: no
+    /// limit).
     pub fn new(root: impl Into<PathBuf>, rate_limit: Option<u64>) -> TableService {
         TableService {
             root: root.into(),
-            rate_limit,
+            rate_limit: rate_limit.filter(|&r| r > 0),
             zstd_level: 1,
         }
     }

@@ -1,4 +1,9 @@
 //! The workers a job has heard of: [`Workers`], with the time passed in by the caller.
+//!
+//! A worker's id is its credential: 64 random bits given at registration, sent back with
+//! every request, and never shown (the status names workers by their registration number).
+//! Together with the 64 random bits of each attempt, a result for a lease can only come
+//! from the worker it was leased to.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -9,6 +14,8 @@ use tilepdb_common::wire::saturating_u32;
 /// A worker the coordinator knows.
 #[derive(Debug)]
 pub struct WorkerInfo {
+    /// Its registration number (1, 2, …), as the status shows it.
+    pub number: u64,
     /// The name it gave.
     pub name: String,
     /// When it was last heard of.
@@ -17,6 +24,8 @@ pub struct WorkerInfo {
     pub holding: Vec<(usize, u64)>,
     /// Whether it has been told that the job is done.
     pub told_done: bool,
+    /// Whether it ever leased a task.
+    pub leased_any: bool,
 }
 
 /// A request from a worker the job does not know (say, after a coordinator restart).
@@ -24,45 +33,76 @@ pub struct WorkerInfo {
 #[error("unknown worker {0} (the coordinator may have restarted): register again")]
 pub struct UnknownWorker(pub u64);
 
+/// A registration refused: the job knows as many workers as it keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the coordinator already knows {0} workers, as many as it keeps; try again later")]
+pub struct TooManyWorkers(pub usize);
+
+/// Most workers a job keeps at once (live ones, and silent ones not yet forgotten).
+pub const MAX_WORKERS: usize = 4096;
+
 /// The workers of a job. A worker silent for longer than the lease timeout is lost: its
 /// leases may go to others.
 #[derive(Debug)]
 pub struct Workers {
     #[expect(clippy::struct_field_names, reason = "the registry's workers, by id")]
     workers: HashMap<u64, WorkerInfo>,
-    next_id: u64,
+    registered: u64,
     timeout: Duration,
 }
 
 impl Workers {
-    /// No worker yet; ids start at `first_id`; `timeout`: the lease timeout.
-    pub fn new(first_id: u64, timeout: Duration) -> Workers {
+    /// No worker yet; `timeout`: the lease timeout.
+    pub fn new(timeout: Duration) -> Workers {
         Workers {
             workers: HashMap::new(),
-            next_id: first_id,
+            registered: 0,
             timeout,
         }
     }
 
-    /// Adds a worker seen at `now`; its id. Workers silent for ten lease timeouts and
-    /// holding nothing are forgotten (they would register again anyway).
-    pub fn register(&mut self, name: &str, now: Instant) -> u64 {
-        let forget = 10 * self.timeout;
+    /// Adds a worker seen at `now` under a new random id; its id.
+    pub fn register(&mut self, name: &str, now: Instant) -> Result<u64, TooManyWorkers> {
+        let id = loop {
+            let id = rand::random::<u64>();
+            if id != 0 && !self.workers.contains_key(&id) {
+                break id;
+            }
+        };
+        self.register_as(id, name, now)
+    }
+
+    /// Adds a worker seen at `now` with id `id` (unused: [`Workers::register`] draws it);
+    /// `id`. Workers holding nothing are forgotten first if they never leased a task and are
+    /// silent past the lease timeout, or silent for ten lease timeouts (they would register
+    /// again anyway); refused if [`MAX_WORKERS`] remain.
+    pub fn register_as(
+        &mut self,
+        id: u64,
+        name: &str,
+        now: Instant,
+    ) -> Result<u64, TooManyWorkers> {
+        let (timeout, forget) = (self.timeout, 10 * self.timeout);
         self.workers.retain(|_, w| {
-            now.saturating_duration_since(w.last_seen) < forget || !w.holding.is_empty()
+            let silent = now.saturating_duration_since(w.last_seen);
+            !w.holding.is_empty() || silent < forget && (w.leased_any || silent <= timeout)
         });
-        let id = self.next_id;
-        self.next_id += 1;
+        if self.workers.len() >= MAX_WORKERS {
+            return Err(TooManyWorkers(self.workers.len()));
+        }
+        self.registered += 1;
         self.workers.insert(
             id,
             WorkerInfo {
+                number: self.registered,
                 name: name.to_string(),
                 last_seen: now,
                 holding: Vec::new(),
                 told_done: false,
+                leased_any: false,
             },
         );
-        id
+        Ok(id)
     }
 
     /// Records that worker `id` was heard of at `now`; the worker.
@@ -87,6 +127,8 @@ impl Workers {
     }
 
     /// Workers heard of within the lease timeout and not yet told that the job is done.
+    /// (Registrations that never lease a task count until they expire, one lease timeout
+    /// after their last call.)
     pub fn alive(&self, now: Instant) -> usize {
         self.workers
             .values()
@@ -98,11 +140,11 @@ impl Workers {
     pub fn statuses(&self, now: Instant) -> Vec<WorkerStatus> {
         let mut workers: Vec<WorkerStatus> = self
             .workers
-            .iter()
-            .map(|(&id, w)| {
+            .values()
+            .map(|w| {
                 let silent = now.saturating_duration_since(w.last_seen);
                 WorkerStatus {
-                    id,
+                    id: w.number,
                     name: w.name.clone(),
                     seconds_since_heartbeat: silent.as_secs_f64(),
                     tasks_held: saturating_u32(w.holding.len()),
@@ -121,11 +163,11 @@ impl Workers {
             .all(|w| w.told_done || now.saturating_duration_since(w.last_seen) > self.timeout)
     }
 
-    /// The name of worker `id` (`#id` if unknown).
+    /// The name of worker `id` (with its number), `?` if unknown.
     pub fn name(&self, id: u64) -> String {
         self.workers
             .get(&id)
-            .map_or(format!("#{id}"), |w| w.name.clone())
+            .map_or("?".into(), |w| format!("{} (#{})", w.name, w.number))
     }
 
     /// Forgets every lease of every worker (a new layer starts).
@@ -151,9 +193,10 @@ mod tests {
     fn workers_are_lost_after_the_timeout_and_forgotten_later() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
-        let mut w = Workers::new(7, Duration::from_millis(10));
-        let a = w.register("a", t0);
+        let mut w = Workers::new(Duration::from_millis(10));
+        let a = w.register_as(7, "a", t0).unwrap();
         assert_eq!(a, 7);
+        w.seen(a, t0).unwrap().leased_any = true;
         assert!(!w.is_lost(a, ms(10)));
         assert!(w.is_lost(a, ms(11)));
         assert!(w.is_lost(99, t0), "unknown");
@@ -161,11 +204,46 @@ mod tests {
         w.seen(a, ms(20)).unwrap();
         assert_eq!(w.alive(ms(25)), 1);
         // Silent for ten timeouts and holding nothing: forgotten when another registers.
-        let b = w.register("b", ms(200));
+        let b = w.register("b", ms(200)).unwrap();
         assert!(w.seen(a, ms(200)).is_err());
-        assert_eq!(w.name(b), "b");
+        assert_eq!(w.name(b), "b (#2)");
+        assert_eq!(
+            w.statuses(ms(200))[0].id,
+            2,
+            "the status shows numbers, not ids"
+        );
         w.seen(b, ms(200)).unwrap().told_done = true;
         assert!(w.all_told(ms(200)));
         assert_eq!(w.alive(ms(200)), 0);
+    }
+
+    #[test]
+    fn ids_are_random_and_idle_registrations_expire() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut w = Workers::new(Duration::from_millis(10));
+        let ids: Vec<u64> = (0..MAX_WORKERS)
+            .map(|_| w.register("idle", t0).unwrap())
+            .collect();
+        let mut distinct = ids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ids.len());
+        assert!(
+            ids.windows(2).all(|p| p[1] != p[0].wrapping_add(1)),
+            "not sequential"
+        );
+        // Full: refused, with the count.
+        assert_eq!(
+            w.register("one more", ms(5)),
+            Err(TooManyWorkers(MAX_WORKERS))
+        );
+        // One that leased a task stays; the idle ones expire one lease timeout later.
+        w.seen(ids[0], ms(5)).unwrap().leased_any = true;
+        let late = w.register("late", ms(12)).unwrap();
+        assert!(w.seen(ids[0], ms(12)).is_ok());
+        assert!(w.seen(ids[1], ms(12)).is_err());
+        assert_eq!(w.alive(ms(12)), 2);
+        assert_eq!(w.name(late), format!("late (#{})", MAX_WORKERS + 1));
     }
 }

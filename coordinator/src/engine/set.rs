@@ -1,15 +1,30 @@
 //! [`build_set`]: every table of a set, built or found valid in the set's directory, and the
 //! set's manifest written last.
+//!
+//! A table built is proven before it is published (unless its builder opts out,
+//! [`TableBuilder::proves`]): its file is written under the set's `.unproven/` directory,
+//! opened from there the way `verify --deep` reads files, checked ([`prove_file`]: the
+//! Bellman check for the exact encodings of consistent rules) and only then renamed into the
+//! set's directory. A table that fails is removed and built again, once, with a warning (and
+//! [`TableBuilder::rejected`]); a second failure is an error.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use tilepdb_common::StateSpace;
-use tilepdb_common::table::Pdb;
+use tilepdb_common::table::{Pdb, TableError};
+use tilepdb_common::{BlankRule, StateSpace};
 
 use super::search::BuiltTable;
 use super::spec::SetSpec;
+use crate::bellman::Proof;
 use crate::error::{Error, Result};
-use crate::output::{cached_table, write_manifest, write_table};
+use crate::output::{cached_table, table_file_name, write_manifest, write_table};
+use crate::verify::verify_deep;
+
+/// The directory of a set where tables wait for their proof (never a table of the set).
+pub const UNPROVEN_DIR: &str = ".unproven";
+
+/// How many times a table that fails its proof is built in all.
+const BUILDS_PER_TABLE: usize = 2;
 
 /// Which tables already in the set's directory are used instead of built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +45,34 @@ pub trait TableBuilder {
 
     /// Builds table `index` of the set.
     fn build(&mut self, index: usize, space: &StateSpace) -> Result<BuiltTable, Self::Error>;
+
+    /// Whether each table built is proven before it is written (see the module's
+    /// documentation); on unless the builder says otherwise.
+    fn proves(&self) -> bool {
+        true
+    }
+
+    /// Table `index` failed its proof (`error` says how) and was not written: it is built
+    /// again ([`TableBuilder::build`] is called once more for it).
+    fn rejected(
+        &mut self,
+        _index: usize,
+        _space: &StateSpace,
+        _error: &Error,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    /// Table `index` passed its proof (`proof` says what it established); called before
+    /// [`TableBuilder::written`].
+    fn proven(
+        &mut self,
+        _index: usize,
+        _space: &StateSpace,
+        _proof: Proof,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
 
     /// Table `index` was found valid in the set's directory.
     fn reused(
@@ -75,6 +118,8 @@ pub fn build_set<B: TableBuilder>(
     let dir = spec.dir(out);
     let mut tables = Vec::new();
     let mut built = 0;
+    // Left by a process killed between a table's write and its proof.
+    let _ = std::fs::remove_dir_all(dir.join(UNPROVEN_DIR));
     for (index, space) in spec.spaces()?.iter().enumerate() {
         let found = match reuse {
             Reuse::Nothing => None,
@@ -101,15 +146,17 @@ pub fn build_set<B: TableBuilder>(
                 None => None,
             },
         };
-        let pdb = if let Some(pdb) = found {
-            builder.reused(index, space, &pdb)?;
-            pdb
-        } else {
-            let table = builder.build(index, space)?;
-            let pdb = write_table(&dir, space, spec.encoding, &table.values)?;
-            builder.written(index, space, &table, &pdb)?;
-            built += 1;
-            pdb
+        let pdb = match found {
+            Some(pdb) => {
+                builder.reused(index, space, &pdb)?;
+                pdb
+            }
+            None => {
+                let (table, pdb) = build_and_publish(spec, &dir, index, space, builder)?;
+                builder.written(index, space, &table, &pdb)?;
+                built += 1;
+                pdb
+            }
         };
         tables.push(pdb);
     }
@@ -122,4 +169,88 @@ pub fn build_set<B: TableBuilder>(
         &tables,
     )?;
     Ok(BuiltSet { dir, tables, built })
+}
+
+/// Builds table `index` and writes it in `dir`: proven first if the builder proves (built
+/// again once if the proof fails).
+fn build_and_publish<B: TableBuilder>(
+    spec: &SetSpec,
+    dir: &Path,
+    index: usize,
+    space: &StateSpace,
+    builder: &mut B,
+) -> Result<(BuiltTable, Pdb), B::Error> {
+    if !builder.proves() {
+        let table = builder.build(index, space)?;
+        let pdb = write_table(dir, space, spec.encoding, &table.values)?;
+        return Ok((table, pdb));
+    }
+    let unproven = dir.join(UNPROVEN_DIR);
+    let mut attempt = 1;
+    loop {
+        let table = builder.build(index, space)?;
+        let proof = match write_table(&unproven, space, spec.encoding, &table.values) {
+            Ok(staged) => {
+                let proof = prove_file(&staged);
+                let staged_path = staged.path().to_path_buf();
+                drop(staged);
+                proof
+                    .map(|proof| (proof, staged_path.clone()))
+                    .map_err(|e| {
+                        let _ = std::fs::remove_file(&staged_path);
+                        e
+                    })
+            }
+            // Values no table can have (unreached entries where every entry is reachable,
+            // values below the Manhattan distance): the table is wrong, not the disk.
+            Err(e @ Error::Table(TableError::Value { .. } | TableError::ValueCount { .. })) => {
+                Err(e)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match proof {
+            Ok((proof, staged_path)) => {
+                let path = dir.join(table_file_name(space));
+                std::fs::rename(&staged_path, &path).map_err(|e| Error::io(&path, e))?;
+                let _ = std::fs::remove_dir(&unproven);
+                builder.proven(index, space, proof)?;
+                tracing::info!(table = %space.pattern(), proof = %proof, "table proven");
+                return Ok((table, Pdb::open(&path).map_err(Error::from)?));
+            }
+            Err(error) => {
+                if attempt == BUILDS_PER_TABLE {
+                    return Err(Error::Check {
+                        table: space.pattern().to_string(),
+                        reason: format!(
+                            "the table failed its proof {attempt} times and was not written; \
+                             the last time: {error}"
+                        ),
+                    }
+                    .into());
+                }
+                tracing::warn!(
+                    table = %space.pattern(),
+                    "the table built failed its proof and was not written; building it again: {error}"
+                );
+                builder.rejected(index, space, &error)?;
+                attempt += 1;
+            }
+        }
+    }
+}
+
+/// Checks the table file `pdb` before it is published: [`verify_deep`] (the Bellman check of
+/// exact encodings of consistent rules, [`crate::bellman::check_minimized_rule`] of minimized
+/// ones, bounds and consistency of lossy ones, the header's histogram); what it proved.
+pub fn prove_file(pdb: &Pdb) -> Result<Proof> {
+    let report = verify_deep(pdb)?;
+    Ok(if report.distances_checked {
+        Proof::Exact
+    } else if pdb.space().rule() == BlankRule::Minimized && report.exact {
+        Proof::Minimized
+    } else if report.consistency_checked {
+        Proof::Consistent
+    } else {
+        Proof::Bounds
+    })
 }

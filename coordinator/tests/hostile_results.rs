@@ -1,0 +1,398 @@
+//! Hostile clients against a real `tilepdb-coordinator serve` process on 127.0.0.1.
+//!
+//! A client with the workers' token does the job's work itself (it expands each task with the
+//! worker library and delivers the true result), except that for the first search of each
+//! table it delivers a forged result for its own lease of the goal's task: empty for the
+//! first table, truncated (half its states) for the second, altered (one state swapped for
+//! another of the same layer) for the third; and it delivers one result for a lease of
+//! another worker id of its own. The result for the other lease is refused
+//! (`PERMISSION_DENIED`) and changes nothing; each forged table fails its proof, is not
+//! written and is searched again; the tables end byte-identical to a single-machine build.
+//! A client with the download token is refused every call of the job's service and may only
+//! list and download tables.
+
+mod server;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use server::{Server, coordinator_bin, scratch, single_machine};
+use tilepdb_common::wire::chunk::{SectionReader, encode_section};
+use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
+use tilepdb_common::wire::proto::tables_client::TablesClient;
+use tilepdb_common::wire::proto::{
+    Chunk, HeartbeatRequest, JobStatusRequest, ListSetsRequest, RegisterRequest, ResultHeader,
+    ResultMessage, Section, TakeTaskRequest, Task, result_message, task_message,
+};
+use tilepdb_common::wire::states::{ListShape, decode_states, encode_states, own_states};
+use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateList, StateSpace};
+use tilepdb_worker::task::run_task;
+use tonic::Code;
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+
+const TOKEN: &str = "hostile-test-worker-token";
+const DOWNLOAD_TOKEN: &str = "hostile-test-download-token";
+const PATTERNS: [&[u8]; 3] = [&[1, 2, 3], &[4, 5, 6], &[7, 8, 9]];
+const JOB: [&str; 8] = [
+    "--pattern",
+    "1,2,3",
+    "--pattern",
+    "4,5,6",
+    "--pattern",
+    "7,8,9",
+    "--blank",
+    "aware",
+];
+const MINUTES: Duration = Duration::from_secs(300);
+
+type Client = CoordinatorClient<Channel>;
+
+/// Every table file under `out`, by name.
+fn tables(out: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![];
+    for set in std::fs::read_dir(out).unwrap() {
+        let set = set.unwrap().path();
+        if !set.is_dir() || set.file_name().unwrap().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        for f in std::fs::read_dir(&set).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_file() {
+                let name = format!("{}", f.strip_prefix(out).unwrap().display());
+                files.push((name, std::fs::read(&f).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn start_coordinator(dir: &Path) -> Server {
+    let mut command = Command::new(coordinator_bin());
+    command
+        .arg("serve")
+        .args(JOB)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(["--listen", "127.0.0.1:0", "--linger", "1"])
+        .args(["--task-ranks", "1024", "--lease-timeout", "5", "--no-sync"])
+        .env("TILEPDB_TOKEN", TOKEN)
+        .env("TILEPDB_DOWNLOAD_TOKEN", DOWNLOAD_TOKEN);
+    Server::spawn(command)
+}
+
+fn request<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(message);
+    let v: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+    r.metadata_mut().insert("authorization", v);
+    r
+}
+
+fn register_request() -> RegisterRequest {
+    RegisterRequest {
+        protocol_version: PROTOCOL_VERSION,
+        job_id: String::new(),
+        worker_name: "hostile".into(),
+        threads: 1,
+    }
+}
+
+async fn register(client: &mut Client, token: &str) -> Result<(String, u64), Code> {
+    client
+        .register(request(register_request(), token))
+        .await
+        .map(|r| {
+            let r = r.into_inner();
+            (r.job_id, r.worker_id)
+        })
+        .map_err(|s| s.code())
+}
+
+/// A task and its input states, or `None` once the job is done.
+async fn take(client: &mut Client, job: &str, worker: u64) -> Option<(Task, Vec<u64>)> {
+    loop {
+        let mut s = client
+            .take_task(request(
+                TakeTaskRequest {
+                    job_id: job.into(),
+                    worker_id: worker,
+                    holding: vec![],
+                },
+                TOKEN,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        let task = match s.message().await.unwrap().unwrap().kind.unwrap() {
+            task_message::Kind::Task(t) => t,
+            task_message::Kind::Wait(_) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+            task_message::Kind::Done(_) => return None,
+            task_message::Kind::Input(_) => panic!("input before its task"),
+        };
+        let mut reader =
+            SectionReader::new(Section::InputStates, task.input_bytes, MAX_CHUNK_BYTES);
+        while !reader.is_complete() {
+            let Some(task_message::Kind::Input(chunk)) = s.message().await.unwrap().unwrap().kind
+            else {
+                panic!("a task's input chunks follow it");
+            };
+            reader.push(&chunk).unwrap();
+        }
+        let space = space(task.table as usize);
+        let ranks = task.first_rank..task.end_rank;
+        let input = decode_states(
+            &reader.finish().unwrap(),
+            task.states,
+            &ListShape::new(&space, task.depth),
+            own_states(&ranks, space.slots()),
+        )
+        .unwrap();
+        return Some((task, input));
+    }
+}
+
+fn space(table: usize) -> StateSpace {
+    let board: Board = "4x4".parse().unwrap();
+    let pattern = Pattern::new(board, PATTERNS[table].to_vec()).unwrap();
+    StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Aware).unwrap()
+}
+
+/// The task's true result: the distinct states it reaches.
+fn expand(task: &Task, input: Vec<u64>) -> Vec<u64> {
+    let space = space(task.table as usize);
+    run_task(&space, task.first_rank..task.end_rank, &StateList(input)).reached
+}
+
+/// Delivers `reached` (sorted) as the result of `task` from `worker`.
+async fn deliver(
+    client: &mut Client,
+    job: &str,
+    worker: u64,
+    task: &Task,
+    reached: &[u64],
+) -> Result<bool, Code> {
+    let space = space(task.table as usize);
+    let shape = ListShape::new(&space, task.depth + 1);
+    let list = encode_states(&shape, 0..space.states(), reached).unwrap();
+    let header = ResultHeader {
+        job_id: job.into(),
+        worker_id: worker,
+        task_id: task.task_id,
+        attempt: task.attempt,
+        table: task.table,
+        depth: task.depth,
+        first_rank: task.first_rank,
+        end_rank: task.end_rank,
+        reached_states: reached.len() as u64,
+        reached_bytes: list.len() as u64,
+        expanded: task.states,
+        generated: reached.len() as u64,
+    };
+    let chunks: Vec<Chunk> = encode_section(Section::ReachedStates, &list, MAX_CHUNK_BYTES, 1);
+    let mut msgs = vec![ResultMessage {
+        kind: Some(result_message::Kind::Header(header)),
+    }];
+    msgs.extend(chunks.into_iter().map(|c| ResultMessage {
+        kind: Some(result_message::Kind::Chunk(c)),
+    }));
+    client
+        .deliver_result(request(tokio_stream::iter(msgs), TOKEN))
+        .await
+        .map(|r| r.into_inner().accepted)
+        .map_err(|s| s.code())
+}
+
+/// `true` minus one state, plus a state of the same layer that `true` does not hold.
+fn altered(task: &Task, reached: &[u64]) -> Vec<u64> {
+    let space = space(task.table as usize);
+    let shape = ListShape::new(&space, task.depth + 1);
+    let stranger = (0..space.states())
+        .rev()
+        .find(|s| !reached.contains(s) && encode_states(&shape, 0..space.states(), &[*s]).is_ok())
+        .expect("a state of the layer's parity");
+    let mut forged: Vec<u64> = reached[1..].to_vec();
+    forged.push(stranger);
+    forged.sort_unstable();
+    forged
+}
+
+#[test]
+fn forged_results_are_refused_or_caught_and_the_tables_are_the_single_machine_ones() {
+    let dir = scratch("hostile");
+    single_machine(&JOB, &dir.join("single"));
+    let c = start_coordinator(&dir);
+    let url = c.url();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut client = CoordinatorClient::connect(url.clone()).await.unwrap();
+
+        // The download token opens nothing of the job's service.
+        assert_eq!(
+            register(&mut client, DOWNLOAD_TOKEN).await,
+            Err(Code::Unauthenticated)
+        );
+        let (job, a) = register(&mut client, TOKEN).await.unwrap();
+        let (_, b) = register(&mut client, TOKEN).await.unwrap();
+        assert_ne!(a.abs_diff(b), 1, "worker ids are not sequential");
+        let take_as_downloader = client
+            .take_task(request(
+                TakeTaskRequest {
+                    job_id: job.clone(),
+                    worker_id: a,
+                    holding: vec![],
+                },
+                DOWNLOAD_TOKEN,
+            ))
+            .await
+            .map(|_| ())
+            .map_err(|s| s.code());
+        assert_eq!(take_as_downloader, Err(Code::Unauthenticated));
+        let beat = client
+            .heartbeat(request(
+                HeartbeatRequest {
+                    job_id: job.clone(),
+                    worker_id: a,
+                },
+                DOWNLOAD_TOKEN,
+            ))
+            .await
+            .map(|_| ())
+            .map_err(|s| s.code());
+        assert_eq!(beat, Err(Code::Unauthenticated));
+        let status = client
+            .job_status(request(JobStatusRequest {}, DOWNLOAD_TOKEN))
+            .await
+            .map(|_| ())
+            .map_err(|s| s.code());
+        assert_eq!(status, Err(Code::Unauthenticated));
+        // ... but lists the table sets.
+        let mut tables_client = TablesClient::connect(url.clone()).await.unwrap();
+        tables_client
+            .list_sets(request(ListSetsRequest {}, DOWNLOAD_TOKEN))
+            .await
+            .unwrap();
+
+        let mut forged = [false; 3];
+        let mut crossed = false;
+        while let Some((task, input)) = take(&mut client, &job, a).await {
+            let table = task.table as usize;
+            let reached = expand(&task, input);
+            if !crossed {
+                // A result for a's lease delivered as b: refused; a's own delivery still counts.
+                crossed = true;
+                assert_eq!(
+                    deliver(&mut client, &job, b, &task, &reached).await,
+                    Err(Code::PermissionDenied)
+                );
+                // A delivery as the downloader: refused before anything is read.
+                let mut downloader = client.clone();
+                let msgs = vec![ResultMessage { kind: None }];
+                let refused = downloader
+                    .deliver_result(request(tokio_stream::iter(msgs), DOWNLOAD_TOKEN))
+                    .await
+                    .map(|_| ())
+                    .map_err(|s| s.code());
+                assert_eq!(refused, Err(Code::Unauthenticated));
+            }
+            if task.depth == 0 && !forged[table] {
+                forged[table] = true;
+                let forgery = match table {
+                    0 => vec![],
+                    1 => reached[..reached.len() / 2].to_vec(),
+                    _ => altered(&task, &reached),
+                };
+                assert_ne!(forgery, reached);
+                assert_eq!(
+                    deliver(&mut client, &job, a, &task, &forgery).await,
+                    Ok(true),
+                    "a forged result for the client's own lease is taken (the proof catches it)"
+                );
+                continue;
+            }
+            let accepted = deliver(&mut client, &job, a, &task, &reached).await;
+            assert!(accepted.is_ok(), "{accepted:?}");
+        }
+        assert_eq!(forged, [true; 3]);
+    });
+    c.wait_for(&["job done"], MINUTES);
+    let caught = c.lines(&["failed its proof"]).len();
+    c.finish(MINUTES);
+    assert_eq!(caught, 3, "each forged table was caught once");
+    let (want, got) = (tables(&dir.join("single")), tables(&dir.join("out")));
+    assert!(!want.is_empty());
+    assert_eq!(
+        want.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+        got.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    for ((name, x), (_, y)) in want.iter().zip(&got) {
+        assert!(x == y, "{name} differs from the single-machine build");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A client that leases a task and then only heartbeats: the task is handed out again once
+/// its deadline passes, and a real worker process finishes the job.
+#[test]
+fn a_zombie_that_leases_and_only_heartbeats_loses_its_task_at_the_deadline() {
+    let dir = scratch("zombie");
+    single_machine(&JOB, &dir.join("single"));
+    let mut command = Command::new(coordinator_bin());
+    command
+        .arg("serve")
+        .args(JOB)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(["--listen", "127.0.0.1:0", "--linger", "1"])
+        .args(["--lease-timeout", "1", "--no-sync"])
+        .env("TILEPDB_TOKEN", TOKEN);
+    let c = Server::spawn(command);
+    let url = c.url();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let zombie = rt.block_on(async {
+        let mut client = CoordinatorClient::connect(url.clone()).await.unwrap();
+        let (job, id) = register(&mut client, TOKEN).await.unwrap();
+        let (task, _) = take(&mut client, &job, id).await.expect("a task");
+        assert_eq!((task.table, task.depth), (0, 0));
+        // Heartbeats well within the lease timeout, forever; never delivers.
+        tokio::spawn(async move {
+            loop {
+                let _ = client
+                    .heartbeat(request(
+                        HeartbeatRequest {
+                            job_id: job.clone(),
+                            worker_id: id,
+                        },
+                        TOKEN,
+                    ))
+                    .await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    });
+    let worker = Command::new(coordinator_bin())
+        .args(["worker", "--coordinator", &url, "--threads", "1"])
+        .env("TILEPDB_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let handed_out = c.wait_for(&["past its deadline", "handed out again"], MINUTES);
+    println!("{handed_out}");
+    c.finish(MINUTES);
+    zombie.abort();
+    let mut worker = worker;
+    let _ = worker.wait();
+    assert_eq!(tables(&dir.join("single")), tables(&dir.join("out")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
