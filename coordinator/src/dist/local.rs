@@ -38,6 +38,16 @@ impl LocalCluster {
     /// Builds `spec` with a coordinator in this process and the worker processes; the job
     /// (its counters) and the reports of the tables it built.
     pub fn run(&self, spec: SetSpec) -> Result<(Arc<Job>, Vec<TableReport>)> {
+        self.run_watched(spec, |_| ())
+    }
+
+    /// [`LocalCluster::run`], calling `watch` with the job before it starts and keeping what
+    /// it returns (progress bars, say) until the job has ended.
+    pub fn run_watched<W>(
+        &self,
+        spec: SetSpec,
+        watch: impl FnOnce(&Arc<Job>) -> W,
+    ) -> Result<(Arc<Job>, Vec<TableReport>)> {
         let (data_dir, remove_data) = match &self.data_dir {
             Some(d) => (d.clone(), false),
             None => (self.out.join(format!(".job-{}", spec.job_id())), true),
@@ -57,6 +67,7 @@ impl LocalCluster {
         config.threads = total;
         let job = Arc::new(Job::new(config)?);
         let data = DataDir::open(&data_dir)?;
+        let watching = watch(&job);
         let token = random_token()?;
         let options = ServeOptions {
             token: Some(token.clone()),
@@ -107,6 +118,7 @@ impl LocalCluster {
             watcher.abort();
             result
         });
+        drop(watching);
         stop_workers(&mut lock(&children), result.is_ok());
         let reports = result?;
         if remove_data {
