@@ -64,7 +64,6 @@ impl SetProgress {
             expected: expected_states(space),
             state: Mutex::new(TableState {
                 started: now,
-                layer_started: now,
                 depth: 0,
                 found_before_layer: 0,
                 layer_states: 1,
@@ -143,14 +142,13 @@ pub struct TableProgress<'a> {
 
 struct TableState {
     started: Instant,
-    layer_started: Instant,
     depth: u32,
     /// States of the layers before the current one, and of the current one.
     found_before_layer: u64,
     layer_states: u64,
     tasks: usize,
     tasks_done: usize,
-    /// States expanded per second over the current layer (the last one's at its start).
+    /// States expanded per second over the table so far.
     rate: f64,
 }
 
@@ -189,7 +187,6 @@ impl BuildObserver for TableProgress<'_> {
         st.layer_states = states;
         st.tasks = tasks;
         st.tasks_done = 0;
-        st.layer_started = Instant::now();
         self.show(&st);
         tracing::debug!(table = self.index, pattern = %self.pattern, depth, states, tasks, "layer started");
     }
@@ -197,9 +194,13 @@ impl BuildObserver for TableProgress<'_> {
     fn task_finished(&self, _units: &Range<u64>) {
         let mut st = self.lock();
         st.tasks_done += 1;
-        let secs = st.layer_started.elapsed().as_secs_f64();
-        if secs >= 0.5 && st.tasks > 0 {
-            st.rate = st.layer_states as f64 * st.tasks_done as f64 / st.tasks as f64 / secs;
+        // States expanded per second over the table so far (the layers before this one, and
+        // this one's share of tasks done).
+        let secs = st.started.elapsed().as_secs_f64();
+        if secs > 0.0 && st.tasks > 0 {
+            let expanded = st.found_before_layer as f64
+                + st.layer_states as f64 * st.tasks_done as f64 / st.tasks as f64;
+            st.rate = expanded / secs;
         }
         self.show(&st);
     }

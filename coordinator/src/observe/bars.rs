@@ -49,7 +49,7 @@ pub struct TableView {
     pub expected_states: u64,
     /// Depth of the layer being expanded.
     pub depth: u32,
-    /// States expanded per second (over the current layer when known).
+    /// States expanded per second (over the current layer, or the table so far).
     pub states_per_second: f64,
     /// Seconds until the table is written.
     pub eta_seconds: Option<f64>,
@@ -225,7 +225,7 @@ pub struct SetBars {
 
 fn bar(label: &str) -> ProgressBar {
     // The message is cut to the terminal's width (a longer line would break the redraw).
-    let template = format!("{label:<5} {{prefix:<16}} [{{bar:24}}] {{percent:>3}}% {{wide_msg}}");
+    let template = format!("{label:<5} {{prefix:<20}} [{{bar:24}}] {{percent:>3}}% {{wide_msg}}");
     ProgressBar::new(STEPS).with_style(
         ProgressStyle::with_template(&template)
             .expect("a valid template")
