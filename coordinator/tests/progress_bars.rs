@@ -70,8 +70,9 @@ impl Drop for Tmux {
     }
 }
 
+/// The last line of `screen` that starts with `start` (the bars as last drawn).
 fn line_with<'a>(screen: &'a str, start: &str) -> Option<&'a str> {
-    screen.lines().find(|l| l.starts_with(start))
+    screen.lines().filter(|l| l.starts_with(start)).last()
 }
 
 /// Runs `args` in a terminal and checks the last screen: both bars at 100 %, every table
@@ -90,9 +91,9 @@ fn bars_end_at_100_percent(name: &str, args: &str, out: &Path, tables: usize) {
     let table = line_with(&last, "table ").unwrap_or_else(|| panic!("no table bar:\n{last}"));
     assert!(table.contains("100%"), "{table}");
     // The summary comes after the bars.
-    let bars_at = last.find("set ").unwrap();
+    let bars_at = last.rfind("\nset ").unwrap();
     let summary_at = last
-        .find("table(s) of")
+        .rfind("table(s) of")
         .unwrap_or_else(|| panic!("no summary:\n{last}"));
     assert!(
         summary_at > bars_at,
