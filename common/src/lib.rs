@@ -13,7 +13,10 @@
 //! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
 pub mod board;
+#[cfg(feature = "cli-docs")]
+pub mod cli_docs;
 pub mod error;
+pub mod json;
 pub mod layer;
 pub mod pattern;
 pub mod pipe;

@@ -229,6 +229,34 @@ impl Partition {
         Partition::new(known.name, board, patterns)
     }
 
+    /// A partition from the registry by its name (`15:6-6-3`), or by the part after the colon
+    /// (`6-6-3`) when one known partition has it (on `board`, if given).
+    ///
+    /// ```
+    /// use tilepdb_common::Partition;
+    /// let p = Partition::named_on("6-6-3", Some("15".parse().unwrap())).unwrap();
+    /// assert_eq!(p.name(), "15:6-6-3");
+    /// assert!(Partition::named_on("6-6-3", Some("24".parse().unwrap())).is_err());
+    /// ```
+    pub fn named_on(name: &str, board: Option<Board>) -> Result<Partition> {
+        if name.contains(':') {
+            return Partition::named(name);
+        }
+        let matches: Vec<&KnownPartition> = KNOWN_PARTITIONS
+            .iter()
+            .filter(|k| {
+                k.name
+                    .split_once(':')
+                    .is_some_and(|(_, short)| short == name)
+            })
+            .filter(|k| board.is_none_or(|b| k.board.parse::<Board>().is_ok_and(|kb| kb == b)))
+            .collect();
+        match matches.as_slice() {
+            [one] => Partition::named(one.name),
+            _ => Partition::named(name),
+        }
+    }
+
     /// The default partition of a board: 8 -> 8:8, 15 -> 15:6-6-3, 24 -> 24:6-6-6-6.
     pub fn default_for(board: Board) -> Result<Partition> {
         match (board.width(), board.height()) {

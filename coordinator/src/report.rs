@@ -10,6 +10,10 @@ use tilepdb_common::table::header::histogram_mean;
 use crate::bellman::Proof;
 use crate::build::{BuiltTable, human_bytes};
 
+/// Arrays below this size are compared with the peak memory in bytes only: the process's own
+/// memory (program, thread stacks, buffers) dwarfs them, and a ratio would say nothing.
+const RATIO_MIN_ARRAYS: u64 = 64 << 20;
+
 /// What a build of one table produced and measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct TableReport {
@@ -182,6 +186,11 @@ impl TableReport {
             .join(",");
         let arrays = self.state_array_bytes + self.depth_bytes;
         let peak = match self.peak_rss_bytes {
+            Some(p) if arrays < RATIO_MIN_ARRAYS => format!(
+                "peak memory {} (arrays {})",
+                human_bytes(p),
+                human_bytes(arrays)
+            ),
             Some(p) => format!(
                 "peak memory {} ({:.2}x the arrays of {})",
                 human_bytes(p),
@@ -221,4 +230,38 @@ pub fn reset_peak_rss() {
 /// memory cgroups' headroom ([`crate::memory`]), on Linux.
 pub fn available_memory_bytes() -> Option<u64> {
     crate::memory::available_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilepdb_common::{BlankRule, Board, Goal, Pattern};
+
+    fn report(arrays: u64, peak: u64) -> TableReport {
+        let board: Board = "3x3".parse().unwrap();
+        let space = StateSpace::new(
+            board,
+            Goal::BlankFirst,
+            Pattern::new(board, vec![1, 2]).unwrap(),
+            BlankRule::Minimized,
+        )
+        .unwrap();
+        TableReport {
+            state_array_bytes: arrays,
+            peak_rss_bytes: Some(peak),
+            ..TableReport::of_space(&space, vec![1])
+        }
+    }
+
+    #[test]
+    fn the_peak_is_compared_with_the_arrays_only_when_they_are_large() {
+        let small = report(2 << 10, 12 << 20).line();
+        assert!(
+            small.contains("peak memory 12.0 MiB (arrays 2.0 KiB)"),
+            "{small}"
+        );
+        assert!(!small.contains("x the arrays"), "{small}");
+        let large = report(1 << 30, 3 << 29).line();
+        assert!(large.contains("(1.50x the arrays of 1.0 GiB)"), "{large}");
+    }
 }

@@ -264,11 +264,12 @@ fn partitions_are_listed_with_their_tiles() {
 
     let (json, _) = succeeds(tmp.path(), &["partitions", "--json"]);
     let entries: Value = serde_json::from_str(&json).unwrap();
-    let korf = entries
+    assert_eq!(entries["version"], 1);
+    let korf = entries["partitions"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["name"] == "15:7-8")
+        .find(|e| e["partition"] == "15:7-8")
         .unwrap();
     assert_eq!(korf["board"], "4x4");
     assert_eq!(

@@ -40,7 +40,7 @@ use crate::heuristic::Heuristic;
 /// Budgets of one search; a search that runs out reports it instead of a solution.
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
-    /// Most nodes to generate.
+    /// Most nodes (children) a search generates: it stops, out of budget, before the next one.
     pub max_nodes: Option<u64>,
     /// Longest time to search.
     pub timeout: Option<Duration>,
@@ -71,7 +71,8 @@ pub struct SearchResult {
     pub initial_h: u32,
     /// IDA* iterations (A*: 1).
     pub iterations: u32,
-    /// Seconds of search.
+    /// Wall time of the search (`wall_seconds` in the JSON, as the other programs name it).
+    #[serde(rename = "wall_seconds")]
     pub seconds: f64,
 }
 
@@ -201,6 +202,8 @@ struct Ida<'h, H: Heuristic> {
     threshold: u32,
     next_threshold: u32,
     limits: Limits,
+    /// `limits.max_nodes`, or no limit: checked before every node is generated.
+    node_limit: u64,
     started: Instant,
     stopped: Option<Outcome>,
 }
@@ -221,6 +224,10 @@ impl<H: Heuristic> Ida<'_, H> {
             let next = self.position.moves[blank as usize][direction];
             if next == u8::MAX || next == previous_blank {
                 continue;
+            }
+            if self.nodes >= self.node_limit {
+                self.stopped = Some(Outcome::NodeBudget);
+                return false;
             }
             let tile = self.position.tiles[next as usize];
             self.position.play(blank, next, tile);
@@ -298,6 +305,10 @@ impl<H: Heuristic> Ida<'_, H> {
         for c in 0..count {
             let (next, tile) = self.frames[depth].grandchildren[slot].moves[c];
             let child_h = self.frames[depth + 1].evaluated[c].0;
+            if self.nodes >= self.node_limit {
+                self.stopped = Some(Outcome::NodeBudget);
+                return false;
+            }
             self.position.play(blank, next, tile);
             self.nodes += 1;
             let f = g + 1 + child_h;
@@ -374,6 +385,7 @@ pub fn ida_star<H: Heuristic>(
         threshold: h0,
         next_threshold: u32::MAX,
         limits: limits.clone(),
+        node_limit: limits.max_nodes.unwrap_or(u64::MAX),
         started: Instant::now(),
         stopped: None,
     };
@@ -514,7 +526,7 @@ fn best_first<H: Heuristic>(
     open.push(Reverse((weight * u64::from(h0), 0u32, start_key)));
     let mut nodes = 0u64;
     let mut outcome = None;
-    while let Some(Reverse((_, g, key))) = open.pop() {
+    'search: while let Some(Reverse((_, g, key))) = open.pop() {
         if seen[&key].0 < g {
             continue;
         }
@@ -547,6 +559,10 @@ fn best_first<H: Heuristic>(
             child_cells[0] = next;
             let child_key = key & !(15u64 << (4 * next)) & !(15u64 << (4 * blank))
                 | u64::from(tile) << (4 * blank);
+            if limits.max_nodes.is_some_and(|m| nodes >= m) {
+                outcome = Some(Outcome::NodeBudget);
+                break 'search;
+            }
             nodes += 1;
             if seen.get(&child_key).is_some_and(|&(cg, _, _)| cg <= g + 1) {
                 continue;

@@ -99,10 +99,55 @@ fn solves_and_evaluates() {
     ]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
+    // In words, and exact: each instance stopped at the 1000th node.
     assert!(
-        stdout.contains("NodeBudget") && stdout.contains("total: 0 of 2 solved"),
+        stdout.contains("out of nodes (--max-nodes) after 1000 nodes")
+            && stdout.contains("total: 0 of 2 solved")
+            && !stdout.contains("NodeBudget"),
         "{stdout}"
     );
+    for algorithm in ["ida", "astar", "weighted-astar"] {
+        let out = solve_cmd(&[
+            "solve",
+            "--puzzle",
+            "8",
+            "--algorithm",
+            algorithm,
+            "--max-nodes",
+            "37",
+            "--json",
+            "--state",
+            "8 6 7 2 5 4 3 0 1",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["results"][0]["outcome"], "node-budget", "{algorithm}");
+        assert_eq!(json["results"][0]["nodes"], 37, "{algorithm}");
+    }
+}
+
+#[test]
+fn a_heuristic_that_ignores_the_tables_given_is_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = build_set(cache.path(), Goal::BlankFirst);
+    for heuristic in ["manhattan", "misplaced", "linear-conflict"] {
+        assert_refused(
+            &solve_cmd(&[
+                "solve",
+                "--tables",
+                &dir,
+                "--heuristic",
+                heuristic,
+                "--state",
+                "1 2 0 3 4 5 6 7 8",
+            ]),
+            &format!("the {heuristic} heuristic does not use the table set"),
+        );
+    }
 }
 
 #[test]

@@ -120,8 +120,8 @@ fn a_killed_fetch_resumes_and_its_set_solves() {
     assert!(out.status.success(), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let (resumed, downloaded) = (
-        report["resumed"].as_u64().unwrap(),
-        report["downloaded"].as_u64().unwrap(),
+        report["resumed_bytes"].as_u64().unwrap(),
+        report["downloaded_bytes"].as_u64().unwrap(),
     );
     assert!(
         resumed * 2 >= total && resumed + downloaded == total,
@@ -138,7 +138,7 @@ fn a_killed_fetch_resumes_and_its_set_solves() {
         stderr(&out)
     );
     let dir = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    assert_eq!(dir, report["dir"].as_str().unwrap());
+    assert_eq!(dir, report["set_dir"].as_str().unwrap());
     let out = run(&[
         "solve",
         "--tables",

@@ -23,8 +23,8 @@ use tilepdb_coordinator::report::{
 use tilepdb_coordinator::verify::verify_deep;
 
 use super::job::{JobArgs, seconds};
-use super::progress::LayerProgress;
-use super::summary::{print_summary, summary};
+use super::progress::SetProgress;
+use super::summary::{print_summary, set_name, summary};
 use tilepdb_coordinator::dist::local::LocalCluster;
 
 #[derive(Args)]
@@ -91,6 +91,7 @@ fn parse_search_index(s: &str) -> Result<SearchIndex, String> {
 #[derive(Serialize)]
 struct BuildSummary {
     partition: String,
+    set_name: String,
     set_dir: PathBuf,
     threads: usize,
     total_seconds: f64,
@@ -136,8 +137,11 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             prove: !args.job.no_proof,
         };
         let started = Instant::now();
-        let (job, reports) = cluster.run(spec)?;
+        let (job, reports) = cluster.run_watched(spec, |job| {
+            tilepdb_coordinator::observe::bars::watch(job.clone())
+        })?;
         return print_summary(
+            "build",
             &summary(&job, Some(args.workers), started, reports),
             args.json,
         );
@@ -180,6 +184,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         json: args.json,
         peak: None,
         tables: Vec::new(),
+        progress: SetProgress::new(&spaces),
     };
     let reuse = if args.rebuild {
         Reuse::Nothing
@@ -187,16 +192,18 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         Reuse::ValidFiles
     };
     build_set(&spec, &out, reuse, &mut builder)?;
+    builder.progress.finish();
     let summary = BuildSummary {
         partition: spec.partition.name().to_string(),
+        set_name: set_name(&dir),
         set_dir: dir.clone(),
         threads,
         total_seconds: started.elapsed().as_secs_f64(),
         tables_rejected: builder.rejected,
-        tables: builder.tables,
+        tables: std::mem::take(&mut builder.tables),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        tilepdb_common::json::print("build", &summary)?;
     } else {
         let cached = summary.tables.iter().filter(|t| t.cached).count();
         println!(
@@ -224,12 +231,13 @@ struct CliBuilder<'a> {
     /// Peak memory of the table being built.
     peak: Option<u64>,
     tables: Vec<TableReport>,
+    progress: SetProgress,
 }
 
 impl CliBuilder<'_> {
     fn report(&mut self, report: TableReport) {
         if !self.json {
-            println!("{}", report.line());
+            self.progress.println(&report.line());
         }
         self.tables.push(report);
     }
@@ -238,21 +246,22 @@ impl CliBuilder<'_> {
 impl TableBuilder for CliBuilder<'_> {
     type Error = anyhow::Error;
 
-    fn build(&mut self, _index: usize, space: &StateSpace) -> anyhow::Result<BuiltTable> {
+    fn build(&mut self, index: usize, space: &StateSpace) -> anyhow::Result<BuiltTable> {
         let label = format!("{{{}}}", space.pattern());
         tracing::info!(
-            table = %label,
+            table = index,
+            pattern = %label,
             placements = space.placements(),
             states = space.states(),
             memory = %human_bytes(build_memory(space, self.options.index)?.0),
             "building"
         );
         reset_peak_rss();
-        let table = build_table(space, self.options, &LayerProgress::new(label.clone()))?;
+        let table = build_table(space, self.options, &self.progress.table(index, space))?;
         self.peak = peak_rss_bytes();
         if self.check {
             run_checks(space, &table.values, self.options)?;
-            tracing::info!(table = %label, "checks passed");
+            tracing::info!(table = index, pattern = %label, "checks passed");
         }
         Ok(table)
     }
@@ -276,18 +285,19 @@ impl TableBuilder for CliBuilder<'_> {
         Ok(())
     }
 
-    fn reused(&mut self, _index: usize, space: &StateSpace, pdb: &Pdb) -> anyhow::Result<()> {
+    fn reused(&mut self, index: usize, space: &StateSpace, pdb: &Pdb) -> anyhow::Result<()> {
         if self.check {
             verify_deep(pdb)?;
-            tracing::info!(table = %format!("{{{}}}", space.pattern()), "deep verification of the built file passed");
+            tracing::info!(table = index, pattern = %format!("{{{}}}", space.pattern()), "deep verification of the built file passed");
         }
+        self.progress.written(index, false);
         self.report(TableReport::cached(space, pdb));
         Ok(())
     }
 
     fn written(
         &mut self,
-        _index: usize,
+        index: usize,
         space: &StateSpace,
         table: &BuiltTable,
         pdb: &Pdb,
@@ -295,6 +305,7 @@ impl TableBuilder for CliBuilder<'_> {
         let report = TableReport::new(space, table, self.peak, None)
             .with_table_file(pdb)
             .with_proof(self.proof.take());
+        self.progress.written(index, true);
         self.report(report);
         Ok(())
     }

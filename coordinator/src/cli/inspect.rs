@@ -77,8 +77,8 @@ pub struct TableInfo {
     /// States of the region-indexed search (placement, region of the blank).
     pub search_states: u64,
     /// Null for a plan.
-    pub max: Option<u8>,
-    pub mean: Option<f64>,
+    pub max_value: Option<u8>,
+    pub mean_value: Option<f64>,
     pub unreached: Option<u64>,
     pub histogram: Option<Vec<u64>>,
     pub checksum: Option<String>,
@@ -107,8 +107,8 @@ impl TableInfo {
             build_memory_bytes: build_memory(space, SearchIndex::Region)
                 .map_or(u64::MAX, |(bytes, _)| bytes),
             search_states: space.region_search_states().unwrap_or(u64::MAX),
-            max: built.then_some(header.max_value),
-            mean: histogram_mean(&header.histogram).filter(|_| built),
+            max_value: built.then_some(header.max_value),
+            mean_value: histogram_mean(&header.histogram).filter(|_| built),
             unreached: built.then_some(header.unreached),
             histogram: built.then(|| header.histogram.clone()),
             checksum: pdb.map(tilepdb_common::table::Pdb::checksum),
@@ -173,11 +173,11 @@ impl TableInfo {
             }
         );
         if let (Some(max), Some(unreached), Some(hist)) =
-            (self.max, self.unreached, &self.histogram)
+            (self.max_value, self.unreached, &self.histogram)
         {
             println!(
                 "  values      max {max}, mean {:.3}, {} unreached",
-                self.mean.unwrap_or(0.0),
+                self.mean_value.unwrap_or(0.0),
                 commas(unreached)
             );
             println!(
@@ -211,7 +211,8 @@ pub fn commas(n: u64) -> String {
 
 #[derive(Serialize)]
 struct SetInfo {
-    set: Option<PathBuf>,
+    /// The set's directory (`None` for a plan).
+    set_dir: Option<PathBuf>,
     partition: String,
     board: String,
     goal: String,
@@ -224,7 +225,7 @@ struct SetInfo {
 
 impl SetInfo {
     fn print(&self) {
-        let name = match &self.set {
+        let name = match &self.set_dir {
             Some(d) => d.display().to_string(),
             None => "plan".to_string(),
         };
@@ -266,7 +267,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             .map(|p| TableInfo::new(p.header(), p.space(), Some(p)))
             .collect();
         let info = SetInfo {
-            set: Some(path.to_path_buf()),
+            set_dir: Some(path.to_path_buf()),
             partition: m.partition.clone(),
             board: m.board.to_string(),
             goal: m.goal.to_string(),
@@ -293,7 +294,7 @@ fn open_file(path: &Path) -> anyhow::Result<Pdb> {
 
 fn output<T: Serialize>(info: &T, json: bool, print: fn(&T)) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(info)?);
+        tilepdb_common::json::print("inspect", info)?;
     } else {
         print(info);
     }
@@ -313,7 +314,7 @@ fn plan(args: &InspectArgs) -> anyhow::Result<()> {
         tables.push(TableInfo::new(&header, &space, None));
     }
     let info = SetInfo {
-        set: None,
+        set_dir: None,
         partition: partition.name().to_string(),
         board: partition.board().to_string(),
         goal: args.goal.to_string(),

@@ -104,7 +104,7 @@ pub(super) fn resolve_partition(
         return Ok(Partition::custom(board.unwrap_or("15".parse()?), patterns)?);
     }
     if let Some(name) = partition {
-        let partition = Partition::named(name)?;
+        let partition = Partition::named_on(name, board)?;
         if let Some(b) = board.filter(|&b| b != partition.board()) {
             bail!(
                 "partition {name} is for the {} board, not {b}",

@@ -1,6 +1,7 @@
 //! The command line of `tilepdb-coordinator`: one module per subcommand.
 
 mod build;
+mod completions;
 mod encode;
 mod inspect;
 mod job;
@@ -14,7 +15,7 @@ mod watch;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Builds additive pattern databases (PDBs) for sliding-tile puzzles.
 ///
@@ -48,17 +49,25 @@ enum Command {
     Status(status::StatusArgs),
     /// Run a worker (the same as the `tilepdb-worker` program).
     Worker(tilepdb_worker::cli::WorkerArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(tilepdb_common::cli_docs::CompletionsArgs),
+    /// Write the man pages (the program's and one per subcommand) in a directory.
+    Man(tilepdb_common::cli_docs::ManArgs),
 }
 
 pub fn main() -> ExitCode {
     tilepdb_common::pipe::end_quietly_on_closed_pipe();
     let cli = Cli::parse();
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Above the progress bars while they are shown.
+        .with_writer(tilepdb_coordinator::observe::bars::LogWriter)
+        .with_ansi(terminal)
+        // Module paths help in a log file, not in a person's terminal.
+        .with_target(!terminal)
         .init();
     let result = match cli.command {
         None => build::run(build::BuildArgs::defaults()),
@@ -72,6 +81,8 @@ pub fn main() -> ExitCode {
         Some(Command::Worker(args)) => tilepdb_worker::cli::run_worker(args)
             .map(|_| ())
             .map_err(anyhow::Error::from),
+        Some(Command::Completions(args)) => completions::completions(Cli::command(), args),
+        Some(Command::Man(args)) => completions::man(Cli::command(), args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,7 +13,7 @@ pub struct PartitionsArgs {
 
 #[derive(Serialize)]
 struct Entry {
-    name: &'static str,
+    partition: &'static str,
     board: &'static str,
     patterns: Vec<Vec<u8>>,
     source: &'static str,
@@ -24,13 +24,22 @@ pub fn run(args: PartitionsArgs) -> anyhow::Result<()> {
         let entries: Vec<Entry> = KNOWN_PARTITIONS
             .iter()
             .map(|k| Entry {
-                name: k.name,
+                partition: k.name,
                 board: k.board,
                 patterns: k.patterns.iter().map(|p| p.to_vec()).collect(),
                 source: k.source,
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&entries)?);
+        #[derive(Serialize)]
+        struct Partitions {
+            partitions: Vec<Entry>,
+        }
+        tilepdb_common::json::print(
+            "partitions",
+            Partitions {
+                partitions: entries,
+            },
+        )?;
         return Ok(());
     }
     for k in KNOWN_PARTITIONS {

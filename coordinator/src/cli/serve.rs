@@ -188,10 +188,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             job.id
         );
         // The summary is printed as soon as the job is done, even if serving goes on.
+        let bars = tilepdb_coordinator::observe::bars::watch(job.clone());
         let on_done = move |result: &Result<Vec<TableReport>, _>| {
+            if let Some(bars) = bars {
+                bars.finish()
+            }
             if let Ok(reports) = result {
                 let summary = summary(&done_job, None, started, reports.clone());
-                if let Err(e) = print_summary(&summary, json) {
+                if let Err(e) = print_summary("serve", &summary, json) {
                     tracing::error!("cannot print the summary: {e}");
                 }
             }

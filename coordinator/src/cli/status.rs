@@ -11,6 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use tilepdb_common::wire::proto::JobStatusRequest;
 use tilepdb_coordinator::build::human_bytes;
+use tilepdb_coordinator::observe::progress::Tracker;
 use tilepdb_worker::cli::read_token;
 use tilepdb_worker::client::connect;
 
@@ -51,7 +52,11 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
                     args.tls_ca.as_deref(),
                     args.tls_domain.as_deref(),
                 )?;
-                anyhow::Ok(client.job_status(JobStatusRequest {}).await?.into_inner())
+                let status = client
+                    .job_status(JobStatusRequest {})
+                    .await
+                    .map_err(|s| anyhow::anyhow!("{}: {}", s.code().description(), s.message()))?;
+                anyhow::Ok(status.into_inner())
             })
             .with_context(|| format!("cannot get the status of {}", args.coordinator))
     };
@@ -60,20 +65,32 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
     }
     let s = ask()?;
     let job = s.job.clone().unwrap_or_default();
-    let patterns: Vec<Vec<u32>> = job.patterns.iter().map(|p| p.tiles.clone()).collect();
     if args.json {
+        let snapshot = Tracker::default().update(&s);
+        let tables: Vec<_> = snapshot
+            .tables
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "index": t.index,
+                    "tiles": t.tiles,
+                    "state": t.state,
+                    "states_found": t.states_found,
+                    "expected_states": t.expected_states,
+                })
+            })
+            .collect();
         let v = serde_json::json!({
             "job_id": s.job_id,
             "partition": job.name,
             "board": job.board,
             "goal": job.goal,
             "blank_rule": job.blank_rule,
-            "patterns": patterns,
             "phase": s.phase,
             "done": s.done,
             "table": s.table,
-            "tables": s.tables,
             "tables_written": s.tables_written,
+            "tables": tables,
             "depth": s.depth,
             "layer_states": s.layer_states,
             "states_found": s.states_found,
@@ -81,12 +98,11 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
             "tasks_total": s.tasks_total,
             "workers_alive": s.workers_alive,
             "states_expanded": s.states_expanded,
-            "states_per_second": s.states_per_second,
+            "expanded_per_second": s.states_per_second,
             "bytes_received": s.bytes_received,
             "bytes_sent": s.bytes_sent,
             "elapsed_seconds": s.elapsed_seconds,
             "peak_rss_bytes": s.peak_rss_bytes,
-            "table_states": s.table_states,
             "results_accepted": s.results_accepted,
             "results_dropped": s.results_dropped,
             "leases_expired": s.leases_expired,
@@ -99,7 +115,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
                 "alive": w.alive,
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        tilepdb_common::json::print("status", v)?;
         return Ok(());
     }
     println!(

@@ -1,6 +1,6 @@
 //! The summary of a distributed build (`serve`, `build --workers N`), text or JSON.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -13,6 +13,7 @@ use tilepdb_coordinator::report::{TableReport, peak_rss_bytes};
 pub struct DistSummary {
     pub job_id: String,
     pub partition: String,
+    pub set_name: String,
     pub set_dir: PathBuf,
     pub workers: Option<usize>,
     pub total_seconds: f64,
@@ -27,6 +28,10 @@ pub struct DistSummary {
     /// Tables that failed their proof before being written, and were searched again.
     pub tables_rejected: u64,
     pub coordinator_peak_rss_bytes: Option<u64>,
+    /// Tables written by an earlier run of the job (its data directory said so): not built
+    /// again, not in `tables`.
+    pub tables_already_written: usize,
+    /// The tables built by this run.
     pub tables: Vec<TableReport>,
 }
 
@@ -39,10 +44,12 @@ pub(super) fn summary(
     let c = &job.counters;
     let expanded = c.expanded.load(Relaxed);
     let (received, sent) = (c.bytes_received.load(Relaxed), c.bytes_sent.load(Relaxed));
+    let set_dir = job.config.spec.dir(&job.config.out);
     DistSummary {
         job_id: job.id.clone(),
         partition: job.config.spec.partition.name().to_string(),
-        set_dir: job.config.spec.dir(&job.config.out),
+        set_name: set_name(&set_dir),
+        set_dir,
         workers,
         total_seconds: started.elapsed().as_secs_f64(),
         states_expanded: expanded,
@@ -58,20 +65,46 @@ pub(super) fn summary(
         leases_expired: c.releases.load(Relaxed),
         tables_rejected: c.tables_rejected.load(Relaxed),
         coordinator_peak_rss_bytes: peak_rss_bytes(),
+        tables_already_written: job.spaces.len().saturating_sub(tables.len()),
         tables,
     }
 }
 
-pub(super) fn print_summary(summary: &DistSummary, json: bool) -> anyhow::Result<()> {
+/// The name of the set in `dir` (its directory's name).
+pub(super) fn set_name(dir: &Path) -> String {
+    dir.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// Prints `summary` as `command`'s output: text, or the JSON document.
+pub(super) fn print_summary(
+    command: &str,
+    summary: &DistSummary,
+    json: bool,
+) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(summary)?);
+        tilepdb_common::json::print(command, summary)?;
         return Ok(());
     }
     for t in &summary.tables {
         println!("{}", t.line());
     }
+    let earlier = summary.tables_already_written;
+    if summary.tables.is_empty() && earlier > 0 {
+        println!(
+            "the job was already done: its {earlier} table(s) of {} were written to {} by an earlier run; nothing to build",
+            summary.partition,
+            summary.set_dir.display()
+        );
+        return Ok(());
+    }
+    let earlier = if earlier > 0 {
+        format!(" ({earlier} more written by an earlier run)")
+    } else {
+        String::new()
+    };
     println!(
-        "{} table(s) of {} written to {} in {:.2} s; {} states expanded, {:.3} bytes on the wire per state, coordinator peak memory {}",
+        "{} table(s) of {} written to {}{earlier} in {:.2} s; {} states expanded, {:.3} bytes on the wire per state, coordinator peak memory {}",
         summary.tables.len(),
         summary.partition,
         summary.set_dir.display(),

@@ -1,12 +1,12 @@
 //! `tilepdb-coordinator verify FILE|DIR [--deep]`: checks table files (magic, version, sizes,
 //! both checksums; a set's files against its manifest) and, with `--deep`, decodes every entry
-//! and re-checks it.
+//! and re-checks it; on a directory of sets, every set in it.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
 use tilepdb_common::table::manifest::MANIFEST_NAME;
@@ -15,7 +15,8 @@ use tilepdb_coordinator::verify::{DeepReport, verify_deep};
 
 #[derive(Args)]
 pub struct VerifyArgs {
-    /// A table file (`.pdb`) or a table set's directory (with its `manifest.json`).
+    /// A table file (`.pdb`), a table set's directory (with its `manifest.json`), or a
+    /// directory of sets (each subdirectory with a manifest is verified).
     path: PathBuf,
     /// Also decode every entry and check: value >= Manhattan distance with an even difference;
     /// consistency across every move for aware and ignored tables; agreement with the header's
@@ -34,6 +35,7 @@ struct Outcome {
     checksum: Option<String>,
     error: Option<String>,
     deep: Option<DeepReport>,
+    #[serde(rename = "wall_seconds")]
     seconds: f64,
 }
 
@@ -90,10 +92,147 @@ fn check_dir(dir: &Path, deep: bool) -> anyhow::Result<(Vec<Outcome>, Vec<String
     Ok((outcomes, notes))
 }
 
+/// The sets directly inside `dir` (its subdirectories with a manifest), sorted.
+fn sets_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list the directory {}", dir.display()))?;
+    let mut sets: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p.join(MANIFEST_NAME).is_file())
+        .collect();
+    sets.sort();
+    Ok(sets)
+}
+
+/// The verification of one set.
+#[derive(Serialize)]
+struct SetOutcome {
+    set_dir: PathBuf,
+    ok: bool,
+    /// Why the set could not be read (its manifest), if it could not.
+    error: Option<String>,
+    tables: Vec<Outcome>,
+    notes: Vec<String>,
+}
+
+fn print_outcomes(outcomes: &[Outcome], notes: &[String]) {
+    for o in outcomes {
+        match (&o.error, &o.deep) {
+            (Some(e), _) => println!("FAILED {e}"),
+            (None, Some(d)) => println!(
+                "ok     {} {} (deep, {:.2} s: {} entries decoded, h >= Manhattan with even difference{}, histogram {})",
+                o.file.display(),
+                o.checksum.as_deref().unwrap_or(""),
+                o.seconds,
+                d.entries,
+                if d.distances_checked {
+                    ", every entry the exact distance (Bellman check)"
+                } else if d.consistency_checked {
+                    ", consistent"
+                } else {
+                    ""
+                },
+                if d.exact {
+                    "equal to the header's"
+                } else {
+                    "a lower bound of the header's"
+                },
+            ),
+            (None, None) => println!(
+                "ok     {} {} (magic, version, sizes, header and payload checksums)",
+                o.file.display(),
+                o.checksum.as_deref().unwrap_or("")
+            ),
+        }
+    }
+    for n in notes {
+        println!("note   {n}");
+    }
+}
+
+/// `verify DIR` on a directory of sets: each set in turn, then a summary.
+fn run_sets(args: &VerifyArgs, sets: Vec<PathBuf>) -> anyhow::Result<()> {
+    let outcomes: Vec<SetOutcome> = sets
+        .into_iter()
+        .map(|dir| match check_dir(&dir, args.deep) {
+            Ok((tables, notes)) => SetOutcome {
+                ok: tables.iter().all(|o| o.ok),
+                set_dir: dir,
+                error: None,
+                tables,
+                notes,
+            },
+            Err(e) => SetOutcome {
+                set_dir: dir,
+                ok: false,
+                error: Some(format!("{e:#}")),
+                tables: Vec::new(),
+                notes: Vec::new(),
+            },
+        })
+        .collect();
+    let failed_sets = outcomes.iter().filter(|s| !s.ok).count();
+    let tables: usize = outcomes.iter().map(|s| s.tables.len()).sum();
+    let failed_tables: usize = outcomes
+        .iter()
+        .map(|s| s.tables.iter().filter(|o| !o.ok).count())
+        .sum();
+    if args.json {
+        #[derive(Serialize)]
+        struct Summary<'a> {
+            ok: bool,
+            deep: bool,
+            sets: &'a [SetOutcome],
+        }
+        tilepdb_common::json::print(
+            "verify",
+            Summary {
+                ok: failed_sets == 0,
+                deep: args.deep,
+                sets: &outcomes,
+            },
+        )?;
+    } else {
+        for set in &outcomes {
+            println!("set    {}", set.set_dir.display());
+            if let Some(e) = &set.error {
+                println!("FAILED {e}");
+            }
+            print_outcomes(&set.tables, &set.notes);
+        }
+        println!(
+            "{} set(s) in {}: {} ok, {failed_sets} failed; {tables} table(s), {failed_tables} failed",
+            outcomes.len(),
+            args.path.display(),
+            outcomes.len() - failed_sets,
+        );
+    }
+    if failed_sets > 0 {
+        bail!(
+            "{failed_sets} of {} set(s) in {} failed verification",
+            outcomes.len(),
+            args.path.display()
+        );
+    }
+    Ok(())
+}
+
 pub fn run(args: VerifyArgs) -> anyhow::Result<()> {
     let path = &args.path;
     if !path.exists() {
         bail!("{}: no such file or directory", path.display());
+    }
+    if path.is_dir() && !path.join(MANIFEST_NAME).exists() {
+        let sets = sets_in(path)?;
+        if sets.is_empty() {
+            bail!(
+                "{} is not a table set (it has no {MANIFEST_NAME}) and holds no set (no \
+                 subdirectory has one)",
+                path.display()
+            );
+        }
+        return run_sets(&args, sets);
     }
     let (outcomes, notes) = if path.is_dir() {
         check_dir(path, args.deep)?
@@ -110,48 +249,17 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<()> {
             tables: &'a [Outcome],
             notes: &'a [String],
         }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&Summary {
+        tilepdb_common::json::print(
+            "verify",
+            Summary {
                 ok: failed == 0,
                 deep: args.deep,
                 tables: &outcomes,
                 notes: &notes,
-            })?
-        );
+            },
+        )?;
     } else {
-        for o in &outcomes {
-            match (&o.error, &o.deep) {
-                (Some(e), _) => println!("FAILED {e}"),
-                (None, Some(d)) => println!(
-                    "ok     {} {} (deep, {:.2} s: {} entries decoded, h >= Manhattan with even difference{}, histogram {})",
-                    o.file.display(),
-                    o.checksum.as_deref().unwrap_or(""),
-                    o.seconds,
-                    d.entries,
-                    if d.distances_checked {
-                        ", every entry the exact distance (Bellman check)"
-                    } else if d.consistency_checked {
-                        ", consistent"
-                    } else {
-                        ""
-                    },
-                    if d.exact {
-                        "equal to the header's"
-                    } else {
-                        "a lower bound of the header's"
-                    },
-                ),
-                (None, None) => println!(
-                    "ok     {} {} (magic, version, sizes, header and payload checksums)",
-                    o.file.display(),
-                    o.checksum.as_deref().unwrap_or("")
-                ),
-            }
-        }
-        for n in &notes {
-            println!("note   {n}");
-        }
+        print_outcomes(&outcomes, &notes);
     }
     if failed > 0 {
         bail!(

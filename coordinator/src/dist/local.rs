@@ -43,6 +43,16 @@ impl LocalCluster {
     /// Builds `spec` with a coordinator in this process and the worker processes; the job
     /// (its counters) and the reports of the tables it built.
     pub fn run(&self, spec: SetSpec) -> Result<(Arc<Job>, Vec<TableReport>)> {
+        self.run_watched(spec, |_| ())
+    }
+
+    /// [`LocalCluster::run`], calling `watch` with the job before it starts and keeping what
+    /// it returns (progress bars, say) until the job has ended.
+    pub fn run_watched<W>(
+        &self,
+        spec: SetSpec,
+        watch: impl FnOnce(&Arc<Job>) -> W,
+    ) -> Result<(Arc<Job>, Vec<TableReport>)> {
         if self.workers > MAX_LOCAL_WORKERS || self.threads > tilepdb_common::units::MAX_THREADS {
             return Err(Error::Serve(format!(
                 "{} worker processes and {} threads: a local cluster runs at most \
@@ -72,6 +82,7 @@ impl LocalCluster {
         config.threads = total;
         let job = Arc::new(Job::new(config)?);
         let data = DataDir::open(&data_dir)?;
+        let watching = watch(&job);
         let token = random_token()?;
         let options = ServeOptions {
             token: Some(token.clone()),
@@ -123,6 +134,7 @@ impl LocalCluster {
             watcher.abort();
             result
         });
+        drop(watching);
         stop_workers(&mut lock(&children), result.is_ok());
         let reports = result?;
         if remove_data {

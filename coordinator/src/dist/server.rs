@@ -167,6 +167,9 @@ fn table_service(
 
 /// Resolves when the process is told to stop: Ctrl-C (SIGINT) or SIGTERM.
 pub async fn stop_signal() {
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    #[cfg(unix)]
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {

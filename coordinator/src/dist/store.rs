@@ -2,7 +2,7 @@
 //! built (memory-mapped files), and the job's checkpoint that says how far the job got.
 //!
 //! ```text
-//! <data-dir>/lock              held (flock) by the running coordinator
+//! <data-dir>/lock              held (File::try_lock) by the running coordinator
 //! <data-dir>/checkpoint.json   job, tables written, table in progress and its next layer
 //! <data-dir>/table-<i>.codes   the two-bit state array of table i
 //! <data-dir>/table-<i>.depths  its depth bytes
@@ -116,12 +116,16 @@ impl DataDir {
             .write(true)
             .open(&lock_path)
             .map_err(|e| Error::io(&lock_path, e))?;
-        // SAFETY: flock on a file descriptor we own.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(Error::DataDir {
-                path: path.to_path_buf(),
-                reason: "another coordinator is using it (its lock file is held)".into(),
-            });
+        // An advisory lock (flock on Unix, LockFileEx on Windows), released when the file is.
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::DataDir {
+                    path: path.to_path_buf(),
+                    reason: "another coordinator is using it (its lock file is held)".into(),
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
         }
         Ok(DataDir {
             path: path.to_path_buf(),
@@ -623,8 +627,18 @@ fn array_checksum(path: &Path, kind: &ArrayKind, depth: u32) -> std::io::Result<
 }
 
 /// Reserves the blocks of the whole file, so that writing its mapping later cannot hit a full
+/// disk (which would kill the process with SIGBUS). Linux only (`posix_fallocate`): elsewhere
+/// nothing is reserved and a full disk is found when the mapping is written.
+#[cfg(not(target_os = "linux"))]
+fn allocate(_file: &File, _bytes: u64) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Reserves the blocks of the whole file, so that writing its mapping later cannot hit a full
 /// disk (which would kill the process with SIGBUS).
+#[cfg(target_os = "linux")]
 fn allocate(file: &File, bytes: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
     if bytes == 0 {
         return Ok(());
     }

@@ -17,19 +17,35 @@
 //! ```
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Mutex;
 
 use serde::Serialize;
 use tilepdb_common::wire::proto::JobStatusResponse;
 use tilepdb_common::{BlankRule, StateSpace};
 
 /// States a table's search reaches when done: every state of an aware or ignored table;
-/// for a minimized table one state per region of the blank, estimated (from below) by its
-/// placements, since the regions of a placement are not known before the search.
+/// for a minimized table one state per (placement, region of the blank), counted by the
+/// region index (its placements if that cannot be made), which the search reaches all of
+/// unless the pattern holds every tile.
 pub fn expected_states(space: &StateSpace) -> u64 {
     match space.rule() {
-        BlankRule::Minimized => space.placements(),
+        BlankRule::Minimized => region_states(space),
         _ => space.states(),
     }
+}
+
+/// [`StateSpace::region_search_states`], counted once per board and pattern size (a status
+/// sample asks for it for every table, and the count floods every tile set).
+fn region_states(space: &StateSpace) -> u64 {
+    static COUNTED: Mutex<BTreeMap<(usize, usize, usize), u64>> = Mutex::new(BTreeMap::new());
+    let board = space.board();
+    let key = (board.width(), board.height(), space.pattern().tiles().len());
+    let mut counted = COUNTED.lock().unwrap_or_else(|e| e.into_inner());
+    *counted.entry(key).or_insert_with(|| {
+        space
+            .region_search_states()
+            .unwrap_or_else(|_| space.placements())
+    })
 }
 
 /// The progress of one table of the job.

@@ -58,7 +58,32 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         });
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        #[derive(Serialize)]
+        struct Table {
+            tiles: Vec<u8>,
+        }
+        #[derive(Serialize)]
+        struct Evaluations<'a> {
+            set_dir: &'a std::path::Path,
+            /// The tables in the order of each result's `values`.
+            tables: Vec<Table>,
+            results: &'a [Evaluation],
+        }
+        let tables = set
+            .tables()
+            .iter()
+            .map(|t| Table {
+                tiles: t.space().pattern().tiles().to_vec(),
+            })
+            .collect();
+        tilepdb_common::json::print(
+            "eval",
+            Evaluations {
+                set_dir: &args.tables,
+                tables,
+                results: &out,
+            },
+        )?;
     } else {
         for e in &out {
             let values = e

@@ -80,7 +80,19 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
     }
     let report = report?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        tilepdb_common::json::print(
+            "fetch",
+            serde_json::json!({
+                "set_name": report.set,
+                "set_dir": report.dir,
+                "files": report.files,
+                "total_file_bytes": report.bytes,
+                "downloaded_bytes": report.downloaded,
+                "resumed_bytes": report.resumed,
+                "already_present": report.already_present,
+                "total_seconds": report.seconds,
+            }),
+        )?;
         return Ok(());
     }
     if report.already_present {
@@ -120,17 +132,17 @@ fn list(remote: &Remote, json: bool) -> anyhow::Result<()> {
             .iter()
             .map(|s| {
                 serde_json::json!({
-                    "name": s.name, "partition": s.partition, "board": s.board, "goal": s.goal,
-                    "blank_rule": s.blank_rule, "encoding": s.encoding, "reflection": s.reflection,
-                    "total_bytes": s.total_bytes,
-                    "files": s.files.iter().map(|f| serde_json::json!({
-                        "name": f.name, "tiles": f.tiles, "entries": f.entries, "size": f.size,
-                        "checksum": f.checksum,
+                    "set_name": s.name, "partition": s.partition, "board": s.board,
+                    "goal": s.goal, "blank_rule": s.blank_rule, "encoding": s.encoding,
+                    "reflection": s.reflection, "total_file_bytes": s.total_bytes,
+                    "tables": s.files.iter().map(|f| serde_json::json!({
+                        "file": f.name, "tiles": f.tiles, "entries": f.entries,
+                        "file_bytes": f.size, "checksum": f.checksum,
                     })).collect::<Vec<_>>(),
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&sets)?);
+        tilepdb_common::json::print("fetch", serde_json::json!({ "sets": sets }))?;
         return Ok(());
     }
     if sets.is_empty() {

@@ -10,7 +10,9 @@ mod solve;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use anyhow::Context;
+use clap::{CommandFactory, Parser, Subcommand};
+use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, write_completions, write_man_pages};
 
 /// Solves sliding-tile puzzles optimally with additive pattern databases built by
 /// tilepdb-coordinator (or with Manhattan distance, linear conflict or misplaced tiles).
@@ -39,6 +41,10 @@ enum Command {
     /// Play the puzzle in the terminal: arrow keys slide tiles, h asks for the optimal next
     /// move and the distance left, q quits.
     Play(play::PlayArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Write the man pages (the program's and one per subcommand) in a directory.
+    Man(ManArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -57,6 +63,19 @@ pub fn main() -> ExitCode {
         Command::Gen(args) => generate::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Play(args) => play::run(args),
+        Command::Completions(args) => {
+            write_completions(Cli::command(), args.shell, &mut std::io::stdout().lock());
+            Ok(())
+        }
+        Command::Man(args) => write_man_pages(Cli::command(), &args.dir)
+            .with_context(|| format!("cannot write the man pages in {}", args.dir.display()))
+            .map(|written| {
+                eprintln!(
+                    "wrote {} man page(s) in {}",
+                    written.len(),
+                    args.dir.display()
+                )
+            }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,7 +16,7 @@ use tilepdb_common::table::{Load, TableSet};
 use tilepdb_common::units::{parse_seconds, parse_threads};
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
-use tilepdb_solver::search::{Limits, SearchResult, a_star, ida_star, weighted_a_star};
+use tilepdb_solver::search::{Limits, Outcome, SearchResult, a_star, ida_star, weighted_a_star};
 use tilepdb_solver::textbook::PPlus3S;
 
 use super::input::StateInput;
@@ -95,8 +95,9 @@ pub struct SolveArgs {
     /// --tables it must match the tables.
     #[arg(long)]
     goal: Option<Goal>,
-    /// Give up on an instance after generating this many nodes.
-    #[arg(long)]
+    /// Give up on an instance once it has generated this many nodes (checked at every node:
+    /// an instance out of budget reports exactly this many).
+    #[arg(long, value_name = "N")]
     max_nodes: Option<u64>,
     /// Give up on an instance after this many seconds.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
@@ -200,6 +201,14 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
     if args.reflect && heuristic != HeuristicName::Pdb {
         bail!("--reflect applies to the pdb heuristic");
     }
+    if let Some(set) = set.as_ref().filter(|_| heuristic != HeuristicName::Pdb) {
+        bail!(
+            "the {} heuristic does not use the table set {} given with --tables: leave --tables \
+             out, or use --heuristic pdb",
+            heuristic_name(heuristic),
+            set.dir().display()
+        );
+    }
     let states = args.input.read(board)?;
     let limits = Limits {
         max_nodes: args.max_nodes,
@@ -276,7 +285,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         results,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        tilepdb_common::json::print("solve", &summary)?;
         return Ok(());
     }
     for r in &summary.results {
@@ -293,8 +302,11 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
                 r.instance, r.result.nodes, r.result.seconds
             ),
             None => println!(
-                "{}: {:?} after {} nodes, {:.3} s (no solution within the budget)",
-                r.instance, r.result.outcome, r.result.nodes, r.result.seconds
+                "{}: {} after {} nodes, {:.3} s (no solution within the budget)",
+                r.instance,
+                outcome_words(r.result.outcome),
+                r.result.nodes,
+                r.result.seconds
             ),
         }
     }
@@ -310,4 +322,19 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         summary.nodes_per_second / 1e6
     );
     Ok(())
+}
+
+/// An outcome in words for people (the JSON has `solved`, `node-budget`, `timeout`).
+fn outcome_words(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Solved => "solved",
+        Outcome::NodeBudget => "out of nodes (--max-nodes)",
+        Outcome::Timeout => "out of time (--timeout)",
+    }
+}
+
+/// The heuristic's name as `--heuristic` takes it.
+fn heuristic_name(h: HeuristicName) -> String {
+    clap::ValueEnum::to_possible_value(&h)
+        .map_or_else(|| "chosen".into(), |v| v.get_name().to_string())
 }

@@ -1,0 +1,67 @@
+//! Shell completions and man pages of the three programs, from their clap command lines
+//! (feature `cli-docs`): each program has a `completions SHELL` and a `man DIR` subcommand
+//! that call these.
+//!
+//! ```
+//! use tilepdb_common::cli_docs::{Shell, write_completions};
+//! let cmd = clap::Command::new("demo").subcommand(clap::Command::new("build"));
+//! let mut script = Vec::new();
+//! write_completions(cmd, Shell::Bash, &mut script);
+//! assert!(String::from_utf8(script).unwrap().contains("build"));
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub use clap_complete::Shell;
+
+/// `completions SHELL`: print the completion script for a shell.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+/// `man DIR`: write the man pages (one for the program, one per subcommand).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ManArgs {
+    /// The directory to write the pages in (made if missing), e.g. /usr/local/share/man/man1.
+    pub dir: PathBuf,
+}
+
+/// Writes `cmd`'s completion script for `shell` to `out`.
+pub fn write_completions(mut cmd: clap::Command, shell: Shell, out: &mut dyn Write) {
+    let name = cmd.get_name().to_string();
+    clap_complete::generate(shell, &mut cmd, name, out);
+}
+
+/// Writes the man pages of `cmd` and of each of its subcommands in `dir` (`NAME.1`,
+/// `NAME-SUBCOMMAND.1`, ...); the files written.
+pub fn write_man_pages(cmd: clap::Command, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    write_page(cmd, dir, &mut written)?;
+    Ok(written)
+}
+
+fn write_page(cmd: clap::Command, dir: &Path, written: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut cmd = cmd;
+    cmd.build();
+    let name = cmd.get_display_name().unwrap_or(cmd.get_name()).to_string();
+    let path = dir.join(format!("{name}.1"));
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
+    std::fs::write(&path, page)?;
+    written.push(path);
+    for sub in cmd.get_subcommands() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let sub = sub
+            .clone()
+            .display_name(format!("{name}-{}", sub.get_name()));
+        write_page(sub, dir, written)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! One JSON scheme (`docs/json.md`): every `--json` output of the coordinator program — `build`
+//! (single machine and `--workers`), `serve`, `status`, `inspect`, `verify`, `partitions` — is
+//! one object that begins with `version` and `command`, and names the same things the same way
+//! (a table by its `tiles`, its values `max_value`/`mean_value`, a set by `set_dir`, the
+//! partition, board, goal and blank rule). Real processes on 127.0.0.1.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+const PROGRAM: &str = env!("CARGO_BIN_EXE_tilepdb-coordinator");
+const JOB: [&str; 6] = ["--puzzle", "3x3", "--pattern", "1,2,3", "--pattern", "4,5"];
+
+fn json(args: &[&str]) -> Value {
+    let out = Command::new(PROGRAM)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?} printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// The fields every document has.
+fn document(v: &Value, command: &str) {
+    assert_eq!(v["version"], 1, "{command}: {v:#}");
+    assert_eq!(v["command"], command, "{v:#}");
+}
+
+/// A table of the set of `JOB`: named by its tiles, its values `max_value`/`mean_value`.
+fn table(t: &Value, built: bool) {
+    let tiles: Vec<u64> = t["tiles"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a table without tiles: {t:#}"))
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert!(tiles == [1, 2, 3] || tiles == [4, 5], "{t:#}");
+    for old in ["max", "mean", "pattern"] {
+        assert!(t.get(old).is_none(), "the old name {old}: {t:#}");
+    }
+    if built {
+        assert!(t["max_value"].as_u64().is_some_and(|m| m > 0), "{t:#}");
+        assert!(t["mean_value"].as_f64().is_some_and(|m| m > 0.0), "{t:#}");
+        assert!(t["histogram"].is_array(), "{t:#}");
+    }
+}
+
+fn tables(v: &Value, built: bool) {
+    let tables = v["tables"].as_array().unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(tables.len(), 2, "{v:#}");
+    for t in tables {
+        table(t, built);
+    }
+}
+
+/// The set of `JOB` in `out`.
+fn set(v: &Value, out: &Path) {
+    assert_eq!(v["partition"], "3x3:3-2", "{v:#}");
+    let dir = out.join("3x3-1.2.3_4.5-minimized-blank-first");
+    assert_eq!(v["set_dir"], dir.to_str().unwrap(), "{v:#}");
+}
+
+#[test]
+fn build_inspect_verify_and_partitions_share_the_scheme() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("single");
+    let o = out.to_str().unwrap();
+    let v = json(&[&["build", "--json", "--out", o][..], &JOB].concat());
+    document(&v, "build");
+    set(&v, &out);
+    assert_eq!(v["set_name"], "3x3-1.2.3_4.5-minimized-blank-first");
+    tables(&v, true);
+
+    let cluster = dir.path().join("cluster");
+    let c = cluster.to_str().unwrap();
+    let v = json(&[&["build", "--json", "--workers", "1", "--out", c][..], &JOB].concat());
+    document(&v, "build");
+    set(&v, &cluster);
+    tables(&v, true);
+    assert!(v["job_id"].is_string(), "{v:#}");
+
+    let set_dir = out.join("3x3-1.2.3_4.5-minimized-blank-first");
+    let s = set_dir.to_str().unwrap();
+    let v = json(&["inspect", s, "--json"]);
+    document(&v, "inspect");
+    set(&v, &out);
+    assert_eq!(v["board"], "3x3");
+    assert_eq!(v["blank_rule"], "minimized");
+    assert_eq!(v["goal"], "blank-first");
+    tables(&v, true);
+    let file = set_dir.join("pattern-4-5.pdb");
+    let v = json(&["inspect", file.to_str().unwrap(), "--json"]);
+    document(&v, "inspect");
+    table(&v, true);
+    let v = json(&[&["inspect", "--plan", "--json"][..], &JOB].concat());
+    document(&v, "inspect");
+    assert!(v["set_dir"].is_null());
+    tables(&v, false);
+
+    let v = json(&["verify", s, "--json"]);
+    document(&v, "verify");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["tables"].as_array().unwrap().len(), 2);
+    let v = json(&["verify", o, "--json"]);
+    document(&v, "verify");
+    assert_eq!(v["sets"].as_array().unwrap().len(), 1, "{v:#}");
+    assert_eq!(v["sets"][0]["set_dir"], s, "{v:#}");
+
+    let v = json(&["partitions", "--json"]);
+    document(&v, "partitions");
+    assert!(
+        v["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["partition"] == "15:6-6-3")
+    );
+}
+
+#[test]
+fn serve_and_status_share_the_scheme() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let data = dir.path().join("data");
+    let mut serve = Command::new(PROGRAM)
+        .args(["serve", "--json", "--no-token", "--listen", "127.0.0.1:0"])
+        .args(JOB)
+        .arg("--out")
+        .arg(&out)
+        .arg("--data-dir")
+        .arg(&data)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stderr = serve.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(addr) = line
+                .split("listening on ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+            {
+                let _ = tx.send(addr.to_string());
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("serve names its address");
+    let url = format!("http://{addr}");
+
+    // No worker yet: the job waits in its first table.
+    let v = json(&["status", "--coordinator", &url, "--json"]);
+    document(&v, "status");
+    assert_eq!(v["partition"], "3x3:3-2", "{v:#}");
+    assert_eq!(v["board"], "3x3");
+    tables(&v, false);
+    assert_eq!(v["tables"][0]["index"], 0);
+    assert!(v["tables"][0]["expected_states"].as_u64().unwrap() > 0);
+    assert!(v["expanded_per_second"].is_number(), "{v:#}");
+    assert!(v.get("states_per_second").is_none(), "{v:#}");
+
+    let worker = Command::new(PROGRAM)
+        .args(["worker", "--coordinator", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(worker.success());
+    let mut stdout = String::new();
+    serve
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(serve.wait().unwrap().success());
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    document(&v, "serve");
+    set(&v, &out);
+    tables(&v, true);
+    assert_eq!(v["tables_already_written"], 0);
+}
