@@ -1,20 +1,21 @@
 //! The driver: the distributed job's tables built one after the other by the engine
-//! ([`build_set`], [`search_table`]), with the workers as the executor ([`RemoteExecutor`])
-//! and the data directory's [`Checkpoint`] after every layer.
+//! ([`build_set`], [`search_table`]) on the region index ([`StateIndex::Region`], as the
+//! single machine searches), with the workers as the executor ([`RemoteExecutor`]) and the data
+//! directory's [`Checkpoint`] after every layer.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use tilepdb_common::table::Pdb;
-use tilepdb_common::{BlankRule, StateCodes, StateSpace};
+use tilepdb_common::{StateCodes, StateSpace};
 use tilepdb_worker::ExpandStats;
 
 use super::job::{ExpandingLayer, Job, Stage};
 use super::lease::LayerTasks;
 use super::plan::plan_layer;
 use super::store::{Checkpoint, DataDir};
-use crate::build::{BuildObserver, BuiltTable, histogram, human_bytes};
+use crate::build::{BuildObserver, BuiltTable, human_bytes};
 use crate::engine::units::StateIndex;
 use crate::engine::{Executor, Layer, Reuse, TableBuilder, build_set, finish_table, search_table};
 use crate::error::{Error, Result};
@@ -59,13 +60,13 @@ impl Job {
     /// Searches table `table` from its checkpoint (or from its goal), checkpointing after
     /// every layer.
     fn search(&self, table: usize, checkpoint: &mut Checkpoint<'_>) -> Result<BuiltTable> {
-        let space = &self.spaces[table];
+        let (space, index) = (&self.spaces[table], &self.indexes[table]);
         let table_started = Instant::now();
-        let (arrays, mut progress) = checkpoint.begin_table(table, space)?;
+        let (arrays, mut progress) = checkpoint.begin_table(table, space, index)?;
         tracing::info!(
             table,
             pattern = %space.pattern(),
-            states = space.states(),
+            states = index.states(space),
             arrays = %human_bytes(arrays.bytes()),
             "building table {} of {}",
             table + 1,
@@ -77,7 +78,7 @@ impl Job {
         search_table(
             table,
             space,
-            &StateIndex::Cell,
+            index,
             &arrays,
             &mut progress,
             &mut RemoteExecutor { job: self },
@@ -110,22 +111,14 @@ impl Job {
         // The job has let the arrays go (only `Expanding` holds them): the state array's
         // memory goes before the values are copied out, unless a handler still holds it.
         self.set_stage(Stage::WritingTable);
-        let mut built = finish_table(
+        Ok(finish_table(
             space,
-            &StateIndex::Cell,
+            index,
             arrays,
             &progress,
             &self.pool,
             table_started,
-        );
-        if self.config.spec.rule == BlankRule::ZeroAware {
-            // Searched as the aware table: a region's value is that of any of its cells.
-            built.values = space
-                .region_index()?
-                .zero_aware_from_aware(space.ranker(), &built.values);
-            (built.histogram, built.unreached) = histogram(&built.values);
-        }
-        Ok(built)
+        ))
     }
 
     /// Publishes the tasks of `layer` to the workers and waits until each one's result is
@@ -141,6 +134,7 @@ impl Job {
         let current = StateCodes::code_of_depth(depth);
         let (ranges, counts) = plan_layer(
             space,
+            layer.index,
             layer.arrays,
             current,
             self.config.task_ranks,

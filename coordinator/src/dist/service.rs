@@ -16,7 +16,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use prost::Message;
-use tilepdb_common::StateCodes;
 use tilepdb_common::wire::chunk::{SectionReader, encode_section};
 use tilepdb_common::wire::proto::coordinator_server::Coordinator;
 use tilepdb_common::wire::proto::{
@@ -24,7 +23,6 @@ use tilepdb_common::wire::proto::{
     JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
     Task, TaskMessage, Wait, result_message, task_message,
 };
-use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tokio_stream::Stream;
 use tonic::service::Interceptor;
@@ -32,7 +30,6 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::job::{Job, Lease, Refusal};
 use super::results::ResultCheck;
-use crate::engine::units::unit_states;
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -193,19 +190,11 @@ impl Coordinator for CoordinatorService {
             }],
             Lease::Task(t) => {
                 let level = self.job.config.zstd_level;
-                let space = &self.job.spaces[t.id.table as usize];
-                let shape = ListShape::new(space, t.id.depth);
-                let own = unit_states(space, &t.ranks);
+                let job = self.job.clone();
                 tokio::task::spawn_blocking(move || {
                     // Encoded as the scan goes: the coordinator never holds the states.
-                    let mut input = StateEncoder::new(&shape, own.clone());
-                    let code = StateCodes::code_of_depth(t.id.depth);
-                    t.arrays
-                        .codes
-                        .for_each_with_code(own, code, |s| input.push(s));
-                    let states = input.count();
-                    let bytes = input
-                        .finish()
+                    let (states, bytes) = job
+                        .task_input(&t)
                         .map_err(|e| Status::internal(format!("task input: {e}")))?;
                     let chunks =
                         encode_section(Section::InputStates, &bytes, MAX_CHUNK_BYTES, level);
@@ -307,11 +296,7 @@ impl CoordinatorService {
             let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
             let bytes = reader.finish().map_err(invalid)?;
             // Checked in full before anything is merged: states of the next layer.
-            let shape = ListShape::new(&job.spaces[accepted.table], accepted.depth + 1);
-            let reached =
-                CheckedStates::decode(&bytes, accepted.reached_states, &shape, 0..accepted.states)
-                    .map_err(invalid)?;
-            drop(bytes);
+            let reached = job.check_reached(&accepted, bytes).map_err(invalid)?;
             Ok(job.commit(&accepted, &reached))
         })
         .await

@@ -30,8 +30,16 @@ use crate::engine::{SearchProgress, TableArrays};
 use crate::error::{Error, Result};
 use crate::merge::DepthBytes;
 
-/// Version of the checkpoint's layout.
-pub const CHECKPOINT_FORMAT: u32 = 1;
+/// Version of the checkpoint's layout. Format 2 records the state index
+/// ([`JobCheckpoint::search_index`]); format 1 (earlier versions) was always on the cell index.
+pub const CHECKPOINT_FORMAT: u32 = 2;
+
+/// The state index the job's arrays are on, as the checkpoint names it.
+pub const SEARCH_INDEX: &str = tilepdb_common::wire::SEARCH_INDEX;
+
+fn cell_index() -> String {
+    "cell".into()
+}
 
 /// What the data directory says about the job.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +48,9 @@ pub struct JobCheckpoint {
     pub format: u32,
     /// The job's identity: a coordinator started with another job refuses the directory.
     pub job_id: String,
+    /// The state index the arrays are on ([`SEARCH_INDEX`]; `cell` in format 1).
+    #[serde(default = "cell_index")]
+    pub search_index: String,
     /// Tables written to the output, in order.
     pub tables_written: u32,
     /// The table in progress, if its arrays exist.
@@ -119,11 +130,11 @@ impl DataDir {
                 path: path.clone(),
                 reason: format!("unreadable checkpoint: {e}"),
             })?;
-        if checkpoint.format != CHECKPOINT_FORMAT {
+        if checkpoint.format != CHECKPOINT_FORMAT && checkpoint.format != 1 {
             return Err(Error::DataDir {
                 path,
                 reason: format!(
-                    "checkpoint format {} (this coordinator reads {CHECKPOINT_FORMAT})",
+                    "checkpoint format {} (this coordinator reads 1 and {CHECKPOINT_FORMAT})",
                     checkpoint.format
                 ),
             });
@@ -145,14 +156,21 @@ impl DataDir {
 
     /// The arrays of table `table`: new ones (all unseen, files allocated in full) if `fresh`,
     /// else the files already there (checked for size).
-    pub fn arrays(&self, table: usize, space: &StateSpace, fresh: bool) -> Result<TableArrays> {
-        let codes_bytes = StateCodes::file_bytes(space.states());
+    /// They are sized by `index` ([`StateIndex::states`], [`StateIndex::depth_entries`]).
+    pub fn arrays(
+        &self,
+        table: usize,
+        space: &StateSpace,
+        index: &StateIndex,
+        fresh: bool,
+    ) -> Result<TableArrays> {
+        let (states, entries) = (index.states(space), index.depth_entries(space));
+        let codes_bytes = StateCodes::file_bytes(states);
         let codes_map = self.map(&self.codes_path(table), codes_bytes, fresh)?;
-        let depths_map = self.map(&self.depths_path(table), space.entries(), fresh)?;
+        let depths_map = self.map(&self.depths_path(table), entries, fresh)?;
         Ok(TableArrays {
-            codes: StateCodes::from_mmap(codes_map, space.states()).expect("mapping of the size"),
-            depths: DepthBytes::from_mmap(depths_map, space.entries())
-                .expect("mapping of the size"),
+            codes: StateCodes::from_mmap(codes_map, states).expect("mapping of the size"),
+            depths: DepthBytes::from_mmap(depths_map, entries).expect("mapping of the size"),
         })
     }
 
@@ -254,7 +272,22 @@ impl<'d> Checkpoint<'d> {
                     ),
                 });
             }
-            Some(c) => {
+            Some(c) if c.search_index != SEARCH_INDEX && c.table.is_some() => {
+                return Err(Error::DataDir {
+                    path: dir.path().to_path_buf(),
+                    reason: format!(
+                        "its table in progress was searched on the {} index by an earlier \
+                         version, and this coordinator searches on the {SEARCH_INDEX} index; \
+                         finish the job with that version, or remove the directory to start \
+                         over (the tables written are kept in the output)",
+                        c.search_index
+                    ),
+                });
+            }
+            Some(mut c) => {
+                // Nothing in progress: what follows is on this coordinator's index.
+                c.format = CHECKPOINT_FORMAT;
+                c.search_index = SEARCH_INDEX.to_string();
                 tracing::info!(
                     job = %job_id,
                     tables_written = c.tables_written,
@@ -268,6 +301,7 @@ impl<'d> Checkpoint<'d> {
                 let c = JobCheckpoint {
                     format: CHECKPOINT_FORMAT,
                     job_id: job_id.to_string(),
+                    search_index: SEARCH_INDEX.to_string(),
                     tables_written: 0,
                     table: None,
                 };
@@ -297,6 +331,7 @@ impl<'d> Checkpoint<'d> {
         &mut self,
         table: usize,
         space: &StateSpace,
+        index: &StateIndex,
     ) -> Result<(TableArrays, SearchProgress)> {
         if let Some(c) = self
             .state
@@ -304,10 +339,10 @@ impl<'d> Checkpoint<'d> {
             .clone()
             .filter(|c| c.table as usize == table)
         {
-            return Ok((self.dir.arrays(table, space, false)?, c.progress));
+            return Ok((self.dir.arrays(table, space, index, false)?, c.progress));
         }
-        let arrays = self.dir.arrays(table, space, true)?;
-        arrays.mark_goal(space, &StateIndex::Cell);
+        let arrays = self.dir.arrays(table, space, index, true)?;
+        arrays.mark_goal(space, index);
         self.dir.flush_arrays(table, &arrays)?;
         let progress = SearchProgress::start();
         self.state.table = Some(TableCheckpoint {
@@ -385,13 +420,14 @@ mod tests {
             let data = DataDir::open(&dir).unwrap();
             assert!(DataDir::open(&dir).is_err(), "locked");
             assert_eq!(data.read_checkpoint().unwrap(), None);
-            let arrays = data.arrays(0, &space, true).unwrap();
+            let arrays = data.arrays(0, &space, &StateIndex::Cell, true).unwrap();
             arrays.codes.try_mark(17, 2);
             arrays.depths.record_first(3, 4);
             data.flush_arrays(0, &arrays).unwrap();
             let m = JobCheckpoint {
                 format: CHECKPOINT_FORMAT,
                 job_id: "j".into(),
+                search_index: SEARCH_INDEX.into(),
                 tables_written: 0,
                 table: Some(TableCheckpoint::default()),
             };
@@ -399,7 +435,7 @@ mod tests {
         }
         let data = DataDir::open(&dir).unwrap();
         assert_eq!(data.read_checkpoint().unwrap().unwrap().job_id, "j");
-        let arrays = data.arrays(0, &space, false).unwrap();
+        let arrays = data.arrays(0, &space, &StateIndex::Cell, false).unwrap();
         assert_eq!(arrays.codes.get(17), 2);
         assert_eq!(arrays.depths.get(3), 5);
         let _ = fs::remove_dir_all(&dir);
