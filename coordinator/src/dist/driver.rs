@@ -1,5 +1,6 @@
 //! The driver: the distributed job's tables built one after the other by the engine
-//! ([`build_set`], [`search_table`]) on the region index ([`StateIndex::Region`], as the
+//! ([`build_set`], [`search_table`]) on the region index
+//! ([`crate::engine::units::StateIndex::Region`], as the
 //! single machine searches), with the workers as the executor ([`RemoteExecutor`]) and the data
 //! directory's [`Checkpoint`] after every layer.
 
@@ -16,7 +17,6 @@ use super::lease::LayerTasks;
 use super::plan::plan_layer;
 use super::store::{Checkpoint, DataDir};
 use crate::build::{BuildObserver, BuiltTable, human_bytes};
-use crate::engine::units::StateIndex;
 use crate::engine::{Executor, Layer, Reuse, TableBuilder, build_set, finish_table, search_table};
 use crate::error::{Error, Result};
 use crate::report::{TableReport, peak_rss_bytes};
