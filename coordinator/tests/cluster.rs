@@ -348,13 +348,14 @@ fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
 /// Hostile and broken clients get the right status; the build still finishes correctly.
 mod bad_clients {
     use super::*;
+    use tilepdb_common::region_index::RegionIndex;
     use tilepdb_common::wire::chunk::encode_section;
     use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
     use tilepdb_common::wire::proto::{
         Chunk, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
         result_message, task_message,
     };
-    use tilepdb_common::wire::states::{ListShape, encode_states};
+    use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
     use tilepdb_common::wire::{PROTOCOL_VERSION, TaskId};
     use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
     use tonic::Code;
@@ -496,13 +497,15 @@ mod bad_clients {
             let pattern = Pattern::new(board, vec![1, 2, 3, 4, 5]).unwrap();
             let space =
                 StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Minimized).unwrap();
-            let shape = ListShape::new(&space, t.depth + 1);
-            let all = 0..space.states();
-            let plausible: Vec<u64> = (t.first_rank * space.slots()..)
-                .filter(|&s| encode_states(&shape, all.clone(), &[s]).is_ok())
+            assert_eq!(space.rule(), BlankRule::Minimized);
+            let index = RegionIndex::new(board, 5).unwrap();
+            let shape = RegionListShape::new(&index, false, space.goal_cells(), t.depth + 1);
+            let all = 0..shape.states();
+            let plausible: Vec<u64> = (index.first_block(t.first_rank) * index.orders()..)
+                .filter(|&s| encode_region_states(&shape, all.clone(), &[s]).is_ok())
                 .take(2)
                 .collect();
-            let list = encode_states(&shape, all, &plausible).unwrap();
+            let list = encode_region_states(&shape, all, &plausible).unwrap();
             let good = encode_section(Section::ReachedStates, &list, 1 << 20, 1);
             let h = || header(&job, worker, &t, &list, 2);
 
@@ -587,6 +590,165 @@ mod bad_clients {
         c.finish(MINUTES);
         assert!(w.wait(Duration::from_secs(30)));
         assert_same_tables(&dir.join("single"), &dir.join("out"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The distributed job searches on the region index, as the single machine does: its files
+/// are the single-machine build's, byte for byte, for every blank rule and the encodings that
+/// follow a value from a neighbour's, with 1 and 3 worker processes.
+mod region_index {
+    use super::*;
+
+    /// Builds `job` on this machine, then with 1 and 3 workers; the same files each time.
+    fn same_as_single_machine(name: &str, job: &[&str]) {
+        let dir = scratch(name);
+        single_machine(job, &dir.join("single"));
+        for workers in [1, 3] {
+            let run = dir.join(format!("w{workers}"));
+            let c = start_coordinator(job, &run, "127.0.0.1:0", &["--task-ranks", "64"]);
+            let ws: Vec<Worker> = (0..workers).map(|_| Worker::start(&c.url(), &[])).collect();
+            c.finish(MINUTES);
+            for w in ws {
+                assert!(w.wait(Duration::from_secs(30)), "a worker did not exit 0");
+            }
+            assert_same_tables(&dir.join("single"), &run.join("out"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    const PUZZLE_15: [&str; 4] = ["--pattern", "1,2,3,4", "--pattern", "5,6,7"];
+    const PUZZLE_3X4: [&str; 6] = [
+        "--puzzle",
+        "3x4",
+        "--pattern",
+        "1,2,3,4,5",
+        "--pattern",
+        "6,7,8",
+    ];
+
+    #[test]
+    fn minimized_15_puzzle_and_3x4() {
+        same_as_single_machine(
+            "region-min-15",
+            &[&PUZZLE_15[..], &["--blank", "minimized"]].concat(),
+        );
+        same_as_single_machine(
+            "region-min-3x4",
+            &[&PUZZLE_3X4[..], &["--blank", "minimized"]].concat(),
+        );
+    }
+
+    #[test]
+    fn aware_15_puzzle_mod3_and_3x4() {
+        let mod3 = ["--blank", "aware", "--encoding", "mod3"];
+        same_as_single_machine("region-aware-15", &[&PUZZLE_15[..], &mod3].concat());
+        same_as_single_machine(
+            "region-aware-3x4",
+            &[&PUZZLE_3X4[..], &["--blank", "aware"]].concat(),
+        );
+    }
+
+    #[test]
+    fn zero_aware_15_puzzle_1_bit_and_3x4() {
+        let one_bit = ["--blank", "zero-aware", "--encoding", "1-bit"];
+        same_as_single_machine("region-zero-15", &[&PUZZLE_15[..], &one_bit].concat());
+        let blank_last = ["--blank", "zero-aware", "--goal", "blank-last"];
+        same_as_single_machine("region-zero-3x4", &[&PUZZLE_3X4[..], &blank_last].concat());
+    }
+
+    #[test]
+    fn ignored_15_puzzle_and_3x4_1_bit() {
+        same_as_single_machine(
+            "region-ignored-15",
+            &[&PUZZLE_15[..], &["--blank", "ignored"]].concat(),
+        );
+        let one_bit = ["--blank", "ignored", "--encoding", "1-bit"];
+        same_as_single_machine("region-ignored-3x4", &[&PUZZLE_3X4[..], &one_bit].concat());
+    }
+
+    /// The zero-aware job (whose table is in the region index's order) with its coordinator
+    /// killed mid-table and restarted: it resumes from the region-index arrays of its data
+    /// directory, whose checkpoint says so, and writes the single-machine bytes.
+    #[test]
+    fn a_coordinator_killed_mid_table_resumes_on_the_region_index() {
+        let dir = scratch("region-restart");
+        let job = [
+            "--pattern",
+            "1,2,3,4,5",
+            "--pattern",
+            "6,7,8",
+            "--blank",
+            "zero-aware",
+        ];
+        let tasks = ["--task-ranks", "16"];
+        single_machine(&job, &dir.join("single"));
+        let first = start_coordinator(&job, &dir, "127.0.0.1:0", &tasks);
+        let addr = first.addr;
+        let slow = ["--debug-task-delay-ms", "5"];
+        let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
+        first.wait_for(&["layer done", "table=0", "depth=10 "], MINUTES);
+        std::thread::sleep(Duration::from_millis(50));
+        let mut first = first;
+        first.child.kill().unwrap();
+        first.child.wait().unwrap();
+        drop(first);
+        let checkpoint: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.join("data").join("checkpoint.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(checkpoint["search_index"], "region", "{checkpoint}");
+        assert_eq!(checkpoint["format"], 2, "{checkpoint}");
+        assert!(checkpoint["table"]["next_depth"].as_u64().unwrap() >= 11);
+        let second = start_coordinator(&job, &dir, &addr.to_string(), &tasks);
+        second.wait_for(&["resuming from the data directory"], MINUTES);
+        assert!(
+            !second.has(&["layer done", "table=0", "depth=0 "]),
+            "started over"
+        );
+        second.finish(MINUTES);
+        for w in workers {
+            assert!(w.wait(Duration::from_secs(60)), "a worker did not finish");
+        }
+        assert_same_tables(&dir.join("single"), &dir.join("out"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A data directory whose table in progress was searched on the cell index (a checkpoint of
+    /// format 1, as earlier versions wrote) is refused, naming the directory and what to do.
+    #[test]
+    fn a_data_directory_of_the_cell_index_is_refused_clearly() {
+        let dir = scratch("region-old-dir");
+        let job = ["--pattern", "1,2,3,4,5", "--pattern", "6,7,8"];
+        let first = start_coordinator(&job, &dir, "127.0.0.1:0", &["--task-ranks", "16"]);
+        let worker = Worker::start(&first.url(), &["--debug-task-delay-ms", "5"]);
+        first.wait_for(&["layer done", "table=0", "depth=3 "], MINUTES);
+        drop(first); // killed mid-table: the checkpoint names table 0
+        drop(worker);
+        let path = dir.join("data").join("checkpoint.json");
+        let mut checkpoint: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert!(checkpoint["table"].is_object(), "{checkpoint}");
+        checkpoint["format"] = 1.into();
+        checkpoint.as_object_mut().unwrap().remove("search_index");
+        std::fs::write(&path, serde_json::to_vec(&checkpoint).unwrap()).unwrap();
+        let output = Command::new(coordinator_bin())
+            .arg("serve")
+            .args(job)
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            .arg("--out")
+            .arg(dir.join("out"))
+            .args(["--listen", "127.0.0.1:0"])
+            .env("TILEPDB_TOKEN", TOKEN)
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let data = dir.join("data");
+        assert!(stderr.contains(&*data.to_string_lossy()), "{stderr}");
+        assert!(stderr.contains("cell index"), "{stderr}");
+        assert!(stderr.contains("remove the directory"), "{stderr}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tilepdb_common::StateSpace;
 use tilepdb_common::wire::chunk::{SectionReader, encode_section};
 use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
@@ -20,12 +21,14 @@ use tilepdb_common::wire::proto::{
 use tilepdb_common::wire::states::{ListShape, decode_states, encode_states, own_states};
 use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION, saturating_u32};
 use tilepdb_common::{StateList, StateSpace};
+use tilepdb_common::wire::region_lists::{decode_region_states, encode_region_states};
+use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
 use crate::error::{Error, Result};
-use crate::task::run_task;
+use crate::region_task::{RegionTable, run_region_task};
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
@@ -225,6 +228,7 @@ pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
                 .spaces()
                 .map_err(|e| Error::Refused(format!("the job's definition: {e}")))?,
         );
+        let regions = Arc::new(region_tables(reg.job.as_ref(), &spaces)?);
         tracing::info!(
             job = %reg.job_id,
             worker = reg.worker_id,
@@ -237,6 +241,7 @@ pub async fn run(config: WorkerConfig) -> Result<WorkerSummary> {
             job_id: reg.job_id.clone(),
             worker_id: reg.worker_id,
             spaces,
+            regions,
             pool: pool.clone(),
             config: Arc::new(config.clone()),
             max_chunk: reg.max_chunk_bytes.clamp(1, MAX_CHUNK_BYTES),
@@ -283,6 +288,8 @@ struct Session {
     job_id: String,
     worker_id: u64,
     spaces: Arc<Vec<StateSpace>>,
+    /// The region index of each table (the job searches on it).
+    regions: Arc<Vec<RegionTable>>,
     pool: Arc<rayon::ThreadPool>,
     config: Arc<WorkerConfig>,
     max_chunk: u32,
@@ -445,7 +452,7 @@ impl Session {
                 )));
             }
         };
-        let space = check_task(&task, &self.spaces)
+        let (space, region) = check_task(&task, &self.spaces, &self.regions)
             .map_err(|m| Failure::Dropped(Status::invalid_argument(m)))?;
         let mut reader = SectionReader::new(Section::InputStates, task.input_bytes, self.max_chunk);
         while !reader.is_complete() {
@@ -465,11 +472,11 @@ impl Session {
                 }
             }
         }
-        let ranks = task.first_rank..task.end_rank;
-        let shape = ListShape::new(space, task.depth);
+        let own = region.states_of(task.first_rank..task.end_rank);
+        let shape = region.list_shape(space, task.depth);
         let input = reader
             .finish()
-            .and_then(|b| decode_states(&b, task.states, &shape, own_states(&ranks, space.slots())))
+            .and_then(|b| decode_region_states(&b, task.states, &shape, own))
             .map_err(|e| Failure::Dropped(Status::data_loss(e.to_string())))?;
         self.summary.lock().unwrap().bytes_received += received;
         Ok(Some((task, input)))
@@ -478,17 +485,17 @@ impl Session {
     /// Expands a task with the whole pool; its result, encoded.
     async fn expand(&self, task: &Task, input: Vec<u64>) -> Option<Expanded> {
         let (pool, spaces) = (self.pool.clone(), self.spaces.clone());
+        let regions = self.regions.clone();
         let (level, max_chunk) = (self.config.zstd_level, self.max_chunk);
-        let (table, ranks) = (task.table as usize, task.first_rank..task.end_rank);
+        let (table, sets) = (task.table as usize, task.first_rank..task.end_rank);
         let depth = task.depth;
-        let input = StateList(input);
         let started = Instant::now();
         let result = tokio::task::spawn_blocking(move || {
-            let space = &spaces[table];
-            let out = pool.install(|| run_task(space, ranks, &input));
+            let (space, region) = (&spaces[table], &regions[table]);
+            let out = pool.install(|| run_region_task(region, sets, &input));
             // The states reached are those of the next layer.
-            let shape = ListShape::new(space, depth + 1);
-            let list = encode_states(&shape, 0..space.states(), &out.reached)?;
+            let shape = region.list_shape(space, depth + 1);
+            let list = encode_region_states(&shape, 0..shape.states(), &out.reached)?;
             let chunks = encode_section(Section::ReachedStates, &list, max_chunk, level);
             Ok::<_, tilepdb_common::Error>(Expanded {
                 reached_states: out.reached.len() as u64,
@@ -606,26 +613,49 @@ async fn heartbeats(
     }
 }
 
-/// The task's table, if its fields are consistent with the job.
-fn check_task<'a>(task: &Task, spaces: &'a [StateSpace]) -> Result<&'a StateSpace, String> {
-    let space = spaces
+/// The region index of each table of a job, which must be searched on it.
+fn region_tables(
+    job: Option<&tilepdb_common::wire::proto::JobSpec>,
+    spaces: &[StateSpace],
+) -> Result<Vec<RegionTable>> {
+    let index = job.map_or("", |j| j.search_index.as_str());
+    if index != tilepdb_common::wire::SEARCH_INDEX {
+        let named = if index.is_empty() { "cell" } else { index };
+        return Err(Error::Refused(format!(
+            "its job searches on the {named} index; this worker expands the {} index only",
+            tilepdb_common::wire::SEARCH_INDEX
+        )));
+    }
+    Ok(spaces
+        .iter()
+        .map(RegionTable::of)
+        .collect::<tilepdb_common::Result<Vec<_>>>()?)
+}
+
+/// The task's table and its region index, if its fields are consistent with the job.
+fn check_task<'a>(
+    task: &Task,
+    spaces: &'a [StateSpace],
+    regions: &'a [RegionTable],
+) -> Result<(&'a StateSpace, &'a RegionTable), String> {
+    let (space, region) = spaces
         .get(task.table as usize)
+        .zip(regions.get(task.table as usize))
         .ok_or_else(|| format!("task for table {} of {}", task.table, spaces.len()))?;
-    if task.first_rank >= task.end_rank || task.end_rank > space.placements() {
+    let sets = region.index.sets();
+    if task.first_rank >= task.end_rank || task.end_rank > sets {
         return Err(format!(
-            "task ranks {}..{} outside 0..{}",
-            task.first_rank,
-            task.end_rank,
-            space.placements()
+            "task tile sets {}..{} outside 0..{sets}",
+            task.first_rank, task.end_rank,
         ));
     }
-    let own = own_states(&(task.first_rank..task.end_rank), space.slots());
-    let most_bytes = ListShape::new(space, task.depth).max_bytes(task.states);
+    let own = region.states_of(task.first_rank..task.end_rank);
+    let most_bytes = region.list_shape(space, task.depth).max_bytes(task.states);
     if task.states > own.end - own.start || task.input_bytes > most_bytes {
         return Err(format!(
-            "{} bytes cannot list {} states of ranks {}..{}",
+            "{} bytes cannot list {} states of tile sets {}..{}",
             task.input_bytes, task.states, task.first_rank, task.end_rank
         ));
     }
-    Ok(space)
+    Ok((space, region))
 }

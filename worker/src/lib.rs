@@ -1,13 +1,16 @@
 //! The worker side of a tilepdb build: executing tasks.
 //!
-//! A task expands the current-layer states of a rank range ([`expand_range`]) and reports every
-//! state it reaches to a [`ReachedSink`]. In single-machine mode the coordinator's merge is the
-//! sink itself; a remote worker ([`client`]) takes tasks over gRPC, expands them with every
-//! core ([`task`]) and streams back the states they reached.
+//! A task expands the current-layer states of a range of units (placement ranks on the cell
+//! index, [`expand_range`]; tile sets on the region index, [`region_expand`]) and reports every
+//! state it reaches to a sink. In single-machine mode the coordinator's merge is the sink
+//! itself; a remote worker ([`client`]) takes tasks of the region index over gRPC, expands them
+//! with every core ([`region_task`]) and streams back the states they reached.
 //!
 //! * [`expand`]: the breadth-first expansion kernel;
 //! * [`region_expand`]: the expansion kernel on the region index (blocks of `k!` orders);
-//! * [`task`]: one task off the wire, expanded in parallel, its result collected;
+//! * [`task`]: one task of placement ranks expanded in parallel, its result collected;
+//! * [`region_task`]: one task off the wire (tile sets of the region index), expanded in
+//!   parallel with the region kernel, its result collected;
 //! * [`client`]: the worker process's loop (register, heartbeat, take, expand, deliver);
 //! * [`cli`]: the `tilepdb-worker` command line.
 
@@ -16,6 +19,7 @@ pub mod client;
 pub mod error;
 pub mod expand;
 pub mod region_expand;
+pub mod region_task;
 pub mod task;
 
 pub use error::{Error, Result};

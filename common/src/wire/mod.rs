@@ -2,11 +2,13 @@
 //!
 //! * [`proto`]: the generated messages, client and server of `proto/tilepdb/v1`;
 //! * [`chunk`]: sections of bytes as checked, bounded zstd chunks;
-//! * [`states`]: the encodings of a task's input and result;
+//! * [`states`]: the encodings of a task's input and result on the cell index;
+//! * [`region_lists`]: those on the region index (the distributed job's);
 //! * [`connect`]: the token and the channel of every client.
 
 pub mod chunk;
 pub mod connect;
+pub mod region_lists;
 pub mod states;
 
 /// The generated code of package `tilepdb.v1`.
@@ -15,8 +17,12 @@ pub mod proto {
     tonic::include_proto!("tilepdb.v1");
 }
 
-/// The protocol version of this build; a peer of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol version of this build; a peer of another version is refused. Version 2: jobs
+/// search on the region index, and task inputs and results are region lists.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The state index distributed jobs search on, as [`proto::JobSpec::search_index`] names it.
+pub const SEARCH_INDEX: &str = "region";
 
 /// Largest decompressed chunk (1 MiB): far below gRPC's 4 MiB message limit even when the
 /// data does not compress.
@@ -40,7 +46,7 @@ use crate::error::{Error, Result};
 use crate::{BlankRule, Board, Goal, Partition, Pattern, StateSpace};
 
 impl proto::JobSpec {
-    /// The definition of the job that builds `partition`'s tables.
+    /// The definition of the job that builds `partition`'s tables (on the region index).
     pub fn new(partition: &Partition, goal: Goal, rule: BlankRule) -> proto::JobSpec {
         proto::JobSpec {
             board: partition.board().to_string(),
@@ -54,6 +60,7 @@ impl proto::JobSpec {
                 })
                 .collect(),
             name: partition.name().to_string(),
+            search_index: SEARCH_INDEX.to_string(),
         }
     }
 

@@ -1,13 +1,15 @@
 //! The driver: the distributed job's tables built one after the other by the engine
-//! ([`build_set`], [`search_table`]), with the workers as the executor ([`RemoteExecutor`])
-//! and the data directory's [`Checkpoint`] after every layer.
+//! ([`build_set`], [`search_table`]) on the region index
+//! ([`crate::engine::units::StateIndex::Region`], as the
+//! single machine searches), with the workers as the executor ([`RemoteExecutor`]) and the data
+//! directory's [`Checkpoint`] after every layer.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use tilepdb_common::table::Pdb;
-use tilepdb_common::{BlankRule, StateCodes, StateSpace};
+use tilepdb_common::{StateCodes, StateSpace};
 use tilepdb_worker::ExpandStats;
 
 use super::job::{ExpandingLayer, Job, Stage};
@@ -61,13 +63,13 @@ impl Job {
     /// Searches table `table` from its checkpoint (or from its goal), checkpointing after
     /// every layer.
     fn search(&self, table: usize, checkpoint: &mut Checkpoint<'_>) -> Result<BuiltTable> {
-        let space = &self.spaces[table];
+        let (space, index) = (&self.spaces[table], &self.indexes[table]);
         let table_started = Instant::now();
-        let (arrays, mut progress) = checkpoint.begin_table(table, space)?;
+        let (arrays, mut progress) = checkpoint.begin_table(table, space, index)?;
         tracing::info!(
             table,
             pattern = %space.pattern(),
-            states = space.states(),
+            states = index.states(space),
             arrays = %human_bytes(arrays.bytes()),
             "building table {} of {}",
             table + 1,
@@ -79,7 +81,7 @@ impl Job {
         search_table(
             table,
             space,
-            &StateIndex::Cell,
+            index,
             &arrays,
             &mut progress,
             &mut RemoteExecutor { job: self },
@@ -112,22 +114,14 @@ impl Job {
         // The job has let the arrays go (only `Expanding` holds them): the state array's
         // memory goes before the values are copied out, unless a handler still holds it.
         self.set_stage(Stage::WritingTable);
-        let mut built = finish_table(
+        Ok(finish_table(
             space,
-            &StateIndex::Cell,
+            index,
             arrays,
             &progress,
             &self.pool,
             table_started,
-        );
-        if self.config.spec.rule == BlankRule::ZeroAware {
-            // Searched as the aware table: a region's value is that of any of its cells.
-            built.values = space
-                .region_index()?
-                .zero_aware_from_aware(space.ranker(), &built.values);
-            (built.histogram, built.unreached) = histogram(&built.values);
-        }
-        Ok(built)
+        ))
     }
 
     /// Publishes the tasks of `layer` to the workers and waits until each one's result is
@@ -143,6 +137,7 @@ impl Job {
         let current = StateCodes::code_of_depth(depth);
         let (ranges, counts) = plan_layer(
             space,
+            layer.index,
             layer.arrays,
             current,
             self.config.task_ranks,

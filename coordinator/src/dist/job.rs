@@ -29,7 +29,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tilepdb_common::BlankRule;
 use tilepdb_common::StateSpace;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse};
 use tilepdb_common::wire::{TaskId, saturating_u32};
@@ -37,6 +36,7 @@ use tilepdb_common::wire::{TaskId, saturating_u32};
 use super::lease::{LayerTasks, Rejection};
 use super::workers::{TooManyWorkers, UnknownWorker, Workers};
 use crate::build::thread_pool;
+use crate::engine::units::StateIndex;
 use crate::engine::{SetSpec, TableArrays};
 use crate::error::Result;
 use crate::report::peak_rss_bytes;
@@ -192,7 +192,7 @@ pub struct LeasedTask {
     pub id: TaskId,
     /// The lease's attempt number.
     pub attempt: u64,
-    /// The task's units (placement ranks).
+    /// The task's units (tile-set ranks of the region index).
     pub ranks: Range<u64>,
     /// Its current states.
     pub states: u64,
@@ -244,6 +244,8 @@ pub struct Job {
     pub spec: JobSpec,
     /// The state space of each table.
     pub spaces: Vec<StateSpace>,
+    /// The index each table is searched on (the region index, [`StateIndex::Region`]).
+    pub indexes: Vec<StateIndex>,
     /// How the job runs.
     pub config: JobConfig,
     state: Mutex<JobState>,
@@ -257,41 +259,20 @@ pub struct Job {
     pub(super) pool: rayon::ThreadPool,
 }
 
-/// The rule the distributed search runs: a zero-aware table is searched as the aware table on
-/// the cell index and its values converted at the end (a region's value is that of any of its
-/// cells), so that its file is the single-machine build's, byte for byte.
-fn search_rule(rule: BlankRule) -> BlankRule {
-    match rule {
-        BlankRule::ZeroAware => BlankRule::Aware,
-        r => r,
-    }
-}
-
 impl Job {
     /// A job of `config`, not started.
     pub fn new(config: JobConfig) -> Result<Job> {
-        let spaces = config
-            .spec
-            .spaces()?
-            .into_iter()
-            .map(|space| {
-                StateSpace::new(
-                    space.board(),
-                    space.goal(),
-                    space.pattern().clone(),
-                    search_rule(space.rule()),
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let spaces = config.spec.spaces()?;
+        let indexes = spaces
+            .iter()
+            .map(StateIndex::region)
+            .collect::<Result<Vec<_>>>()?;
         let pool = thread_pool(config.threads, "tilepdb-merge")?;
         Ok(Job {
             id: config.spec.job_id(),
-            spec: JobSpec::new(
-                &config.spec.partition,
-                config.spec.goal,
-                search_rule(config.spec.rule),
-            ),
+            spec: JobSpec::new(&config.spec.partition, config.spec.goal, config.spec.rule),
             spaces,
+            indexes,
             state: Mutex::new(JobState {
                 stage: Stage::Starting,
                 table: 0,

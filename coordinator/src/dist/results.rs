@@ -1,16 +1,18 @@
-//! Results of tasks: a header checked against the job ([`Job::check_result`]), then the
-//! result merged ([`Job::commit`]) with the same [`LayerMerge`] as in-process workers.
+//! Results of tasks: a header checked against the job ([`Job::check_result`]), its list of
+//! region-index states checked in full ([`Job::check_reached`]), then merged ([`Job::commit`]):
+//! each state not seen yet gets the next layer's code (the engine's `finish_layer` records the
+//! depths of the next layer's states, as for in-process workers).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
+use tilepdb_common::StateCodes;
 use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::ResultHeader;
-use tilepdb_common::wire::states::{CheckedStates, ListShape};
+use tilepdb_common::wire::region_lists::walk_region_states;
 
 use super::job::{Job, Refusal, Stage};
 use super::lease::Verdict;
-use crate::merge::LayerMerge;
 
 /// What to do with a result whose header was checked.
 pub enum ResultCheck {
@@ -28,7 +30,7 @@ pub struct AcceptedResult {
     pub table: usize,
     /// The depth of the layer expanded.
     pub depth: u32,
-    /// All states of the table.
+    /// All states of the table (on its index).
     pub states: u64,
     /// The states the result lists.
     pub reached_states: u64,
@@ -56,20 +58,21 @@ impl Job {
             ));
         }
         let table = id.table as usize;
-        let Some(space) = self.spaces.get(table) else {
+        let (Some(space), Some(search_index)) = (self.spaces.get(table), self.indexes.get(table))
+        else {
             return bad(format!(
                 "table {table} of a job of {} tables",
                 self.spaces.len()
             ));
         };
-        if h.first_rank >= h.end_rank || h.end_rank > space.placements() {
+        let units = search_index.unit_count(space);
+        if h.first_rank >= h.end_rank || h.end_rank > units {
             return bad(format!(
-                "ranks {}..{} are outside the table's 0..{}",
-                h.first_rank,
-                h.end_rank,
-                space.placements()
+                "tile sets {}..{} are outside the table's 0..{units}",
+                h.first_rank, h.end_rank,
             ));
         }
+        let table_states = search_index.states(space);
         let current = (st.table, st.depth);
         if (table, id.depth) < current || matches!(st.stage, Stage::Done) {
             return Ok(ResultCheck::Drop("its layer is over"));
@@ -96,7 +99,7 @@ impl Job {
                 Verdict::Accept { states } => states,
             };
         // Each state has at most 4 moves per pattern tile.
-        let most = (states * 4 * space.k() as u64).min(space.states());
+        let most = (states * 4 * space.k() as u64).min(table_states);
         if h.reached_states > most {
             return bad(format!(
                 "{} states reached from {states} states expanded (at most {most})",
@@ -104,7 +107,10 @@ impl Job {
             ));
         }
         // The result lists states of the next layer.
-        if h.reached_bytes > ListShape::new(space, id.depth + 1).max_bytes(h.reached_states) {
+        let shape = self
+            .list_shape(table, id.depth + 1)
+            .map_err(|e| Refusal::Invalid(e.to_string()))?;
+        if h.reached_bytes > shape.max_bytes(h.reached_states) {
             return bad(format!(
                 "{} bytes cannot list {} states",
                 h.reached_bytes, h.reached_states
@@ -120,7 +126,7 @@ impl Job {
             index,
             table,
             depth: id.depth,
-            states: space.states(),
+            states: table_states,
             reached_states: h.reached_states,
             reached_bytes: h.reached_bytes,
             expanded: h.expanded,
@@ -128,9 +134,23 @@ impl Job {
         }))
     }
 
+    /// Checks in full that `bytes` list exactly the result's states, of the next layer, in the
+    /// table (blocking: call off the async threads); nothing is merged from a bad list.
+    pub fn check_reached(
+        &self,
+        r: &AcceptedResult,
+        bytes: Vec<u8>,
+    ) -> tilepdb_common::Result<CheckedReached> {
+        let shape = self
+            .list_shape(r.table, r.depth + 1)
+            .map_err(|e| tilepdb_common::Error::Wire(format!("the result's table: {e}")))?;
+        walk_region_states(&bytes, r.reached_states, &shape, 0..r.states, |_| {})?;
+        Ok(CheckedReached { bytes })
+    }
+
     /// Merges a result, its states checked (blocking: call off the async threads). Returns
     /// whether it was merged (false: another attempt of the task got there first).
-    pub fn commit(&self, r: &AcceptedResult, reached: &CheckedStates) -> bool {
+    pub fn commit(&self, r: &AcceptedResult, reached: &CheckedReached) -> bool {
         let arrays = {
             let mut st = self.lock();
             if (st.table, st.depth) != (r.table, r.depth) {
@@ -144,16 +164,15 @@ impl Job {
             }
             layer.arrays.clone()
         };
-        let space = &self.spaces[r.table];
-        let mut merge = LayerMerge::new(
-            &arrays.codes,
-            &arrays.depths,
-            space.rule(),
-            space.slots(),
-            r.depth + 1,
-        );
-        reached.for_each(|s| tilepdb_worker::ReachedSink::reached(&mut merge, s));
-        let added = merge.added;
+        let next = StateCodes::code_of_depth(r.depth + 1);
+        let mut added = 0;
+        if let Ok(shape) = self.list_shape(r.table, r.depth + 1) {
+            // Checked by `check_reached`: the walk cannot fail.
+            let _ =
+                walk_region_states(&reached.bytes, r.reached_states, &shape, 0..r.states, |s| {
+                    added += arrays.codes.try_mark(s, next) as u64;
+                });
+        }
         drop(arrays);
         self.counters.expanded.fetch_add(r.expanded, Relaxed);
         self.counters.generated.fetch_add(r.generated, Relaxed);
@@ -176,4 +195,9 @@ impl Job {
         }
         true
     }
+}
+
+/// The list of a result's states, checked in full ([`Job::check_reached`]).
+pub struct CheckedReached {
+    bytes: Vec<u8>,
 }

@@ -20,7 +20,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use prost::Message;
-use tilepdb_common::StateCodes;
 use tilepdb_common::wire::chunk::{SectionReader, encode_section};
 use tilepdb_common::wire::proto::coordinator_server::Coordinator;
 use tilepdb_common::wire::proto::{
@@ -36,7 +35,6 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::job::{Job, Lease, Refusal};
 use super::results::ResultCheck;
-use crate::engine::units::unit_states;
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -228,19 +226,11 @@ impl Coordinator for CoordinatorService {
             }],
             Lease::Task(t) => {
                 let level = self.job.config.zstd_level;
-                let space = &self.job.spaces[t.id.table as usize];
-                let shape = ListShape::new(space, t.id.depth);
-                let own = unit_states(space, &t.ranks);
+                let job = self.job.clone();
                 tokio::task::spawn_blocking(move || {
                     // Encoded as the scan goes: the coordinator never holds the states.
-                    let mut input = StateEncoder::new(&shape, own.clone());
-                    let code = StateCodes::code_of_depth(t.id.depth);
-                    t.arrays
-                        .codes
-                        .for_each_with_code(own, code, |s| input.push(s));
-                    let states = input.count();
-                    let bytes = input
-                        .finish()
+                    let (states, bytes) = job
+                        .task_input(&t)
                         .map_err(|e| Status::internal(format!("task input: {e}")))?;
                     let chunks =
                         encode_section(Section::InputStates, &bytes, MAX_CHUNK_BYTES, level);
@@ -352,11 +342,7 @@ impl CoordinatorService {
             let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
             let bytes = reader.finish().map_err(invalid)?;
             // Checked in full before anything is merged: states of the next layer.
-            let shape = ListShape::new(&job.spaces[accepted.table], accepted.depth + 1);
-            let reached =
-                CheckedStates::decode(&bytes, accepted.reached_states, &shape, 0..accepted.states)
-                    .map_err(invalid)?;
-            drop(bytes);
+            let reached = job.check_reached(&accepted, bytes).map_err(invalid)?;
             Ok(job.commit(&accepted, &reached))
         })
         .await

@@ -43,6 +43,16 @@ use crate::engine::{SearchProgress, TableArrays};
 use crate::error::{Error, Result};
 use crate::merge::DepthBytes;
 
+/// Version of the checkpoint's layout. Format 2 records the state index
+/// ([`JobCheckpoint::search_index`]); format 1 (earlier versions) was always on the cell index.
+pub const CHECKPOINT_FORMAT: u32 = 2;
+
+/// The state index the job's arrays are on, as the checkpoint names it.
+pub const SEARCH_INDEX: &str = tilepdb_common::wire::SEARCH_INDEX;
+
+fn cell_index() -> String {
+    "cell".into()
+}
 /// Version of the checkpoint's layout (2: with checksums).
 pub const CHECKPOINT_FORMAT: u32 = 2;
 
@@ -56,6 +66,9 @@ pub struct JobCheckpoint {
     pub format: u32,
     /// The job's identity: a coordinator started with another job refuses the directory.
     pub job_id: String,
+    /// The state index the arrays are on ([`SEARCH_INDEX`]; `cell` in format 1).
+    #[serde(default = "cell_index")]
+    pub search_index: String,
     /// Tables written to the output, in order.
     pub tables_written: u32,
     /// The table in progress, if its arrays exist.
@@ -211,14 +224,21 @@ impl DataDir {
 
     /// The arrays of table `table`: new ones (all unseen, files allocated in full) if `fresh`,
     /// else the files already there (checked for size).
-    pub fn arrays(&self, table: usize, space: &StateSpace, fresh: bool) -> Result<TableArrays> {
-        let codes_bytes = StateCodes::file_bytes(space.states());
+    /// They are sized by `index` ([`StateIndex::states`], [`StateIndex::depth_entries`]).
+    pub fn arrays(
+        &self,
+        table: usize,
+        space: &StateSpace,
+        index: &StateIndex,
+        fresh: bool,
+    ) -> Result<TableArrays> {
+        let (states, entries) = (index.states(space), index.depth_entries(space));
+        let codes_bytes = StateCodes::file_bytes(states);
         let codes_map = self.map(&self.codes_path(table), codes_bytes, fresh)?;
-        let depths_map = self.map(&self.depths_path(table), space.entries(), fresh)?;
+        let depths_map = self.map(&self.depths_path(table), entries, fresh)?;
         Ok(TableArrays {
-            codes: StateCodes::from_mmap(codes_map, space.states()).expect("mapping of the size"),
-            depths: DepthBytes::from_mmap(depths_map, space.entries())
-                .expect("mapping of the size"),
+            codes: StateCodes::from_mmap(codes_map, states).expect("mapping of the size"),
+            depths: DepthBytes::from_mmap(depths_map, entries).expect("mapping of the size"),
         })
     }
 
@@ -269,13 +289,10 @@ impl DataDir {
 
     /// Checks that both array files of table `table` still have their sizes (nothing
     /// outside truncated or grew them while mapped).
-    pub fn check_sizes(&self, table: usize, space: &StateSpace) -> Result<()> {
+    pub fn check_sizes(&self, table: usize, states: u64, depth_entries: u64) -> Result<()> {
         for (path, bytes) in [
-            (
-                self.codes_path(table),
-                StateCodes::file_bytes(space.states()),
-            ),
-            (self.depths_path(table), space.entries()),
+            (self.codes_path(table), StateCodes::file_bytes(states)),
+            (self.depths_path(table), depth_entries),
         ] {
             let len = fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
             if len != bytes {
@@ -372,6 +389,18 @@ impl<'d> Checkpoint<'d> {
                     ),
                 });
             }
+            Some(c) if c.search_index != SEARCH_INDEX && c.table.is_some() => {
+                return Err(Error::DataDir {
+                    path: dir.path().to_path_buf(),
+                    reason: format!(
+                        "its table in progress was searched on the {} index by an earlier \
+                         version, and this coordinator searches on the {SEARCH_INDEX} index; \
+                         finish the job with that version, or remove the directory to start \
+                         over (the tables written are kept in the output)",
+                        c.search_index
+                    ),
+                });
+            }
             Some(c) => {
                 check_fields(dir, &c, spaces)?;
                 tracing::info!(
@@ -387,6 +416,7 @@ impl<'d> Checkpoint<'d> {
                 let c = JobCheckpoint {
                     format: CHECKPOINT_FORMAT,
                     job_id: job_id.to_string(),
+                    search_index: SEARCH_INDEX.to_string(),
                     tables_written: 0,
                     table: None,
                     checksum: String::new(),
@@ -417,6 +447,7 @@ impl<'d> Checkpoint<'d> {
         &mut self,
         table: usize,
         space: &StateSpace,
+        index: &StateIndex,
     ) -> Result<(TableArrays, SearchProgress)> {
         if let Some(c) = self
             .state
@@ -424,7 +455,7 @@ impl<'d> Checkpoint<'d> {
             .clone()
             .filter(|c| c.table as usize == table)
         {
-            match self.resume_arrays(table, space, &c) {
+            match self.resume_arrays(table, space, index, &c) {
                 Ok(arrays) => return Ok((arrays, c.progress)),
                 Err(damage) => tracing::warn!(
                     table,
@@ -433,8 +464,8 @@ impl<'d> Checkpoint<'d> {
                 ),
             }
         }
-        let arrays = self.dir.arrays(table, space, true)?;
-        arrays.mark_goal(space, &StateIndex::Cell);
+        let arrays = self.dir.arrays(table, space, index, true)?;
+        arrays.mark_goal(space, index);
         self.dir.flush_arrays(table, &arrays)?;
         let progress = SearchProgress::start();
         let (codes_checksum, depths_checksum) = self.dir.checksums(table, progress.next_depth)?;
@@ -454,10 +485,11 @@ impl<'d> Checkpoint<'d> {
         &self,
         table: usize,
         space: &StateSpace,
+        index: &StateIndex,
         c: &TableCheckpoint,
     ) -> std::result::Result<TableArrays, String> {
         self.dir
-            .check_sizes(table, space)
+            .check_sizes(table, index.states(space), index.depth_entries(space))
             .map_err(|e| e.to_string())?;
         let (codes, depths) = self
             .dir
@@ -475,7 +507,7 @@ impl<'d> Checkpoint<'d> {
             }
         }
         self.dir
-            .arrays(table, space, false)
+            .arrays(table, space, index, false)
             .map_err(|e| e.to_string())
     }
 
@@ -507,7 +539,8 @@ impl<'d> Checkpoint<'d> {
         if self.sync {
             self.dir.flush_arrays(table, arrays)?;
         }
-        self.dir.check_sizes(table, space)?;
+        self.dir
+            .check_sizes(table, arrays.codes.states(), arrays.depths.len())?;
         let (codes_checksum, depths_checksum) = self.dir.checksums(table, progress.next_depth)?;
         self.state.table = Some(TableCheckpoint {
             table: saturating_u32(table),
@@ -681,13 +714,14 @@ mod tests {
             let data = DataDir::open(&dir).unwrap();
             assert!(DataDir::open(&dir).is_err(), "locked");
             assert_eq!(data.read_checkpoint().unwrap(), None);
-            let arrays = data.arrays(0, &space, true).unwrap();
+            let arrays = data.arrays(0, &space, &StateIndex::Cell, true).unwrap();
             arrays.codes.try_mark(17, 2);
             arrays.depths.record_first(3, 4);
             data.flush_arrays(0, &arrays).unwrap();
             let m = JobCheckpoint {
                 format: CHECKPOINT_FORMAT,
                 job_id: "j".into(),
+                search_index: SEARCH_INDEX.into(),
                 tables_written: 0,
                 table: Some(TableCheckpoint::default()),
                 checksum: String::new(),
@@ -709,7 +743,7 @@ mod tests {
             e.contains("checksum") && e.contains("checkpoint.json"),
             "{e}"
         );
-        let arrays = data.arrays(0, &space, false).unwrap();
+        let arrays = data.arrays(0, &space, &StateIndex::Cell, false).unwrap();
         assert_eq!(arrays.codes.get(17), 2);
         assert_eq!(arrays.depths.get(3), 5);
         let _ = fs::remove_dir_all(&dir);
