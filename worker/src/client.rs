@@ -18,11 +18,8 @@ use tilepdb_common::wire::proto::{
     HeartbeatRequest, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
     result_message, task_message,
 };
-use tilepdb_common::wire::states::{ListShape, decode_states, encode_states, own_states};
-use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION, saturating_u32};
-use tilepdb_common::{StateList, StateSpace};
 use tilepdb_common::wire::region_lists::{decode_region_states, encode_region_states};
-use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION, saturating_u32};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use tonic::{Code, Status};

@@ -43,8 +43,9 @@ use crate::engine::{SearchProgress, TableArrays};
 use crate::error::{Error, Result};
 use crate::merge::DepthBytes;
 
-/// Version of the checkpoint's layout. Format 2 records the state index
-/// ([`JobCheckpoint::search_index`]); format 1 (earlier versions) was always on the cell index.
+/// Version of the checkpoint's layout. Format 2 has checksums (of its fields and of the
+/// arrays) and records the state index ([`JobCheckpoint::search_index`]); format 1 (earlier
+/// versions, on the cell index, without checksums) is refused.
 pub const CHECKPOINT_FORMAT: u32 = 2;
 
 /// The state index the job's arrays are on, as the checkpoint names it.
@@ -53,8 +54,6 @@ pub const SEARCH_INDEX: &str = tilepdb_common::wire::SEARCH_INDEX;
 fn cell_index() -> String {
     "cell".into()
 }
-/// Version of the checkpoint's layout (2: with checksums).
-pub const CHECKPOINT_FORMAT: u32 = 2;
 
 /// Largest checkpoint file read (a real one is a few hundred bytes).
 const MAX_CHECKPOINT_BYTES: u64 = 1 << 20;
