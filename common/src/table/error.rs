@@ -66,6 +66,13 @@ pub enum TableError {
     },
     #[error("bad encoding {text:?}: {reason}")]
     EncodingSyntax { text: String, reason: String },
+    #[error(
+        "the values keep only what {kept} stores of each entry, so they can only be written as {kept}, not {encoding}"
+    )]
+    PackedEncoding {
+        kept: &'static str,
+        encoding: String,
+    },
     #[error("{values} values given for a table of {entries} entries")]
     ValueCount { values: u64, entries: u64 },
     #[error("a value of {value} cannot be stored: {reason}")]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use tilepdb_common::table::Pdb;
+use tilepdb_common::table::{Pdb, TableValues};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 use tilepdb_worker::ExpandStats;
 
@@ -118,12 +118,15 @@ impl Job {
             &self.pool,
             table_started,
         );
-        if self.config.spec.rule == BlankRule::ZeroAware {
+        if let (BlankRule::ZeroAware, TableValues::Bytes(aware)) =
+            (self.config.spec.rule, &built.values)
+        {
             // Searched as the aware table: a region's value is that of any of its cells.
-            built.values = space
+            let values = space
                 .region_index()?
-                .zero_aware_from_aware(space.ranker(), &built.values);
-            (built.histogram, built.unreached) = histogram(&built.values);
+                .zero_aware_from_aware(space.ranker(), aware);
+            (built.histogram, built.unreached) = histogram(&values);
+            built.values = TableValues::Bytes(values);
         }
         Ok(built)
     }
