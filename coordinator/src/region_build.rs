@@ -5,12 +5,14 @@
 //! The two-bit state array holds one code per state of the dense (set, region, order) index
 //! (`T * k!` states; the placements when the blank is ignored). Each layer is cut into ranges
 //! of tile-set ranks, a contiguous range of states each; threads expand them with
-//! [`RegionSetKernel`] (the worker's [`RegionKernel`]) and mark what they reach. The depths
-//! kept during the search:
+//! [`RegionSetKernel`] (the worker's [`RegionKernel`]) and mark what they reach. The depth
+//! store ([`DepthBytes`]) kept during the search:
 //!
 //! * `minimized`: one byte per placement index (`c * k! + order`), the first depth at which any
 //!   region of the placement was reached;
-//! * `aware`, `zero-aware`: one byte per state; `ignored`: one per placement (its state).
+//! * `aware`, `zero-aware`: one entry per state; `ignored`: one per placement (its state):
+//!   a byte, or only what the table's encoding stores ([`depth_code`]: bit 1 of the depth for
+//!   `1-bit`, `d mod 3 + 1` in two bits for `mod3`).
 //!
 //! At the end the values are put in the table's order ([`placement_order`]): `minimized`,
 //! `aware` and `ignored` tables keep the placement-rank order of
