@@ -190,7 +190,7 @@ fn run_space(bench: &mut Bench, space: &StateSpace, encodings: &[Encoding]) {
         t.elapsed().as_secs_f64()
     );
     for &e in encodings {
-        bench.table(space, &table.values, e);
+        bench.table(space, table.values.bytes().expect("a byte per entry"), e);
     }
 }
 

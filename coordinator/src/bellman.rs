@@ -24,7 +24,8 @@
 //! let board: Board = "3x3".parse().unwrap();
 //! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
 //! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Aware).unwrap();
-//! let mut values = build_table(&space, &BuildOptions::default(), &()).unwrap().values;
+//! let built = build_table(&space, &BuildOptions::default(), &()).unwrap();
+//! let mut values = built.values.into_bytes().unwrap();
 //! assert!(check_distances(&space, &values).is_ok());
 //! let wrong = values.iter().position(|&v| v == 5).unwrap();
 //! values[wrong] = 7; // still at least Manhattan, same parity: the rule sees it
@@ -319,7 +320,9 @@ mod tests {
         let space = StateSpace::new(board, goal, pattern, rule).unwrap();
         let values = build_table(&space, &BuildOptions::default(), &())
             .unwrap()
-            .values;
+            .values
+            .into_bytes()
+            .expect("a byte per entry");
         (space, values)
     }
 

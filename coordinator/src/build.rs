@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 pub use tilepdb_common::human_bytes;
 
+use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::{BlankRule, StateSpace};
 
 pub use crate::engine::search::{BuildObserver, BuiltTable, histogram, spread_region_values};
@@ -39,6 +40,22 @@ pub struct BuildOptions {
     pub memory_limit: Option<u64>,
     /// The state index of the search (zero-aware tables are always built on the region index).
     pub index: SearchIndex,
+    /// The encoding the table will be written in, when known: a region-indexed search then
+    /// keeps only what that encoding stores of each depth (bit 1 for `1-bit`, `d mod 3` for
+    /// `mod3`, see [`tilepdb_common::table::DepthCode::for_encoding`]) and the built table's
+    /// values are those codes. `None`: a byte per entry, every value readable.
+    pub encoding: Option<Encoding>,
+}
+
+impl BuildOptions {
+    /// What the depth store of a build of `space` keeps of each depth under these options.
+    pub fn depth_code(&self, space: &StateSpace) -> DepthCode {
+        if self.index.is_region_for(space) {
+            crate::region_build::depth_code(space, self.encoding)
+        } else {
+            DepthCode::Byte
+        }
+    }
 }
 
 /// Which state index a single-machine build searches on.
@@ -59,10 +76,11 @@ impl SearchIndex {
     }
 }
 
-/// Bytes a single-machine build of `space` holds, and what they are, in words.
-pub fn build_memory(space: &StateSpace, index: SearchIndex) -> Result<(u64, String)> {
-    if index.is_region_for(space) {
-        return crate::region_build::region_build_memory(space);
+/// Bytes a single-machine build of `space` under `options` holds, and what they are, in
+/// words (the memory limit of `options` is not looked at).
+pub fn build_memory(space: &StateSpace, options: &BuildOptions) -> Result<(u64, String)> {
+    if options.index.is_region_for(space) {
+        return crate::region_build::region_build_memory(space, options.encoding);
     }
     Ok((
         space.build_memory_bytes(),
@@ -75,16 +93,17 @@ pub fn build_memory(space: &StateSpace, index: SearchIndex) -> Result<(u64, Stri
     ))
 }
 
-/// Refuses, with the figure, a build of `space` on `index` that would not fit in `limit` bytes.
-pub fn check_build_memory(
-    space: &StateSpace,
-    index: SearchIndex,
-    limit: Option<u64>,
-) -> Result<()> {
-    if index.is_region_for(space) {
-        return crate::region_build::check_region_memory(space, limit);
+/// Refuses, with the figure, a build of `space` under `options` that would not fit in their
+/// memory limit.
+pub fn check_build_memory(space: &StateSpace, options: &BuildOptions) -> Result<()> {
+    if options.index.is_region_for(space) {
+        return crate::region_build::check_region_memory(
+            space,
+            options.encoding,
+            options.memory_limit,
+        );
     }
-    check_memory(space, limit)
+    check_memory(space, options.memory_limit)
 }
 
 /// Refuses, with the figure, a cell-indexed build that would not fit in `limit` bytes.
@@ -130,11 +149,15 @@ pub fn build_table(
     options: &BuildOptions,
     observer: &impl BuildObserver,
 ) -> Result<BuiltTable> {
-    check_build_memory(space, options.index, options.memory_limit)?;
+    check_build_memory(space, options)?;
     let pool = thread_pool(options.threads, "tilepdb-worker")?;
     let started = Instant::now();
     let index = state_index(space, options.index)?;
-    let arrays = Arc::new(TableArrays::on_heap(space, &index));
+    let arrays = Arc::new(TableArrays::on_heap_keeping(
+        space,
+        &index,
+        options.depth_code(space),
+    ));
     arrays.mark_goal(space, &index);
     let mut progress = SearchProgress::start();
     let mut rank_executor;

@@ -17,17 +17,37 @@
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
+use tilepdb_common::table::DepthCode;
 use tilepdb_common::{BlankRule, StateCodes};
 use tilepdb_worker::ReachedSink;
 
-/// The depth of every entry, stored as `depth + 1` so that 0 means not reached yet.
+/// The depth store: what the search keeps of every entry's depth ([`DepthCode`]): `depth + 1`
+/// in a byte (0 means not reached yet), or, for a table that will be written as `1-bit` or
+/// `mod3`, only the code that encoding stores (one or two bits per entry).
 ///
-/// The bytes live on the heap ([`DepthBytes::new`]) or in a memory-mapped file
-/// ([`DepthBytes::from_mmap`], the distributed coordinator's checkpointed copy).
+/// A byte store lives on the heap ([`DepthBytes::new`]) or in a memory-mapped file
+/// ([`DepthBytes::from_mmap`], the distributed coordinator's checkpointed copy); a packed one
+/// ([`DepthBytes::packed`]) on the heap. Each entry's code is written once (a state joins the
+/// next layer once), so packed codes are ORed into their zeroed byte and need no
+/// compare-and-swap.
+///
+/// ```
+/// use tilepdb_common::table::DepthCode;
+/// use tilepdb_coordinator::merge::DepthBytes;
+/// let store = DepthBytes::packed(20, DepthCode::OneBit);
+/// assert_eq!(store.memory_bytes(), 3);
+/// store.record_first(5, 2);
+/// store.record_first(6, 1);
+/// assert_eq!((store.get(5), store.get(6)), (1, 0)); // bit 1 of 2 and of 1
+/// ```
 pub struct DepthBytes {
     /// The bytes of `backing`; valid as long as `backing` lives.
     ptr: *const AtomicU8,
+    /// Entries.
     len: usize,
+    /// Bytes of the store.
+    bytes: usize,
+    code: DepthCode,
     backing: Backing,
 }
 
@@ -43,12 +63,21 @@ unsafe impl Sync for DepthBytes {}
 impl DepthBytes {
     /// `entries` bytes, all "not reached"; zeroed pages cost nothing until touched.
     pub fn new(entries: u64) -> DepthBytes {
-        let bytes = vec![0u8; entries as usize].into_boxed_slice();
+        DepthBytes::packed(entries, DepthCode::Byte)
+    }
+
+    /// A store of `entries` entries keeping `code` of each depth, all "not reached" (zeroed
+    /// pages cost nothing until touched).
+    pub fn packed(entries: u64, code: DepthCode) -> DepthBytes {
+        let len = code.bytes_for(entries) as usize;
+        let bytes = vec![0u8; len].into_boxed_slice();
         // SAFETY: AtomicU8 has the size and alignment of u8.
         let bytes = unsafe { Box::from_raw(Box::into_raw(bytes) as *mut [AtomicU8]) };
         DepthBytes {
             ptr: bytes.as_ptr(),
             len: entries as usize,
+            bytes: len,
+            code,
             backing: Backing::Heap(bytes),
         }
     }
@@ -62,14 +91,26 @@ impl DepthBytes {
         Some(DepthBytes {
             ptr: map.as_ptr().cast::<AtomicU8>(),
             len: entries as usize,
+            bytes: entries as usize,
+            code: DepthCode::Byte,
             backing: Backing::Mapped(map),
         })
     }
 
     #[inline(always)]
-    fn bytes(&self) -> &[AtomicU8] {
-        // SAFETY: `ptr` points to `len` bytes owned by `self.backing`.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    fn cells(&self) -> &[AtomicU8] {
+        // SAFETY: `ptr` points to `bytes` bytes owned by `self.backing`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }
+    }
+
+    /// What the store keeps of each depth.
+    pub fn code(&self) -> DepthCode {
+        self.code
+    }
+
+    /// Bytes of memory the store holds.
+    pub fn memory_bytes(&self) -> u64 {
+        self.bytes as u64
     }
 
     /// Writes a file-backed array's changes to its file and waits; nothing on the heap.
@@ -80,25 +121,51 @@ impl DepthBytes {
         }
     }
 
-    /// The stored byte of `entry` (0: not reached, else depth + 1).
+    /// The code stored for `entry` (for a byte store: `depth + 1`, 0 if not reached).
     #[inline]
     pub fn get(&self, entry: u64) -> u8 {
-        self.bytes()[entry as usize].load(Relaxed)
+        let (byte, shift) = self.code.position(entry);
+        (self.cells()[byte].load(Relaxed) >> shift) & self.code.mask()
     }
 
-    /// Stores the byte of `entry` (0: not reached, else depth + 1).
+    /// Stores `stored` as the code of `entry`.
     #[inline]
     pub fn set(&self, entry: u64, stored: u8) {
-        self.bytes()[entry as usize].store(stored, Relaxed);
+        let (byte, shift) = self.code.position(entry);
+        let cell = &self.cells()[byte];
+        if self.code == DepthCode::Byte {
+            cell.store(stored, Relaxed);
+        } else {
+            let mask = self.code.mask() << shift;
+            let _ = cell.fetch_update(Relaxed, Relaxed, |b| {
+                Some(b & !mask | (stored << shift) & mask)
+            });
+        }
     }
 
     /// Records `depth` for `entry` unless it was reached before: within a layer every writer
-    /// stores the same value, so the race is benign and the result deterministic.
+    /// stores the same value, so the race is benign and the result deterministic. A packed
+    /// store ORs the code in: each of its entries is recorded at one depth only (a state, never
+    /// a minimized placement, which keeps a byte).
     #[inline]
     pub fn record_first(&self, entry: u64, depth: u32) {
-        let b = &self.bytes()[entry as usize];
-        if b.load(Relaxed) == 0 {
-            b.store(depth as u8 + 1, Relaxed);
+        match self.code {
+            DepthCode::Byte => {
+                let b = &self.cells()[entry as usize];
+                if b.load(Relaxed) == 0 {
+                    b.store(depth as u8 + 1, Relaxed);
+                }
+            }
+            code => {
+                let bits = code.code(depth);
+                if bits != 0 {
+                    let (byte, shift) = code.position(entry);
+                    let cell = &self.cells()[byte];
+                    if cell.load(Relaxed) & (code.mask() << shift) == 0 {
+                        cell.fetch_or(bits << shift, Relaxed);
+                    }
+                }
+            }
         }
     }
 
@@ -107,7 +174,7 @@ impl DepthBytes {
     pub fn prefetch(&self, entry: u64) {
         #[cfg(target_arch = "x86_64")]
         {
-            let byte = &self.bytes()[entry as usize];
+            let byte = &self.cells()[self.code.position(entry).0];
             // SAFETY: prefetching is a hint that never faults; the address is in bounds.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
@@ -119,7 +186,7 @@ impl DepthBytes {
         let _ = entry;
     }
 
-    /// Entries of the array.
+    /// Entries of the store.
     pub fn len(&self) -> u64 {
         self.len as u64
     }
@@ -131,21 +198,25 @@ impl DepthBytes {
 
     /// A copy of the table's values (see [`DepthBytes::into_values`]).
     pub fn values(&self) -> Vec<u8> {
-        self.bytes()
-            .iter()
-            .map(|b| b.load(Relaxed).wrapping_sub(1))
-            .collect()
+        let raw = self.cells().iter().map(|b| b.load(Relaxed));
+        match self.code {
+            DepthCode::Byte => raw.map(|b| b.wrapping_sub(1)).collect(),
+            _ => raw.collect(),
+        }
     }
 
-    /// The table's values: the depth of each entry, [`UNREACHED`] where none was recorded.
+    /// A byte store's values: the depth of each entry, [`UNREACHED`] where none was recorded;
+    /// a packed store's codes as they are.
     pub fn into_values(self) -> Vec<u8> {
         match self.backing {
             Backing::Heap(bytes) => {
                 // SAFETY: AtomicU8 has the layout of u8 and the box is uniquely owned.
                 let bytes = unsafe { Box::from_raw(Box::into_raw(bytes) as *mut [u8]) };
                 let mut values = bytes.into_vec();
-                for v in &mut values {
-                    *v = v.wrapping_sub(1);
+                if self.code == DepthCode::Byte {
+                    for v in &mut values {
+                        *v = v.wrapping_sub(1);
+                    }
                 }
                 values
             }

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tilepdb_common::table::{EncodedTable, Encoding, Manifest, Pdb};
+use tilepdb_common::table::{EncodedTable, Encoding, Manifest, Pdb, ValuesRef};
 use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 
 use crate::engine::SetSpec;
@@ -45,16 +45,18 @@ pub fn table_file_name(space: &StateSpace) -> String {
     format!("pattern-{tiles}.pdb")
 }
 
-/// Encodes `values` (one byte per entry) as the table of `space` in `encoding`, writes it in
+/// Encodes `values` (one byte per entry, or a built table's
+/// [`TableValues`](tilepdb_common::table::TableValues): packed codes
+/// are written only in their own encoding) as the table of `space` in `encoding`, writes it in
 /// `dir` atomically and returns it opened (validated) from disk.
-pub fn write_table(
+pub fn write_table<'a>(
     dir: &Path,
     space: &StateSpace,
     encoding: Encoding,
-    values: &[u8],
+    values: impl Into<ValuesRef<'a>>,
 ) -> Result<Pdb> {
     let path = dir.join(table_file_name(space));
-    EncodedTable::new(space, encoding, values)?.write(&path)?;
+    EncodedTable::from_values(space, encoding, values)?.write(&path)?;
     Ok(Pdb::open(&path)?)
 }
 

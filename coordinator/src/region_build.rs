@@ -5,12 +5,14 @@
 //! The two-bit state array holds one code per state of the dense (set, region, order) index
 //! (`T * k!` states; the placements when the blank is ignored). Each layer is cut into ranges
 //! of tile-set ranks, a contiguous range of states each; threads expand them with
-//! [`RegionSetKernel`] (the worker's [`RegionKernel`]) and mark what they reach. The depths
-//! kept during the search:
+//! [`RegionSetKernel`] (the worker's [`RegionKernel`]) and mark what they reach. The depth
+//! store ([`DepthBytes`]) kept during the search:
 //!
 //! * `minimized`: one byte per placement index (`c * k! + order`), the first depth at which any
 //!   region of the placement was reached;
-//! * `aware`, `zero-aware`: one byte per state; `ignored`: one per placement (its state).
+//! * `aware`, `zero-aware`: one entry per state; `ignored`: one per placement (its state):
+//!   a byte, or only what the table's encoding stores ([`depth_code`]: bit 1 of the depth for
+//!   `1-bit`, `d mod 3 + 1` in two bits for `mod3`).
 //!
 //! At the end the values are put in the table's order ([`placement_order`]): `minimized`,
 //! `aware` and `ignored` tables keep the placement-rank order of
@@ -43,6 +45,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use tilepdb_common::layer::CodeLayer;
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
+use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace};
 use tilepdb_worker::ExpandStats;
 use tilepdb_worker::region_expand::{RegionKernel, RegionSink};
@@ -53,39 +56,88 @@ use crate::engine::{Kernel, TableArrays};
 use crate::error::{Error, Result};
 use crate::merge::DepthBytes;
 
-/// The most a region-indexed build of `space` holds in memory at once, in bytes (the depth
-/// bytes with the two-bit array during the search, then with the values in placement order),
-/// and the parts in words.
-pub fn region_build_memory(space: &StateSpace) -> Result<(u64, String)> {
+/// What the depth store of a region-indexed build of `space` keeps when the table is to be
+/// written in `encoding` (`None`: not known, a byte per entry).
+pub fn depth_code(space: &StateSpace, encoding: Option<Encoding>) -> DepthCode {
+    encoding.map_or(DepthCode::Byte, |e| {
+        DepthCode::for_encoding(e, space.rule())
+    })
+}
+
+/// The most a region-indexed build of `space` (to be written in `encoding`, see
+/// [`depth_code`]) holds in memory at once, in bytes, and the parts in words: the two-bit
+/// array with the depth store during the search; then the store with the values in placement
+/// order (every rule but zero-aware, whose store is in table order); then the values with the
+/// payload when encoding copies them (not for `byte` from bytes nor `1-bit` from its codes).
+pub fn region_build_memory(
+    space: &StateSpace,
+    encoding: Option<Encoding>,
+) -> Result<(u64, String)> {
     let search_index = StateIndex::region(space)?;
+    let code = depth_code(space, encoding);
     let states = search_index.states(space);
     let codes = StateCodes::file_bytes(states);
-    let depths = search_index.depth_entries(space);
-    let output = match space.rule() {
+    let store = code.bytes_for(search_index.depth_entries(space));
+    let reordered = match space.rule() {
         BlankRule::ZeroAware => 0,
-        _ => space.entries(),
+        _ => code.bytes_for(space.entries()),
+    };
+    let values = if reordered > 0 { reordered } else { store };
+    let payload = match (code, encoding) {
+        (_, None) | (DepthCode::Byte, Some(Encoding::Byte)) | (DepthCode::OneBit, _) => 0,
+        (_, Some(e)) => e.payload_len(space.entries()),
     };
     // The index itself: a mask and an offset per set, a mask per region.
     let sets = tilepdb_common::region_index::binomial(space.board().cells(), space.k());
     let orders = tilepdb_common::region_index::factorial(space.k());
     let index = 8 * sets + 4 * (states / orders);
+    let what = match code {
+        DepthCode::Byte => "depth bytes".to_string(),
+        code => format!(
+            "depth store ({}, {} bit(s) per entry)",
+            code.name(),
+            code.bits()
+        ),
+    };
     let mut detail = format!(
-        "two-bit array of {states} states {} + {} depth bytes",
+        "two-bit array of {states} states {} + {} {what}",
         human_bytes(codes),
-        human_bytes(depths)
+        human_bytes(store),
     );
-    if output > 0 {
-        detail.push_str(", then the depth bytes + ");
-        detail.push_str(&human_bytes(output));
+    if reordered > 0 {
+        detail.push_str(", then the store + ");
+        detail.push_str(&human_bytes(reordered));
         detail.push_str(" of values in placement order");
     }
+    if payload > 0 {
+        detail += &format!(", then the values + a {} payload", human_bytes(payload));
+    }
     // The two-bit array is freed before the values are put in placement order.
-    Ok((depths + codes.max(output) + index, detail))
+    let peak = (codes + store).max(store + reordered).max(values + payload);
+    Ok((peak + index, detail))
+}
+
+/// The entries of the goal's depth 0: its region's cells for an aware table, else one.
+pub fn goal_entries(space: &StateSpace) -> u64 {
+    if space.rule() != BlankRule::Aware {
+        return 1;
+    }
+    let board = space.board();
+    let mut set = 0u32;
+    for &c in space.goal_cells() {
+        set |= 1 << c;
+    }
+    let blank = space.goal().cell_of(0, board.cells());
+    board.region(blank, board.all_cells() & !set).count_ones() as u64
 }
 
 /// Refuses, with the figure, a region-indexed build that would not fit in `limit` bytes.
-pub fn check_region_memory(space: &StateSpace, limit: Option<u64>) -> Result<()> {
-    let (needed, detail) = region_build_memory(space)?;
+pub fn check_region_memory(
+    space: &StateSpace,
+    encoding: Option<Encoding>,
+    limit: Option<u64>,
+) -> Result<()> {
+    let (needed, detail) = region_build_memory(space, encoding)?;
     if let Some(limit) = limit.filter(|&l| needed > l) {
         return Err(Error::TooLarge {
             pattern: space.pattern().to_string(),
@@ -176,31 +228,42 @@ impl Kernel for RegionSetKernel {
     }
 }
 
-/// The values of a minimized, aware or ignored table in placement-rank order (run on a rayon
-/// pool) (and
-/// `rank * (n - k) + slot` for aware) from the depths of the region-indexed search.
+/// The values of a minimized, aware or ignored table in placement-rank order (and
+/// `rank * (n - k) + slot` for aware) from the depth store of the region-indexed search (run
+/// on a rayon pool), in the store's code: a byte store gives the values, a packed store the
+/// codes of the table's entries.
 pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
     const CHUNK: usize = 1 << 14;
     let ranker = space.ranker();
     let f = index.orders();
     let all = space.board().all_cells();
-    let per_rank = (space.entries() / space.placements()) as usize;
-    let mut values = vec![0u8; space.entries() as usize];
+    let code = depths.code();
+    let placements = space.placements();
+    let per_rank = space.entries() / placements;
+    let mut values = vec![0u8; code.bytes_for(space.entries()) as usize];
+    // A multiple of 8 placements: every chunk starts on a byte of the packed codes.
+    const CHUNK: u64 = 1 << 14;
+    let chunk_bytes = code.bytes_for(CHUNK * per_rank) as usize;
+    let value_of = |stored: u8| match code {
+        DepthCode::Byte => stored.wrapping_sub(1),
+        _ => stored,
+    };
     values
-        .par_chunks_mut(CHUNK * per_rank)
+        .par_chunks_mut(chunk_bytes)
         .enumerate()
         .for_each(|(chunk, out)| {
             let mut cells = [0u8; MAX_CELLS];
-            let first = (chunk * CHUNK) as u64;
-            for (i, out) in out.chunks_mut(per_rank).enumerate() {
-                ranker.unrank(first + i as u64, &mut cells);
+            let first = chunk as u64 * CHUNK;
+            for i in 0..CHUNK.min(placements - first) {
+                ranker.unrank(first + i, &mut cells);
                 let (c, set, order) = index.set_and_order(&cells);
+                let base_entry = i * per_rank;
                 match space.rule() {
                     BlankRule::Aware => {
                         let base = index.first_block(c);
                         let mut free = all & !set;
                         let regions = index.regions_of(c);
-                        for slot in out.iter_mut() {
+                        for slot in 0..per_rank {
                             let cell = free.trailing_zeros();
                             free &= free - 1;
                             let r = regions
@@ -208,12 +271,23 @@ pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBy
                                 .position(|&m| m & (1 << cell) != 0)
                                 .expect("a free cell is in a region")
                                 as u64;
-                            *slot = depths.get((base + r) * f + order).wrapping_sub(1);
+                            let v = value_of(depths.get((base + r) * f + order));
+                            put(code, out, base_entry + slot, v);
                         }
                     }
-                    _ => out[0] = depths.get(c * f + order).wrapping_sub(1),
+                    _ => put(code, out, base_entry, value_of(depths.get(c * f + order))),
                 }
             }
         });
     values
+}
+
+/// Stores `value` for entry `entry` of a chunk of values in `code`.
+#[inline]
+fn put(code: DepthCode, out: &mut [u8], entry: u64, value: u8) {
+    if code == DepthCode::Byte {
+        out[entry as usize] = value;
+    } else {
+        code.put(out, entry, value);
+    }
 }

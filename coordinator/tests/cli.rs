@@ -112,6 +112,8 @@ fn library_table(board: &str, tiles: &[u8], rule: BlankRule) -> Vec<u8> {
     build_table(&space, &BuildOptions::default(), &())
         .unwrap()
         .values
+        .into_bytes()
+        .expect("a byte per entry")
 }
 
 #[test]

@@ -57,7 +57,9 @@ fn verify_deep_finds_a_forged_entry_in_every_exact_encoding() {
         let space = space("3x4", goal, &[1, 2, 3, 4], BlankRule::Ignored);
         let values = build_table(&space, &BuildOptions::default(), &())
             .unwrap()
-            .values;
+            .values
+            .into_bytes()
+            .expect("a byte per entry");
         let maxima = local_maxima(&space, &values);
         assert!(
             !maxima.is_empty(),
@@ -88,7 +90,9 @@ fn verify_deep_finds_a_raised_region_of_an_aware_table() {
     let space = space("3x3", Goal::BlankFirst, &[1, 2, 3], BlankRule::Aware);
     let values = build_table(&space, &BuildOptions::default(), &())
         .unwrap()
-        .values;
+        .values
+        .into_bytes()
+        .expect("a byte per entry");
     let slots = space.slots();
     let rank = space.placements() / 2;
     let mut forged = values.clone();

@@ -45,7 +45,11 @@ fn build(space: &StateSpace) -> Vec<u8> {
         threads: 2,
         ..BuildOptions::default()
     };
-    build_table(space, &options, &()).unwrap().values
+    build_table(space, &options, &())
+        .unwrap()
+        .values
+        .into_bytes()
+        .expect("a byte per entry")
 }
 
 /// Builds the three tables of a pattern for both goals and runs every check that applies.

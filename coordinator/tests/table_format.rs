@@ -35,6 +35,8 @@ fn build(space: &StateSpace) -> Vec<u8> {
     build_table(space, &BuildOptions::default(), &())
         .unwrap()
         .values
+        .into_bytes()
+        .expect("a byte per entry")
 }
 
 fn encodings_for(space: &StateSpace) -> Vec<Encoding> {

@@ -131,6 +131,16 @@ pub enum TableError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Values kept in a packed form written in another encoding.
+    #[error(
+        "the values keep only what {kept} stores of each entry, so they can only be written as {kept}, not {encoding}"
+    )]
+    PackedEncoding {
+        /// The encoding the values were kept for.
+        kept: &'static str,
+        /// The encoding asked for.
+        encoding: String,
+    },
     /// A number of values other than the table's entries.
     #[error("{values} values given for a table of {entries} entries")]
     ValueCount {

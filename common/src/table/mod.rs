@@ -4,6 +4,7 @@
 //! * [`encoding`]: `byte`, `nibble`, `mod3` and `min-nibble:C`, their sizes and decoders;
 //! * [`header`]: the fixed 4096-byte little-endian header and its validation;
 //! * [`walk`]: placements in rank order with their Manhattan distance (for encoders);
+//! * [`values`]: a finished table's values: a byte per entry or what one encoding keeps;
 //! * [`write`](mod@write): encoding a table's values and writing the file atomically;
 //! * [`pdb`]: [`Pdb`], one memory-mapped table, validated before any lookup;
 //! * [`mod3`]: exact values of a `mod3` table, from a parent's value or by descent to the goal;
@@ -41,6 +42,7 @@ pub mod manifest;
 pub mod mod3;
 pub mod pdb;
 pub mod set;
+pub mod values;
 pub mod walk;
 pub mod write;
 
@@ -50,6 +52,7 @@ pub use header::Header;
 pub use manifest::{Manifest, ManifestEntry};
 pub use pdb::{Load, Pdb};
 pub use set::TableSet;
+pub use values::{DepthCode, PackedValues, TableValues, ValuesRef};
 pub use write::EncodedTable;
 
 /// The value of an entry that the search never reached: possible only when the pattern holds

@@ -40,6 +40,7 @@ use super::UNREACHED;
 use super::encoding::{Encoding, NIBBLE_MAX, POW3};
 use super::error::TableError;
 use super::header::{HISTOGRAM_SLOTS, Header};
+use super::values::{DepthCode, PackedValues, ValuesRef};
 use super::walk::for_each_entry;
 
 /// A table's header and encoded payload, ready to write.
@@ -103,6 +104,79 @@ impl<'a> EncodedTable<'a> {
         Ok(EncodedTable { header, payload })
     }
 
+    /// Encodes `values` as the table of `space`: a byte per entry as [`EncodedTable::new`]
+    /// does, or packed codes ([`PackedValues`]) in the one encoding whose payload they give
+    /// (`1-bit` codes are the payload itself; `mod3` codes are packed five per byte).
+    pub fn from_values(
+        space: &StateSpace,
+        encoding: Encoding,
+        values: impl Into<ValuesRef<'a>>,
+    ) -> Result<EncodedTable<'a>, TableError> {
+        match values.into() {
+            ValuesRef::Bytes(v) => EncodedTable::new(space, encoding, v),
+            ValuesRef::Packed(p) => EncodedTable::packed(space, encoding, p),
+        }
+    }
+
+    /// The table of packed codes `values`; refuses another encoding than theirs, a wrong
+    /// number of entries or codes, and unreached entries in a pattern that does not hold
+    /// every tile.
+    fn packed(
+        space: &StateSpace,
+        encoding: Encoding,
+        values: &'a PackedValues,
+    ) -> Result<EncodedTable<'a>, TableError> {
+        if values.code.encoding() != Some(encoding) {
+            return Err(TableError::PackedEncoding {
+                kept: values.code.name(),
+                encoding: encoding.to_string(),
+            });
+        }
+        let mut header = Header::plan(space, encoding)?;
+        let counted: u64 = values.histogram.iter().sum::<u64>() + values.unreached;
+        if values.entries != header.entries || counted != header.entries {
+            return Err(TableError::ValueCount {
+                values: values.entries.max(counted),
+                entries: header.entries,
+            });
+        }
+        if values.data.len() as u64 != values.code.bytes_for(values.entries) {
+            return Err(TableError::ValueCount {
+                values: values.data.len() as u64 * (8 / values.code.bits()),
+                entries: header.entries,
+            });
+        }
+        header.unreached = values.unreached;
+        if header.unreached != 0 && space.k() + 1 != space.board().cells() {
+            return Err(TableError::Value {
+                value: UNREACHED,
+                reason: format!(
+                    "{} entries are unreached, which only a pattern of every tile allows",
+                    header.unreached
+                ),
+            });
+        }
+        let max = values
+            .histogram
+            .iter()
+            .rposition(|&c| c != 0)
+            .filter(|&m| m < HISTOGRAM_SLOTS)
+            .ok_or_else(|| TableError::Value {
+                value: UNREACHED,
+                reason: "no entry is reached, or a value is beyond the histogram".into(),
+            })?;
+        header.max_value = max as u8;
+        header.histogram = values.histogram[..=max].to_vec();
+        let payload: Cow<[u8]> = match values.code {
+            DepthCode::OneBit => Cow::Borrowed(&values.data),
+            DepthCode::Mod3 => Cow::Owned(pack_mod3_codes(&values.data, values.entries)),
+            DepthCode::Byte => unreachable!("a byte code has no packed encoding"),
+        };
+        debug_assert_eq!(payload.len() as u64, header.payload_len);
+        header.payload_crc32 = crc32fast::hash(&payload);
+        Ok(EncodedTable { header, payload })
+    }
+
     /// The encoded payload.
     pub fn payload(&self) -> &[u8] {
         &self.payload
@@ -127,6 +201,29 @@ fn pack_mod3(values: &[u8]) -> Vec<u8> {
                 .sum()
         })
         .collect()
+}
+
+/// The `mod3` payload of `entries` codes `d mod 3 + 1` (0: unreached, stored as digit 0),
+/// four per byte of `codes`.
+fn pack_mod3_codes(codes: &[u8], entries: u64) -> Vec<u8> {
+    let mut out = vec![0u8; entries.div_ceil(5) as usize];
+    const CHUNK: usize = 1 << 16;
+    let fill = |(i, out): (usize, &mut [u8])| {
+        let first = (i * CHUNK * 5) as u64;
+        for (j, byte) in out.iter_mut().enumerate() {
+            let base = first + 5 * j as u64;
+            let mut b = 0u8;
+            for (d, p) in POW3.iter().enumerate() {
+                let e = base + d as u64;
+                if e < entries {
+                    b += DepthCode::Mod3.get(codes, e).saturating_sub(1) * p;
+                }
+            }
+            *byte = b;
+        }
+    };
+    out.chunks_mut(CHUNK).enumerate().for_each(fill);
+    out
 }
 
 /// Bit 1 of `h`, eight entries per byte (entry `8i + j` is bit `j` of byte `i`); unreached

@@ -153,11 +153,13 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         task_ranks: args.task_ranks,
         memory_limit,
         index: args.search_index,
+        // --check reads every value: keep a byte per entry for it.
+        encoding: (!args.check).then_some(spec.encoding),
     };
     let spaces = spec.spaces()?;
     // Refuse before building anything if any table will not fit.
     for space in &spaces {
-        check_build_memory(space, args.search_index, memory_limit)?;
+        check_build_memory(space, &options)?;
     }
     let threads = if args.threads == 0 {
         rayon::current_num_threads()
@@ -253,14 +255,18 @@ impl TableBuilder for CliBuilder<'_> {
             pattern = %label,
             placements = space.placements(),
             states = space.states(),
-            memory = %human_bytes(build_memory(space, self.options.index)?.0),
+            memory = %human_bytes(build_memory(space, self.options)?.0),
             "building"
         );
         reset_peak_rss();
         let table = build_table(space, self.options, &self.progress.table(index, space))?;
         self.peak = peak_rss_bytes();
         if self.check {
-            run_checks(space, &table.values, self.options)?;
+            let values = table
+                .values
+                .bytes()
+                .context("--check needs a byte per entry")?;
+            run_checks(space, values, self.options)?;
             tracing::info!(table = index, pattern = %label, "checks passed");
         }
         Ok(table)
@@ -328,7 +334,8 @@ pub(super) fn run_checks(
             let aware = build_table(&aware_space, options, &()).context(
                 "building the aware table that --check compares the minimized table with",
             )?;
-            check_minimized_against_aware(space, values, &aware.values)?;
+            let aware_values = aware.values.bytes().context("the aware table's values")?;
+            check_minimized_against_aware(space, values, aware_values)?;
         }
         BlankRule::Aware | BlankRule::Ignored | BlankRule::ZeroAware => {
             check_consistent(space, values)?;

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use tilepdb_common::table::{Encoding, Pdb, TableSet};
+use tilepdb_common::table::{Encoding, Pdb, TableSet, TableValues};
 use tilepdb_common::{Partition, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, BuiltTable, histogram};
 use tilepdb_coordinator::engine::{Reuse, SetSpec, TableBuilder, build_set};
@@ -118,7 +118,7 @@ impl TableBuilder for Decoder<'_> {
         }
         let (histogram, unreached) = histogram(&values);
         Ok(BuiltTable {
-            values,
+            values: TableValues::Bytes(values),
             layers: u32::try_from(histogram.len()).expect("at most 256 layers"),
             histogram,
             unreached,

@@ -14,7 +14,8 @@ use serde::Serialize;
 use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, histogram_mean};
 use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
-use tilepdb_coordinator::build::{SearchIndex, build_memory, human_bytes};
+use tilepdb_coordinator::build::{BuildOptions, build_memory, human_bytes};
+use tilepdb_coordinator::report::available_memory_bytes;
 
 use super::job::resolve_partition;
 
@@ -70,10 +71,12 @@ pub struct TableInfo {
     pub header_bytes: u64,
     pub payload_bytes: u64,
     pub file_bytes: u64,
-    /// Bytes a single-machine build of the table holds in memory (two-bit array of the
-    /// region-indexed search, depth bytes and, unless zero-aware, the values in placement
-    /// order).
+    /// Bytes a single-machine build of the table holds in memory at most (two-bit array of
+    /// the region-indexed search, the depth store of what the encoding keeps and, unless
+    /// zero-aware, the values in placement order).
     pub build_memory_bytes: u64,
+    /// What those bytes are, in words.
+    pub build_memory_detail: String,
     /// States of the region-indexed search (placement, region of the blank).
     pub search_states: u64,
     /// Null for a plan.
@@ -88,6 +91,12 @@ pub struct TableInfo {
 impl TableInfo {
     fn new(header: &Header, space: &StateSpace, pdb: Option<&Pdb>) -> TableInfo {
         let built = pdb.is_some();
+        // A build that writes this encoding keeps only what it stores of each depth.
+        let options = BuildOptions {
+            encoding: Some(header.encoding),
+            ..BuildOptions::default()
+        };
+        let memory = build_memory(space, &options);
         TableInfo {
             file: pdb.map(|p| p.path().to_path_buf()),
             format_version: format!("{}.{}", header.major, header.minor),
@@ -104,8 +113,8 @@ impl TableInfo {
             header_bytes: HEADER_LEN as u64,
             payload_bytes: header.payload_len,
             file_bytes: header.file_len(),
-            build_memory_bytes: build_memory(space, SearchIndex::Region)
-                .map_or(u64::MAX, |(bytes, _)| bytes),
+            build_memory_bytes: memory.as_ref().map_or(u64::MAX, |(bytes, _)| *bytes),
+            build_memory_detail: memory.map_or_else(|e| e.to_string(), |(_, detail)| detail),
             search_states: space.region_search_states().unwrap_or(u64::MAX),
             max_value: built.then_some(header.max_value),
             mean_value: histogram_mean(&header.histogram).filter(|_| built),
@@ -163,15 +172,22 @@ impl TableInfo {
             commas(self.header_bytes)
         );
         println!(
-            "  build       {} of memory ({} search states: two-bit state array + depth bytes{})",
+            "  build       {} of memory at most ({} search states: {})",
             human_bytes(self.build_memory_bytes),
             commas(self.search_states),
-            if self.blank_rule == BlankRule::ZeroAware.name() {
-                ""
-            } else {
-                " + values"
-            }
+            self.build_memory_detail
         );
+        if let Some(available) = available_memory_bytes().filter(|_| self.file.is_none()) {
+            println!(
+                "  this machine {} available: {}",
+                human_bytes(available),
+                if self.build_memory_bytes <= available {
+                    "fits"
+                } else {
+                    "does not fit, `build` refuses it"
+                }
+            );
+        }
         if let (Some(max), Some(unreached), Some(hist)) =
             (self.max_value, self.unreached, &self.histogram)
         {

@@ -17,6 +17,7 @@ use rayon::ThreadPool;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tilepdb_common::table::header::histogram_mean;
+use tilepdb_common::table::{DepthCode, PackedValues, TableValues};
 use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace};
 use tilepdb_worker::ExpandStats;
 
@@ -54,6 +55,11 @@ pub struct SearchProgress {
     pub expanded: u64,
     /// Successors generated so far.
     pub generated: u64,
+    /// Entries of the table first reached by each finished layer (`layer_entries[d]`: at
+    /// depth `d + 1`), counted on the region index for every rule but `minimized`: the
+    /// histogram of a table whose depth store keeps only a packed code.
+    #[serde(default)]
+    pub layer_entries: Vec<u64>,
 }
 
 impl SearchProgress {
@@ -66,6 +72,7 @@ impl SearchProgress {
             states_found: 1,
             expanded: 0,
             generated: 0,
+            layer_entries: Vec::new(),
         }
     }
 }
@@ -137,7 +144,7 @@ pub fn search_table(
             states_found: progress.states_found,
         };
         let stats = executor.expand_layer(&layer, observer)?;
-        let added = finish_layer(space, index, arrays, depth, pool);
+        let (added, entries) = finish_layer(space, index, arrays, depth, pool);
         observer.layer_finished(depth, added, stats);
         if added > 0 && depth + 1 > MAX_DEPTH {
             return Err(Error::Check {
@@ -153,6 +160,7 @@ pub fn search_table(
         progress.states_found += added;
         progress.expanded += stats.expanded;
         progress.generated += stats.generated;
+        progress.layer_entries.push(entries);
         layer_done(progress)?;
     }
     Ok(())
@@ -165,14 +173,16 @@ fn pass_tasks(space: &StateSpace, index: &StateIndex) -> Vec<Range<u64>> {
 
 /// Finishes the layer `depth`: records the depth of every state of the next layer (a no-op
 /// unless a merge was cut short), retires every current state to done; returns the number of
-/// states of the next layer.
+/// states of the next layer and the number of the table's entries they stand for (on the
+/// region index: an aware state stands for the cells of its region; on the cell index and
+/// for minimized tables the states again).
 pub fn finish_layer(
     space: &StateSpace,
     index: &StateIndex,
     arrays: &TableArrays,
     depth: u32,
     pool: &ThreadPool,
-) -> u64 {
+) -> (u64, u64) {
     let current = StateCodes::code_of_depth(depth);
     let next = StateCodes::code_of_depth(depth + 1);
     let record = |states: Range<u64>, entry_of: &dyn Fn(u64) -> u64| {
@@ -183,6 +193,7 @@ pub fn finish_layer(
         });
         added
     };
+    let both = |n: u64| (n, n);
     pool.install(|| {
         pass_tasks(space, index)
             .par_iter()
@@ -192,36 +203,54 @@ pub fn finish_layer(
                     StateIndex::Cell => {
                         let slots = space.slots();
                         if space.rule() == BlankRule::Aware {
-                            record(states.clone(), &|s| s)
+                            both(record(states.clone(), &|s| s))
                         } else {
-                            record(states.clone(), &|s| s / slots)
+                            both(record(states.clone(), &|s| s / slots))
                         }
                     }
                     StateIndex::Region(region) if space.rule() == BlankRule::Minimized => {
                         // One depth byte per placement index `c * k! + order`.
                         let f = region.orders();
-                        units
-                            .clone()
-                            .map(|c| {
-                                let set_states = index.unit_states(space, &(c..c + 1));
-                                record(set_states, &|s| c * f + s % f)
-                            })
-                            .sum()
+                        both(
+                            units
+                                .clone()
+                                .map(|c| {
+                                    let set_states = index.unit_states(space, &(c..c + 1));
+                                    record(set_states, &|s| c * f + s % f)
+                                })
+                                .sum(),
+                        )
                     }
-                    StateIndex::Region(_) => record(states.clone(), &|s| s),
+                    StateIndex::Region(region) if space.rule() == BlankRule::Aware => {
+                        // A state (set, region, order) stands for every cell of its region.
+                        let f = region.orders();
+                        let mut counts = (0, 0);
+                        for c in units.clone() {
+                            let first = region.first_block(c);
+                            for (r, &mask) in region.regions_of(c).iter().enumerate() {
+                                let block = (first + r as u64) * f;
+                                let n = record(block..block + f, &|s| s);
+                                counts.0 += n;
+                                counts.1 += n * mask.count_ones() as u64;
+                            }
+                        }
+                        counts
+                    }
+                    StateIndex::Region(_) => both(record(states.clone(), &|s| s)),
                 };
                 arrays.codes.retire(states, current);
                 added
             })
-            .sum()
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     })
 }
 
-/// A finished table: one byte per entry and what the build measured.
+/// A finished table: its values and what the build measured.
 #[derive(Clone, Debug)]
 pub struct BuiltTable {
-    /// The value of each entry, [`UNREACHED`] for entries the search never reached.
-    pub values: Vec<u8>,
+    /// The value of each entry ([`UNREACHED`] for entries the search never reached), or only
+    /// what the table's encoding stores of it when the build kept a packed depth store.
+    pub values: TableValues,
     /// Layers expanded, the goal's included.
     pub layers: u32,
     /// `histogram[v]` = entries of value `v` (reached entries only).
@@ -236,7 +265,7 @@ pub struct BuiltTable {
     pub elapsed: Duration,
     /// Bytes of the two-bit state array.
     pub state_array_bytes: u64,
-    /// Bytes of the depth bytes.
+    /// Bytes of the depth store.
     pub depth_bytes: u64,
 }
 
@@ -253,10 +282,11 @@ impl BuiltTable {
 }
 
 /// The table of a finished search: the state array is let go first (if no one else holds
-/// it), and the depth bytes become the values in the table's order: on the cell index an
+/// it), and the depth store becomes the values in the table's order: on the cell index an
 /// aware table's regions get their least cell's value; on the region index the values are put
 /// in placement-rank order ([`crate::region_build::placement_order`]) except for a zero-aware
-/// table (whose order is the index's). `started`: when the table's build started.
+/// table (whose order is the index's). A packed store gives packed values, whose histogram
+/// is the count of each layer's entries. `started`: when the table's build started.
 pub fn finish_table(
     space: &StateSpace,
     index: &StateIndex,
@@ -265,7 +295,8 @@ pub fn finish_table(
     pool: &ThreadPool,
     started: Instant,
 ) -> BuiltTable {
-    let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.len());
+    let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.memory_bytes());
+    let code = arrays.depths.code();
     let values = |depths: DepthOrShared<'_>| match index {
         StateIndex::Cell => {
             if space.rule() == BlankRule::Aware {
@@ -279,14 +310,31 @@ pub fn finish_table(
             _ => pool.install(|| crate::region_build::placement_order(space, region, depths.get())),
         },
     };
-    let values = match Arc::try_unwrap(arrays) {
+    let data = match Arc::try_unwrap(arrays) {
         Ok(TableArrays { codes, depths }) => {
             drop(codes);
             values(DepthOrShared::Owned(depths))
         }
         Err(shared) => values(DepthOrShared::Shared(&shared.depths)),
     };
-    let (histogram, unreached) = histogram(&values);
+    let (values, histogram, unreached) = if code == DepthCode::Byte {
+        let (histogram, unreached) = histogram(&data);
+        (TableValues::Bytes(data), histogram, unreached)
+    } else {
+        let mut histogram = vec![crate::region_build::goal_entries(space)];
+        histogram.extend(&progress.layer_entries);
+        let len = histogram.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+        histogram.truncate(len);
+        let unreached = space.entries() - histogram.iter().sum::<u64>();
+        let packed = PackedValues {
+            code,
+            data,
+            entries: space.entries(),
+            histogram: histogram.clone(),
+            unreached,
+        };
+        (TableValues::Packed(packed), histogram, unreached)
+    };
     BuiltTable {
         values,
         layers: progress.next_depth,
