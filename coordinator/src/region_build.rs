@@ -233,7 +233,8 @@ impl Kernel for RegionSetKernel {
 /// on a rayon pool), in the store's code: a byte store gives the values, a packed store the
 /// codes of the table's entries.
 pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
-    const CHUNK: usize = 1 << 14;
+    // A multiple of 8 placements: every chunk starts on a byte of the packed codes.
+    const CHUNK: u64 = 1 << 14;
     let ranker = space.ranker();
     let f = index.orders();
     let all = space.board().all_cells();
@@ -241,8 +242,6 @@ pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBy
     let placements = space.placements();
     let per_rank = space.entries() / placements;
     let mut values = vec![0u8; code.bytes_for(space.entries()) as usize];
-    // A multiple of 8 placements: every chunk starts on a byte of the packed codes.
-    const CHUNK: u64 = 1 << 14;
     let chunk_bytes = code.bytes_for(CHUNK * per_rank) as usize;
     let value_of = |stored: u8| match code {
         DepthCode::Byte => stored.wrapping_sub(1),
