@@ -8,6 +8,8 @@ pub enum Error {
     Domain(#[from] tilepdb_common::Error),
     #[error(transparent)]
     Table(#[from] tilepdb_common::table::TableError),
+    #[error(transparent)]
+    Plot(#[from] tilepdb_common::plot::PlotError),
     #[error("the tables are for {tables}, the state is for {state}")]
     Mismatch { tables: String, state: String },
     #[error("{0}")]
