@@ -8,6 +8,7 @@ pub enum Error {
     Domain(#[from] tilepdb_common::Error),
     #[error(transparent)]
     Table(#[from] tilepdb_common::table::TableError),
+    /// A plot that could not be written.
     #[error(transparent)]
     Plot(#[from] tilepdb_common::plot::PlotError),
     #[error("the tables are for {tables}, the state is for {state}")]

@@ -29,24 +29,42 @@ pub const PNG_BUILT: bool = cfg!(feature = "png");
 /// Why a chart could not be written.
 #[derive(Debug, Error)]
 pub enum PlotError {
-    /// The I/O error is part of the message (not a `source`, which reports would print twice).
+    /// Writing the file failed. The I/O error is part of the message (not a `source`, which reports would print twice).
     #[error("{path}: {error}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         error: std::io::Error,
     },
+    /// A file name that ends neither in `.svg` nor in `.png`.
     #[error("{path}: a plot's file name ends in .svg or .png")]
-    Extension { path: PathBuf },
+    Extension {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A PNG asked of a build without the renderer.
     #[error("{path}: PNG output is not built into this program (cargo feature `png`); write .svg")]
-    PngNotBuilt { path: PathBuf },
+    PngNotBuilt {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A document the renderer could not read or draw.
     #[error("{path}: rendering the PNG failed: {reason}")]
-    Render { path: PathBuf, reason: String },
+    Render {
+        /// The file.
+        path: PathBuf,
+        /// The renderer's reason.
+        reason: String,
+    },
 }
 
 /// The file formats a chart is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlotFormat {
+    /// The chart as written ([`svg`]).
     Svg,
+    /// The chart rendered ([`PNG_BUILT`] builds only).
     Png,
 }
 
