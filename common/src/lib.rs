@@ -9,17 +9,21 @@
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
 //! * [`task`]: the unit of work of a build, a rank range of one layer;
 //! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets;
-//! * [`units`]: sizes for people.
+//! * [`units`]: sizes for people;
+//! * [`generate`]: seeded random walks from the goal and uniformly random solvable states;
+//! * [`plot`]: charts as SVG and, with the `png` feature, PNG.
 //! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
 pub mod board;
 #[cfg(feature = "cli-docs")]
 pub mod cli_docs;
 pub mod error;
+pub mod generate;
 pub mod json;
 pub mod layer;
 pub mod pattern;
 pub mod pipe;
+pub mod plot;
 pub mod puzzle;
 pub mod rank;
 pub mod region_index;

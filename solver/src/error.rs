@@ -11,6 +11,9 @@ pub enum Error {
     /// A table file, set or encoding error.
     #[error(transparent)]
     Table(#[from] tilepdb_common::table::TableError),
+    /// A plot that could not be written.
+    #[error(transparent)]
+    Plot(#[from] tilepdb_common::plot::PlotError),
     /// Tables of another board or goal than the state's.
     #[error("the tables are for {tables}, the state is for {state}")]
     Mismatch {

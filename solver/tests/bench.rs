@@ -41,6 +41,26 @@ fn parse_svg(path: &Path) -> usize {
     root.descendants().count()
 }
 
+/// The PNG decodes to the size the renderer states (twice the chart's 720 x 440) and has
+/// something drawn on its white background.
+fn check_png(path: &Path) {
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!((info.width, info.height), (1440, 880), "{}", path.display());
+    let drawn = pixels[..info.buffer_size()]
+        .chunks(info.color_type.samples())
+        .filter(|p| p.iter().take(3).any(|&c| c < 200))
+        .count();
+    let share = drawn as f64 / (info.width * info.height) as f64;
+    assert!(
+        share > 0.005 && share < 0.9,
+        "{}: {share} drawn",
+        path.display()
+    );
+}
+
 #[test]
 fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
     let work = tempfile::tempdir().unwrap();
@@ -183,6 +203,17 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
         }
     }
     assert_eq!(svgs, 3 + 2);
+    // With the `png` feature every SVG also comes as a PNG of twice its size, not blank.
+    let mut pngs = 0;
+    for file in std::fs::read_dir(&results).unwrap() {
+        let path = file.unwrap().path();
+        if path.extension().is_some_and(|e| e == "png") {
+            assert!(path.with_extension("svg").exists(), "{}", path.display());
+            check_png(&path);
+            pngs += 1;
+        }
+    }
+    assert_eq!(pngs, if cfg!(feature = "png") { svgs } else { 0 });
     let report = std::fs::read_to_string(results.join("report.md")).unwrap();
     assert!(report.contains("pareto-memory-nodes.svg") && report.contains("machine:"));
 }

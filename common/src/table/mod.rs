@@ -9,7 +9,8 @@
 //! * [`pdb`]: [`Pdb`], one memory-mapped table, validated before any lookup;
 //! * [`mod3`]: exact values of a `mod3` table, from a parent's value or by descent to the goal;
 //! * [`manifest`]: the `manifest.json` of a table set;
-//! * [`set`]: [`TableSet`], the tables of one partition, looked up by full puzzle state.
+//! * [`set`]: [`TableSet`], the tables of one partition, looked up by full puzzle state;
+//! * [`statistics`]: a set's mean value and mean heuristic over seeded random states.
 //!
 //! A round trip on the 3x3 board (pattern {1}, blank ignored: 9 placements, and the value of
 //! each is the tile's Manhattan distance):
@@ -42,6 +43,7 @@ pub mod manifest;
 pub mod mod3;
 pub mod pdb;
 pub mod set;
+pub mod statistics;
 pub mod values;
 pub mod walk;
 pub mod write;

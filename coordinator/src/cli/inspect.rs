@@ -1,5 +1,7 @@
 //! `tilepdb-coordinator inspect FILE|DIR`: a table's header, sizes and histogram, or those of
-//! every table of a set; `--plan` shows the header and sizes of tables not built yet.
+//! every table of a set with the set's statistics (mean value, mean heuristic over random
+//! states with and without reflection, Manhattan's); `--plot` draws the value histograms;
+//! `--plan` shows the header and sizes of tables not built yet.
 
 #![allow(
     clippy::doc_markdown,
@@ -11,7 +13,9 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
+use tilepdb_common::plot::{self, PlotFormat};
 use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, histogram_mean};
+use tilepdb_common::table::statistics::SetStatistics;
 use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_memory, human_bytes};
@@ -49,6 +53,16 @@ pub struct InspectArgs {
     /// With --plan: byte, nibble, mod3, 1-bit or min-nibble:C.
     #[arg(long, default_value = "byte", requires = "plan")]
     encoding: Encoding,
+    /// For a set: the uniformly random solvable states its mean heuristic is taken over
+    /// [default: 1000; 0 for none].
+    #[arg(long, value_name = "N", conflicts_with = "plan")]
+    random_states: Option<usize>,
+    /// The seed of those states [default: 1].
+    #[arg(long, conflicts_with = "plan")]
+    seed: Option<u64>,
+    /// Draw the value histogram (one series per table of a set) into FILE, .svg or .png.
+    #[arg(long, value_name = "FILE", conflicts_with = "plan")]
+    plot: Option<PathBuf>,
 }
 
 /// What `inspect` says about one table (JSON keys in this order).
@@ -236,6 +250,9 @@ struct SetInfo {
     encoding: String,
     reflection: bool,
     total_file_bytes: u64,
+    /// Its fields sit at the set's level; absent for a plan.
+    #[serde(flatten)]
+    statistics: Option<SetStatistics>,
     tables: Vec<TableInfo>,
 }
 
@@ -260,6 +277,9 @@ impl SetInfo {
             self.tables.len(),
             commas(self.total_file_bytes)
         );
+        if let Some(s) = &self.statistics {
+            print_statistics(s);
+        }
         for t in &self.tables {
             t.print();
         }
@@ -274,8 +294,12 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
         .path
         .as_deref()
         .expect("clap requires a path without --plan");
+    if let Some(file) = &args.plot {
+        check_plot_file(file)?;
+    }
     if path.is_dir() {
         let set = TableSet::open(path)?;
+        let statistics = set_statistics(&set, &args)?;
         let m = set.manifest();
         let tables: Vec<TableInfo> = set
             .tables()
@@ -291,14 +315,115 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             encoding: m.encoding.to_string(),
             reflection: m.reflection,
             total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+            statistics: Some(statistics),
             tables,
         };
-        output(&info, args.json, SetInfo::print)
+        output(&info, args.json, SetInfo::print)?;
+        if let Some(file) = &args.plot {
+            plot_set(file, &set, path, args.json)?;
+        }
+        Ok(())
     } else {
+        if args.random_states.is_some() || args.seed.is_some() {
+            bail!(
+                "{}: --random-states and --seed take a set's directory (a heuristic sums a set's tables), not one table",
+                path.display()
+            );
+        }
         let pdb = open_file(path)?;
         let info = TableInfo::new(pdb.header(), pdb.space(), Some(&pdb));
-        output(&info, args.json, TableInfo::print)
+        output(&info, args.json, TableInfo::print)?;
+        if let Some(file) = &args.plot {
+            plot_tables(file, &table_name(&pdb), &[&pdb], args.json)?;
+        }
+        Ok(())
     }
+}
+
+/// Random states of a set's statistics unless asked otherwise.
+const DEFAULT_RANDOM_STATES: usize = 1000;
+/// Their seed unless asked otherwise.
+const DEFAULT_SEED: u64 = 1;
+
+/// The set's mean value and its mean heuristic over the random states asked for.
+fn set_statistics(set: &TableSet, args: &InspectArgs) -> anyhow::Result<SetStatistics> {
+    Ok(SetStatistics::of(
+        set,
+        args.random_states.unwrap_or(DEFAULT_RANDOM_STATES),
+        args.seed.unwrap_or(DEFAULT_SEED),
+    )?)
+}
+
+fn print_statistics(s: &SetStatistics) {
+    println!(
+        "  mean value  {:.3} (the sum of the tables' means)",
+        s.mean_value
+    );
+    let (Some(h), Some(m)) = (s.mean_heuristic, s.mean_manhattan) else {
+        return;
+    };
+    let reflected = s
+        .mean_heuristic_reflected
+        .map_or("reflection does not apply".to_string(), |r| {
+            format!("{r:.3} with reflection")
+        });
+    println!(
+        "  random      {} solvable states (seed {}): mean heuristic {h:.3}, {reflected}; Manhattan {m:.3}",
+        commas(s.random_states as u64),
+        s.seed
+    );
+}
+
+/// Refuses a plot file name that is neither .svg nor .png, or a PNG this build cannot draw,
+/// before any work.
+fn check_plot_file(file: &Path) -> anyhow::Result<()> {
+    if PlotFormat::of_path(file)? == PlotFormat::Png && !plot::PNG_BUILT {
+        bail!(
+            "{}: PNG plots are not built into this program (cargo feature `png`); use a .svg file",
+            file.display()
+        );
+    }
+    Ok(())
+}
+
+/// A table's file name, or its path when it has none.
+fn table_name(pdb: &Pdb) -> String {
+    pdb.path().file_name().map_or_else(
+        || pdb.path().display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Draws the value histograms of every table of `set` into `file`.
+fn plot_set(file: &Path, set: &TableSet, dir: &Path, json: bool) -> anyhow::Result<()> {
+    let name = dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let tables: Vec<&Pdb> = set.tables().iter().collect();
+    plot_tables(file, &name, &tables, json)
+}
+
+/// Draws the value histograms of `tables` (one series each) into `file`, titled `name`.
+fn plot_tables(file: &Path, name: &str, tables: &[&Pdb], json: bool) -> anyhow::Result<()> {
+    let series: Vec<(String, Vec<u64>)> = tables
+        .iter()
+        .map(|t| (table_name(t), t.header().histogram.clone()))
+        .collect();
+    let mean: f64 = tables
+        .iter()
+        .map(|t| histogram_mean(&t.header().histogram).unwrap_or(0.0))
+        .sum();
+    let chart = plot::svg::histograms(
+        &format!("{name}: entries per value (mean value {mean:.2})"),
+        "value (moves of the pattern tiles)",
+        &series,
+    );
+    plot::save(file, &chart)?;
+    if !json {
+        println!("histogram plot written to {}", file.display());
+    }
+    Ok(())
 }
 
 fn open_file(path: &Path) -> anyhow::Result<Pdb> {
@@ -341,6 +466,7 @@ fn plan(args: &InspectArgs) -> anyhow::Result<()> {
             args.goal,
         ),
         total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+        statistics: None,
         tables,
     };
     output(&info, args.json, SetInfo::print)

@@ -1,6 +1,6 @@
 //! Comparing heuristics on one instance file under one protocol: per-instance records, a
 //! summary per heuristic, the Pareto fronts of table memory against search effort and of time
-//! against instances solved, and SVG plots.
+//! against instances solved, and plots (SVG, and PNG with the `png` feature).
 //!
 //! The protocol is the same for every entry: the same instances in the same order, the same
 //! node and time budgets per instance, the same thread count, IDA* counting every generated
@@ -20,7 +20,6 @@
 
 pub mod output;
 pub mod pareto;
-pub mod svg;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -28,11 +27,11 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 use serde::Serialize;
+use tilepdb_common::generate::random_states;
 use tilepdb_common::table::TableSet;
 use tilepdb_common::{Board, Goal, PuzzleState};
 
 use crate::error::{Error, Result};
-use crate::generate::Generator;
 use crate::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
 use crate::search::{Limits, Outcome, ida_star};
 
@@ -127,7 +126,7 @@ pub struct Protocol {
     pub threads: usize,
     /// Random solvable states the mean heuristic value is also taken over.
     pub random_states: usize,
-    /// Their seed ([`Generator`]).
+    /// Their seed ([`random_states`]).
     pub seed: u64,
 }
 
@@ -379,10 +378,7 @@ pub fn run(
         .build()
         .map_err(|e| Error::Bench(format!("starting the threads: {e}")))?;
     let threads = pool.current_num_threads();
-    let mut generator = Generator::new(board, goal, protocol.seed);
-    let randoms: Vec<PuzzleState> = (0..protocol.random_states)
-        .map(|_| generator.random_state())
-        .collect();
+    let randoms = random_states(board, goal, protocol.seed, protocol.random_states);
     let mut records = Vec::new();
     let mut summaries = Vec::new();
     let mut histograms: Vec<TableHistogram> = Vec::new();

@@ -1,10 +1,12 @@
 //! Writing a [`BenchReport`]: records as JSONL and CSV, the summary as JSON, CSV and Markdown,
-//! and the SVG plots.
+//! and the plots as SVG and, when the renderer is built in (the `png` feature), also as PNG
+//! beside each SVG.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::svg::{self, Point, Scale};
+use tilepdb_common::plot::{self, svg, svg::Point, svg::Scale};
+
 use super::{BenchReport, EntrySummary};
 use crate::error::{Error, Result};
 
@@ -55,6 +57,20 @@ fn save(dir: &Path, name: &str, text: &str, written: &mut Vec<PathBuf>) -> Resul
     let path = dir.join(name);
     std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
     written.push(path);
+    Ok(())
+}
+
+/// Writes the chart `chart` as `name` (an `.svg` file name) and, when PNG is built in
+/// ([`plot::PNG_BUILT`]), as the PNG of the same stem.
+fn save_plot(dir: &Path, name: &str, chart: &str, written: &mut Vec<PathBuf>) -> Result<()> {
+    let path = dir.join(name);
+    plot::save(&path, chart)?;
+    written.push(path.clone());
+    if plot::PNG_BUILT {
+        let png = path.with_extension("png");
+        plot::save(&png, chart)?;
+        written.push(png);
+    }
     Ok(())
 }
 
@@ -214,7 +230,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
     let budget = report
         .max_nodes
         .map_or(String::new(), |n| format!(", budget {n} nodes"));
-    save(
+    save_plot(
         dir,
         PARETO_MEMORY_SVG,
         &svg::scatter(
@@ -239,7 +255,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             on_front: s.on_time_front,
         })
         .collect();
-    save(
+    save_plot(
         dir,
         PARETO_TIME_SVG,
         &svg::scatter(
@@ -265,7 +281,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             (s.entry.clone(), nodes)
         })
         .collect();
-    save(
+    save_plot(
         dir,
         NODES_SVG,
         &svg::series(
@@ -284,7 +300,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             file_safe(&t.set),
             file_safe(&t.table)
         );
-        save(
+        save_plot(
             dir,
             &name,
             &svg::histogram(

@@ -1,6 +1,13 @@
 //! Plain SVG charts, written by hand: a labelled scatter with its Pareto front, sorted series
-//! on a log scale, and a bar histogram. No fonts or scripts are referenced beyond the generic
-//! `sans-serif`, so the files open in any browser and embed in Markdown.
+//! on a log scale, and bar histograms of one or several tables. No fonts or scripts are
+//! referenced beyond the generic `sans-serif`, so the files open in any browser and embed in
+//! Markdown.
+//!
+//! ```
+//! use tilepdb_common::plot::svg;
+//! let text = svg::histogram("a table", "value", &[1, 4, 6, 4, 1]);
+//! assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+//! ```
 
 use std::fmt::Write;
 
@@ -318,23 +325,49 @@ pub fn series(
 
 /// Bars of `counts[v]` over the values `v` = 0, 1, …, on a log scale of counts.
 pub fn histogram(title: &str, x_label: &str, counts: &[u64]) -> String {
-    let x = Axis::new(Scale::Linear, [0.0, counts.len().max(1) as f64].into_iter());
-    let y = Axis::new(Scale::Log, counts.iter().map(|&c| c as f64).chain([1.0]));
+    histograms(title, x_label, &[(String::new(), counts.to_vec())])
+}
+
+/// The histograms of several tables side by side: for each value `v` = 0, 1, …, one bar per
+/// series `(label, counts)`, `counts[v]` high on a log scale, in the series' colour; a legend
+/// names the series when there are several.
+pub fn histograms(title: &str, x_label: &str, series: &[(String, Vec<u64>)]) -> String {
+    let longest = series.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
+    let x = Axis::new(Scale::Linear, [0.0, longest.max(1) as f64].into_iter());
+    let y = Axis::new(
+        Scale::Log,
+        series
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(|&n| n as f64))
+            .chain([1.0]),
+    );
     let mut canvas = Canvas::new(title, x_label, "entries (log scale)", x, y);
     let bar = (canvas.px(1.0) - canvas.px(0.0)).max(1.0);
-    for (v, &count) in counts.iter().enumerate() {
-        if count == 0 {
-            continue;
+    let width = (bar * 0.9 / series.len().max(1) as f64).max(0.5);
+    for (j, (label, counts)) in series.iter().enumerate() {
+        let colour = COLOURS[j % COLOURS.len()];
+        for (v, &count) in counts.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let x0 = canvas.px(v as f64) + j as f64 * width;
+            let (top, base) = (canvas.py(count as f64), canvas.py(1.0));
+            // A count of 1 sits on the axis: give it a sliver so it shows.
+            let height = (base - top).max(1.5);
+            let name = if label.is_empty() {
+                String::new()
+            } else {
+                format!("{}, ", escape(label))
+            };
+            let _ = writeln!(
+                canvas.out,
+                r#"<rect x="{x0:.1}" y="{:.1}" width="{width:.1}" height="{height:.1}" fill="{colour}"><title>{name}{v}: {count}</title></rect>"#,
+                base - height,
+            );
         }
-        let (x0, top, base) = (canvas.px(v as f64), canvas.py(count as f64), canvas.py(1.0));
-        // A count of 1 sits on the axis: give it a sliver so it shows.
-        let height = (base - top).max(1.5);
-        let _ = writeln!(
-            canvas.out,
-            r##"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{height:.1}" fill="#1f77b4"><title>{v}: {count}</title></rect>"##,
-            base - height,
-            (bar * 0.9).max(0.5)
-        );
+        if series.len() > 1 {
+            canvas.legend(j, colour, label);
+        }
     }
     canvas.finish()
 }
