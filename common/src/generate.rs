@@ -17,6 +17,14 @@
 //! assert!(a.random_state().is_solvable(Goal::BlankFirst));
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "tiles and cells (below 25) and draws below a count move between u8, u64 and usize"
+)]
+
 use crate::{Board, Goal, PuzzleState};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};

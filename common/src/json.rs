@@ -25,6 +25,7 @@ pub struct Document<'a, T: Serialize> {
     pub version: u32,
     /// The subcommand that printed the document (`build`, `solve`, ...).
     pub command: &'a str,
+    /// The command's own fields.
     #[serde(flatten)]
     pub body: T,
 }

@@ -22,6 +22,14 @@
 //! zero-aware table {1,2,5,6,7,10,11} in 1-bit entries on the region index. Threads: every
 //! core, or `TILEPDB_THREADS`.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the bench indexes states by u64 and cells by u8"
+)]
+
 use std::process::Command;
 use std::time::Instant;
 
@@ -206,7 +214,7 @@ fn cpu_seconds() -> f64 {
     // SAFETY: getrusage writes the struct it is given.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        libc::getrusage(libc::RUSAGE_SELF, &raw mut usage);
         usage
     };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
@@ -258,7 +266,6 @@ fn locality() {
     let step = (index.sets() / 20_000).max(1);
     for c in (0..index.sets()).step_by(step as usize) {
         let set = index.set_mask(c);
-        let free = all & !set;
         for (r, &reg) in index.regions_of(c).iter().enumerate() {
             let block = index.first_block(c) + r as u64;
             let mut movers = board.dilate(reg) & set;

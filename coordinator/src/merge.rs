@@ -28,7 +28,7 @@ use tilepdb_worker::ReachedSink;
 /// A byte store lives on the heap ([`DepthBytes::new`]) or in a memory-mapped file
 /// ([`DepthBytes::from_mmap`], the distributed coordinator's checkpointed copy); a packed one
 /// ([`DepthBytes::packed`]) on the heap. Each entry's code is written once (a state joins the
-/// next layer once), so packed codes are ORed into their zeroed byte and need no
+/// next layer once), so packed codes are `ORed` into their zeroed byte and need no
 /// compare-and-swap.
 ///
 /// ```

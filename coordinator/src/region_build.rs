@@ -110,7 +110,9 @@ pub fn region_build_memory(
         detail.push_str(" of values in placement order");
     }
     if payload > 0 {
-        detail += &format!(", then the values + a {} payload", human_bytes(payload));
+        detail.push_str(", then the values + a ");
+        detail.push_str(&human_bytes(payload));
+        detail.push_str(" payload");
     }
     // The two-bit array is freed before the values are put in placement order.
     let peak = (codes + store).max(store + reordered).max(values + payload);

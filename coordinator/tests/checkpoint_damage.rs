@@ -102,7 +102,7 @@ fn flip_bytes(path: &Path, count: u64) {
     let len = bytes.len() as u64;
     assert!(len > 4 * count, "{} is too small", path.display());
     for i in 0..count {
-        let at = (len / 4 + i * (len / 2) / count) as usize;
+        let at = usize::try_from(len / 4 + i * (len / 2) / count).unwrap();
         bytes[at] ^= 0x5a;
     }
     std::fs::write(path, bytes).unwrap();
@@ -154,6 +154,7 @@ fn a_damaged_data_directory_is_repaired_or_refused_never_a_wrong_table() {
     let depths = Path::new("table-0.depths");
 
     // Damaged arrays: repaired by starting the table again.
+    #[allow(clippy::type_complexity, reason = "a table of named damages")]
     let damages: [(&str, &dyn Fn(&Path)); 3] = [
         ("codes", &|d: &Path| flip_bytes(&d.join(codes), 50)),
         ("depths", &|d: &Path| flip_bytes(&d.join(depths), 50)),
@@ -183,6 +184,7 @@ fn a_damaged_data_directory_is_repaired_or_refused_never_a_wrong_table() {
     }
 
     // An edited checkpoint: refused, naming the file and what to do.
+    #[allow(clippy::type_complexity, reason = "a table of named edits")]
     let edits: [(&str, &dyn Fn(&str) -> String); 4] = [
         ("next_depth", &|t: &str| {
             let depth: u32 = t

@@ -70,7 +70,7 @@ fn compact_store_writes_the_byte_store_files() {
                             encoding: Some(encoding),
                             ..BuildOptions::default()
                         };
-                        packed += (compact.depth_code(&s) != DepthCode::Byte) as u32;
+                        packed += u32::from(compact.depth_code(&s) != DepthCode::Byte);
                         assert!(
                             file(&s, &compact, encoding) == reference,
                             "{board} {goal} {rule} {tiles:?} {encoding} on {threads} threads"

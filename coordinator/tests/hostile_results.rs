@@ -358,6 +358,10 @@ fn a_zombie_that_leases_and_only_heartbeats_loses_its_task_at_the_deadline() {
     let c = Server::spawn(command);
     let url = c.url();
     let rt = tokio::runtime::Runtime::new().unwrap();
+    #[allow(
+        clippy::async_yields_async,
+        reason = "the block spawns the zombie's heartbeats and hands back their handle"
+    )]
     let zombie = rt.block_on(async {
         let mut client = CoordinatorClient::connect(url.clone()).await.unwrap();
         let (job, id) = register(&mut client, TOKEN).await.unwrap();

@@ -108,7 +108,7 @@ fn statistics_agree(dir: &Path) {
     let reflected = PdbHeuristic::new(&set, true).unwrap();
     let manhattan = Manhattan::new(board, set.goal());
     let value = |h: &dyn Fn(&[u8]) -> u32| -> Vec<f64> {
-        states.iter().map(|s| h(&s.cells()) as f64).collect()
+        states.iter().map(|s| f64::from(h(&s.cells()))).collect()
     };
     let h = value(&|c| plain.evaluate(c).unwrap().0);
     let r = value(&|c| reflected.evaluate(c).unwrap().0);

@@ -72,7 +72,7 @@ impl Drop for Tmux {
 
 /// The last line of `screen` that starts with `start` (the bars as last drawn).
 fn line_with<'a>(screen: &'a str, start: &str) -> Option<&'a str> {
-    screen.lines().filter(|l| l.starts_with(start)).last()
+    screen.lines().rfind(|l| l.starts_with(start))
 }
 
 /// Runs `args` in a terminal and checks the last screen: both bars at 100 %, every table

@@ -45,7 +45,7 @@ fn verify_walks_a_directory_of_sets() {
         "{stdout}"
     );
     assert_eq!(
-        stdout.matches("\nset    ").count() + stdout.starts_with("set    ") as usize,
+        stdout.matches("\nset    ").count() + usize::from(stdout.starts_with("set    ")),
         2
     );
 

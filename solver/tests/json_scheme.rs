@@ -69,7 +69,7 @@ fn serve(dir: &Path) -> String {
                 ..ServeOptions::default()
             };
             serve_tables(listener, options).await.unwrap();
-        })
+        });
     });
     rx.recv().unwrap()
 }

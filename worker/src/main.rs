@@ -47,7 +47,7 @@ fn main() -> ExitCode {
                     "wrote {} man page(s) in {}",
                     written.len(),
                     args.dir.display()
-                )
+                );
             })
             .map_err(|e| format!("cannot write the man pages in {}: {e}", args.dir.display())),
         (None, Some(args)) => run_worker(args).map(|_| ()).map_err(|e| e.to_string()),

@@ -6,6 +6,14 @@
 //! collected in a bitmap of the own states, the others in per-thread lists sorted and
 //! deduplicated at the end, so a worker's memory is bounded by its task.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "a task's tile sets and states are indexed by u64 and fit in usize on the 64-bit targets tilepdb runs on"
+)]
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -14,6 +22,7 @@ use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::wire::region_lists::RegionListShape;
 use tilepdb_common::{BlankRule, LayerBitmap, StateSpace};
 
+use crate::ExpandStats;
 use crate::region_expand::RegionKernel;
 use crate::task::TaskOutput;
 
@@ -111,7 +120,7 @@ pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> 
             (stats, outside)
         })
         .reduce(
-            || (Default::default(), Vec::new()),
+            || (ExpandStats::default(), Vec::new()),
             |(mut a, mut x), (b, mut y)| {
                 a += b;
                 if x.len() < y.len() {
@@ -134,7 +143,7 @@ pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> 
     for (i, w) in bits.iter().enumerate() {
         let mut w = w.load(Relaxed);
         while w != 0 {
-            reached.push(own.start + i as u64 * 64 + w.trailing_zeros() as u64);
+            reached.push(own.start + i as u64 * 64 + u64::from(w.trailing_zeros()));
             w &= w - 1;
         }
     }

@@ -110,7 +110,10 @@ fn workers_build_the_single_machine_tables_and_exit_0() {
                 .unwrap()
                 .values;
             let got = Pdb::open(set.join(table_file_name(&space))).unwrap();
-            assert!(got.payload() == &want[..], "{rule} {{{pattern}}} differs");
+            assert!(
+                got.payload() == want.bytes().unwrap(),
+                "{rule} {{{pattern}}} differs"
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -322,6 +325,6 @@ fn workers_build_over_tls() {
         Encoding::Byte,
     );
     let got = Pdb::open(set.join(table_file_name(&space))).unwrap();
-    assert!(got.payload() == &want[..]);
+    assert!(got.payload() == want.bytes().unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -42,7 +42,7 @@ pub struct SetStatistics {
 
 fn mean(values: &[u32]) -> Option<f64> {
     (!values.is_empty())
-        .then(|| values.iter().map(|&v| v as f64).sum::<f64>() / values.len() as f64)
+        .then(|| values.iter().map(|&v| f64::from(v)).sum::<f64>() / values.len() as f64)
 }
 
 impl SetStatistics {
@@ -62,7 +62,8 @@ impl SetStatistics {
         let mut plain = Vec::with_capacity(states.len());
         let mut reflected = Vec::with_capacity(states.len());
         let mut manhattan = Vec::with_capacity(states.len());
-        let every_tile: Vec<u8> = (1..set.board().cells() as u8).collect();
+        let cells = u8::try_from(set.board().cells()).unwrap_or(u8::MAX);
+        let every_tile: Vec<u8> = (1..cells).collect();
         for state in &states {
             plain.push(set.value(state)?);
             if set.reflection() {

@@ -20,6 +20,14 @@
 //! assert_eq!(DepthCode::Mod3.bytes_for(10), 3); // four codes per byte
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "entries are indexed by their u64 number and codes packed into bytes within proven bounds"
+)]
+
 use super::encoding::Encoding;
 use crate::space::BlankRule;
 

@@ -206,8 +206,8 @@ fn pack_mod3(values: &[u8]) -> Vec<u8> {
 /// The `mod3` payload of `entries` codes `d mod 3 + 1` (0: unreached, stored as digit 0),
 /// four per byte of `codes`.
 fn pack_mod3_codes(codes: &[u8], entries: u64) -> Vec<u8> {
-    let mut out = vec![0u8; entries.div_ceil(5) as usize];
     const CHUNK: usize = 1 << 16;
+    let mut out = vec![0u8; entries.div_ceil(5) as usize];
     let fill = |(i, out): (usize, &mut [u8])| {
         let first = (i * CHUNK * 5) as u64;
         for (j, byte) in out.iter_mut().enumerate() {

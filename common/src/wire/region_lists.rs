@@ -41,6 +41,14 @@
 //! assert!(encode_region_states(&odd, all, &[goal]).is_err());
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    reason = "the list coder moves bits between u8, u32 and u64 within the bounds it checks"
+)]
+
 use std::ops::Range;
 
 use crate::error::{Error, Result};
@@ -222,7 +230,7 @@ impl<'a> RegionListEncoder<'a> {
         }
         let bitmap = self.shape.bitmap_bytes() < list_bytes;
         put_varint(&mut self.out, gap);
-        put_varint(&mut self.out, 2 * (m - 1) + bitmap as u64);
+        put_varint(&mut self.out, 2 * (m - 1) + u64::from(bitmap));
         if bitmap {
             let start = self.out.len();
             self.out.resize(start + self.shape.bitmap_bytes(), 0);
@@ -294,7 +302,7 @@ impl Reader<'_> {
                 return bad(format!("the bytes end inside a number at byte {}", self.at));
             };
             self.at += 1;
-            let part = (b & 0x7f) as u64;
+            let part = u64::from(b & 0x7f);
             if shift == 63 && part > 1 {
                 return bad(format!("a number past 64 bits at byte {}", self.at));
             }
@@ -364,14 +372,14 @@ pub fn walk_region_states(
                 return bad("the bytes end inside a bitmap".into());
             };
             r.at += n;
-            let ones: u64 = map.iter().map(|b| b.count_ones() as u64).sum();
+            let ones: u64 = map.iter().map(|b| u64::from(b.count_ones())).sum();
             if ones != m {
                 return bad(format!("a bitmap of {ones} states declared {m}"));
             }
             for (i, &b) in map.iter().enumerate() {
                 let mut b = b;
                 while b != 0 {
-                    emit(i as u64 * 8 + b.trailing_zeros() as u64)?;
+                    emit(i as u64 * 8 + u64::from(b.trailing_zeros()))?;
                     b &= b - 1;
                 }
             }

@@ -5,6 +5,10 @@ use anyhow::Context;
 use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, write_completions, write_man_pages};
 
 /// Prints the completion script of `cmd` for the shell asked.
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "every command's run returns a Result"
+)]
 pub fn completions(cmd: clap::Command, args: CompletionsArgs) -> anyhow::Result<()> {
     write_completions(cmd, args.shell, &mut std::io::stdout().lock());
     Ok(())

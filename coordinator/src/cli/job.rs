@@ -145,6 +145,11 @@ pub(super) fn parse_bytes(s: &str) -> Result<u64, String> {
     if !(bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64) {
         return Err(format!("{s:?} is not a size such as 8G or 512M"));
     }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked above: a finite size from 0 to below u64::MAX"
+    )]
     Ok(bytes as u64)
 }
 

@@ -21,6 +21,10 @@ struct Entry {
 
 pub fn run(args: PartitionsArgs) -> anyhow::Result<()> {
     if args.json {
+        #[derive(Serialize)]
+        struct Partitions {
+            partitions: Vec<Entry>,
+        }
         let entries: Vec<Entry> = KNOWN_PARTITIONS
             .iter()
             .map(|k| Entry {
@@ -30,10 +34,6 @@ pub fn run(args: PartitionsArgs) -> anyhow::Result<()> {
                 source: k.source,
             })
             .collect();
-        #[derive(Serialize)]
-        struct Partitions {
-            partitions: Vec<Entry>,
-        }
         tilepdb_common::json::print(
             "partitions",
             Partitions {

@@ -50,7 +50,9 @@ impl SetProgress {
     }
 
     fn lock(&self) -> MutexGuard<'_, SetState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The observer of table `index`'s search.
@@ -154,7 +156,9 @@ struct TableState {
 
 impl TableProgress<'_> {
     fn lock(&self) -> MutexGuard<'_, TableState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn show(&self, st: &TableState) {

@@ -191,7 +191,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         let bars = tilepdb_coordinator::observe::bars::watch(job.clone());
         let on_done = move |result: &Result<Vec<TableReport>, _>| {
             if let Some(bars) = bars {
-                bars.finish()
+                bars.finish();
             }
             if let Ok(reports) = result {
                 let summary = summary(&done_job, None, started, reports.clone());

@@ -97,7 +97,7 @@ fn sets_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list the directory {}", dir.display()))?;
     let mut sets: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .map(|e| e.path())
         .filter(|p| p.is_dir() && p.join(MANIFEST_NAME).is_file())
         .collect();

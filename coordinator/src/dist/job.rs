@@ -337,7 +337,7 @@ impl Job {
     /// than one core expanding 10 M states per second still makes it).
     pub fn task_deadline(&self, states: u64) -> Duration {
         2 * self.config.lease_timeout
-            + Duration::from_micros(10).saturating_mul(states.min(u32::MAX as u64) as u32)
+            + Duration::from_micros(10).saturating_mul(u32::try_from(states).unwrap_or(u32::MAX))
     }
 
     /// How often workers must heartbeat.

@@ -176,18 +176,17 @@ impl LayerTasks {
         deadline: impl Fn(u64) -> Instant,
         lost: impl Fn(u64) -> bool,
     ) -> Option<Leased> {
-        let (index, expired, overdue) = match self.pending.pop_front() {
-            Some(i) => (i, Vec::new(), false),
-            None => {
-                let i = self.tasks.iter().position(|t| {
-                    t.state == TaskState::Leased
-                        && (t.holders.iter().all(|h| lost(h.worker))
-                            || t.deadline.is_some_and(|d| now > d))
-                })?;
-                let task = &mut self.tasks[i];
-                let overdue = !task.holders.iter().all(|h| lost(h.worker));
-                (i, std::mem::take(&mut task.holders), overdue)
-            }
+        let (index, expired, overdue) = if let Some(i) = self.pending.pop_front() {
+            (i, Vec::new(), false)
+        } else {
+            let i = self.tasks.iter().position(|t| {
+                t.state == TaskState::Leased
+                    && (t.holders.iter().all(|h| lost(h.worker))
+                        || t.deadline.is_some_and(|d| now > d))
+            })?;
+            let task = &mut self.tasks[i];
+            let overdue = !task.holders.iter().all(|h| lost(h.worker));
+            (i, std::mem::take(&mut task.holders), overdue)
         };
         let task = &mut self.tasks[index];
         task.state = TaskState::Leased;

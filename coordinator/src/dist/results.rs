@@ -170,7 +170,7 @@ impl Job {
             // Checked by `check_reached`: the walk cannot fail.
             let _ =
                 walk_region_states(&reached.bytes, r.reached_states, &shape, 0..r.states, |s| {
-                    added += arrays.codes.try_mark(s, next) as u64;
+                    added += u64::from(arrays.codes.try_mark(s, next));
                 });
         }
         drop(arrays);

@@ -105,7 +105,7 @@ fn incoming(listener: TcpListener) -> TcpIncoming {
 }
 
 /// The table service with at most [`MAX_DOWNLOADS`] downloads at once: one more is refused
-/// with RESOURCE_EXHAUSTED (the client tries again later).
+/// with `RESOURCE_EXHAUSTED` (the client tries again later).
 #[derive(Clone)]
 pub struct BoundedTables {
     tables: TableService,

@@ -27,7 +27,6 @@ use tilepdb_common::wire::proto::{
     JobStatusResponse, RegisterRequest, RegisterResponse, ResultMessage, Section, TakeTaskRequest,
     Task, TaskMessage, Wait, result_message, task_message,
 };
-use tilepdb_common::wire::states::{CheckedStates, ListShape, StateEncoder};
 use tilepdb_common::wire::{AUTH_HEADER, MAX_CHUNK_BYTES, PROTOCOL_VERSION, saturating_u32};
 use tokio_stream::Stream;
 use tonic::service::Interceptor;

@@ -27,7 +27,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -103,10 +102,10 @@ pub struct TableCheckpoint {
     /// Its search.
     #[serde(flatten)]
     pub progress: SearchProgress,
-    /// [`array_checksum`] of its state array and of its depth bytes when the checkpoint was
-    /// written.
+    /// [`array_checksum`] of its state array when the checkpoint was written.
     #[serde(default)]
     pub codes_checksum: String,
+    /// [`array_checksum`] of its depth bytes when the checkpoint was written.
     #[serde(default)]
     pub depths_checksum: String,
 }
@@ -531,7 +530,7 @@ impl<'d> Checkpoint<'d> {
     pub fn layer_done(
         &mut self,
         table: usize,
-        space: &StateSpace,
+        _space: &StateSpace,
         arrays: &TableArrays,
         progress: &SearchProgress,
     ) -> Result<()> {
@@ -620,6 +619,10 @@ const CHECKSUM_PIECE: usize = 8 << 20;
 /// `depth + 1`) reads as unseen, so that a coordinator stopped in the middle of the layer
 /// finds the checksum of the layer's start. CRC-32 of each 8 MiB piece (in parallel), then
 /// CRC-32 of those, with the file's length.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "bytes of a 256-entry table and 8 MiB pieces: every value fits its type"
+)]
 fn array_checksum(path: &Path, kind: &ArrayKind, depth: u32) -> std::io::Result<String> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
@@ -765,6 +768,7 @@ mod tests {
         let good = JobCheckpoint {
             format: CHECKPOINT_FORMAT,
             job_id: "j".into(),
+            search_index: SEARCH_INDEX.to_string(),
             tables_written: 1,
             table: Some(TableCheckpoint {
                 table: 1,

@@ -231,7 +231,7 @@ pub fn finish_layer(
                                 let block = (first + r as u64) * f;
                                 let n = record(block..block + f, &|s| s);
                                 counts.0 += n;
-                                counts.1 += n * mask.count_ones() as u64;
+                                counts.1 += n * u64::from(mask.count_ones());
                             }
                         }
                         counts

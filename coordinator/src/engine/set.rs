@@ -146,17 +146,14 @@ pub fn build_set<B: TableBuilder>(
                 None => None,
             },
         };
-        let pdb = match found {
-            Some(pdb) => {
-                builder.reused(index, space, &pdb)?;
-                pdb
-            }
-            None => {
-                let (table, pdb) = build_and_publish(spec, &dir, index, space, builder)?;
-                builder.written(index, space, &table, &pdb)?;
-                built += 1;
-                pdb
-            }
+        let pdb = if let Some(pdb) = found {
+            builder.reused(index, space, &pdb)?;
+            pdb
+        } else {
+            let (table, pdb) = build_and_publish(spec, &dir, index, space, builder)?;
+            builder.written(index, space, &table, &pdb)?;
+            built += 1;
+            pdb
         };
         tables.push(pdb);
     }
@@ -196,9 +193,8 @@ fn build_and_publish<B: TableBuilder>(
                 drop(staged);
                 proof
                     .map(|proof| (proof, staged_path.clone()))
-                    .map_err(|e| {
+                    .inspect_err(|_| {
                         let _ = std::fs::remove_file(&staged_path);
-                        e
                     })
             }
             // Values no table can have (unreached entries where every entry is reachable,

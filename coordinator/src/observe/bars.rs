@@ -22,6 +22,12 @@
 //! assert_eq!(view.set_fraction(), 250.0 / 400.0);
 //! ```
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "states, fractions and seconds shown on screen, rounded from non-negative figures"
+)]
+
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,9 +49,9 @@ pub struct TableView {
     pub index: usize,
     /// The pattern's tiles, e.g. `{1,2,3}`.
     pub pattern: String,
-    /// States found so far and the states the table will have
-    /// ([`super::progress::expected_states`]).
+    /// States found so far.
     pub states_found: u64,
+    /// The states the table will have ([`super::progress::expected_states`]).
     pub expected_states: u64,
     /// Depth of the layer being expanded.
     pub depth: u32,
@@ -69,8 +75,9 @@ impl TableView {
 /// What the bars show at one moment.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct View {
-    /// Tables of the set, and how many are written (or were already built).
+    /// Tables of the set.
     pub tables: usize,
+    /// How many of them are written (or were already built).
     pub tables_written: usize,
     /// Each table's expected states and the fraction of them found (1 once written).
     pub table_fractions: Vec<(u64, f64)>,
@@ -156,7 +163,7 @@ pub fn pattern_label<T: ToString>(tiles: &[T]) -> String {
     format!("{{{}}}", tiles.join(","))
 }
 
-/// A count in short form: 1234 -> `1.23 k`, 5_000_000 -> `5.00 M`.
+/// A count in short form: 1234 -> `1.23 k`, `5_000_000` -> `5.00 M`.
 fn short(n: f64) -> String {
     match n {
         n if n >= 1e9 => format!("{:.2} G", n / 1e9),
@@ -213,7 +220,9 @@ pub fn table_message(t: &TableView) -> String {
 static SHOWN: Mutex<Option<MultiProgress>> = Mutex::new(None);
 
 fn shown() -> std::sync::MutexGuard<'static, Option<MultiProgress>> {
-    SHOWN.lock().unwrap_or_else(|e| e.into_inner())
+    SHOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The two bars on standard error.

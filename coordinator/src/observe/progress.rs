@@ -40,7 +40,9 @@ fn region_states(space: &StateSpace) -> u64 {
     static COUNTED: Mutex<BTreeMap<(usize, usize, usize), u64>> = Mutex::new(BTreeMap::new());
     let board = space.board();
     let key = (board.width(), board.height(), space.pattern().tiles().len());
-    let mut counted = COUNTED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut counted = COUNTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     *counted.entry(key).or_insert_with(|| {
         space
             .region_search_states()

@@ -74,7 +74,7 @@ pub fn main() -> ExitCode {
                     "wrote {} man page(s) in {}",
                     written.len(),
                     args.dir.display()
-                )
+                );
             }),
     };
     match result {
