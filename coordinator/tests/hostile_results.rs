@@ -25,10 +25,10 @@ use tilepdb_common::wire::proto::{
     Chunk, HeartbeatRequest, JobStatusRequest, ListSetsRequest, RegisterRequest, ResultHeader,
     ResultMessage, Section, TakeTaskRequest, Task, result_message, task_message,
 };
-use tilepdb_common::wire::states::{ListShape, decode_states, encode_states, own_states};
+use tilepdb_common::wire::region_lists::{decode_region_states, encode_region_states};
 use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
-use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateList, StateSpace};
-use tilepdb_worker::task::run_task;
+use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
+use tilepdb_worker::region_task::{RegionTable, run_region_task};
 use tonic::Code;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
@@ -147,12 +147,12 @@ async fn take(client: &mut Client, job: &str, worker: u64) -> Option<(Task, Vec<
             reader.push(&chunk).unwrap();
         }
         let space = space(task.table as usize);
-        let ranks = task.first_rank..task.end_rank;
-        let input = decode_states(
+        let region = region(&space);
+        let input = decode_region_states(
             &reader.finish().unwrap(),
             task.states,
-            &ListShape::new(&space, task.depth),
-            own_states(&ranks, space.slots()),
+            &region.list_shape(&space, task.depth),
+            region.states_of(task.first_rank..task.end_rank),
         )
         .unwrap();
         return Some((task, input));
@@ -165,10 +165,15 @@ fn space(table: usize) -> StateSpace {
     StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Aware).unwrap()
 }
 
+/// The region-index tables the workers search `space` on.
+fn region(space: &StateSpace) -> RegionTable {
+    RegionTable::of(space).unwrap()
+}
+
 /// The task's true result: the distinct states it reaches.
 fn expand(task: &Task, input: Vec<u64>) -> Vec<u64> {
     let space = space(task.table as usize);
-    run_task(&space, task.first_rank..task.end_rank, &StateList(input)).reached
+    run_region_task(&region(&space), task.first_rank..task.end_rank, &input).reached
 }
 
 /// Delivers `reached` (sorted) as the result of `task` from `worker`.
@@ -180,8 +185,9 @@ async fn deliver(
     reached: &[u64],
 ) -> Result<bool, Code> {
     let space = space(task.table as usize);
-    let shape = ListShape::new(&space, task.depth + 1);
-    let list = encode_states(&shape, 0..space.states(), reached).unwrap();
+    let region = region(&space);
+    let shape = region.list_shape(&space, task.depth + 1);
+    let list = encode_region_states(&shape, 0..shape.states(), reached).unwrap();
     let header = ResultHeader {
         job_id: job.into(),
         worker_id: worker,
@@ -213,10 +219,13 @@ async fn deliver(
 /// `true` minus one state, plus a state of the same layer that `true` does not hold.
 fn altered(task: &Task, reached: &[u64]) -> Vec<u64> {
     let space = space(task.table as usize);
-    let shape = ListShape::new(&space, task.depth + 1);
-    let stranger = (0..space.states())
+    let region = region(&space);
+    let shape = region.list_shape(&space, task.depth + 1);
+    let stranger = (0..shape.states())
         .rev()
-        .find(|s| !reached.contains(s) && encode_states(&shape, 0..space.states(), &[*s]).is_ok())
+        .find(|s| {
+            !reached.contains(s) && encode_region_states(&shape, 0..shape.states(), &[*s]).is_ok()
+        })
         .expect("a state of the layer's parity");
     let mut forged: Vec<u64> = reached[1..].to_vec();
     forged.push(stranger);

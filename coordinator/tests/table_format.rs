@@ -736,7 +736,7 @@ fn build_inspect_and_verify_commands() {
         "tiles",
         "encoding",
         "entries",
-        "max",
+        "max_value",
         "histogram",
         "checksum",
     ] {

@@ -193,6 +193,17 @@ impl DataDir {
             .map_err(|e| Error::io(&path, e))?;
         let checkpoint: JobCheckpoint = serde_json::from_str(&text)
             .map_err(|e| damaged(format!("unreadable checkpoint: {e}")))?;
+        if checkpoint.format == 1 {
+            return Err(Error::DataDir {
+                path,
+                reason: format!(
+                    "a checkpoint of format 1, written by an earlier version on the cell index; \
+                     finish the job with that version, or remove the directory {} to start \
+                     over (the tables written are kept in the output)",
+                    self.path.display()
+                ),
+            });
+        }
         if checkpoint.format != CHECKPOINT_FORMAT {
             return Err(damaged(format!(
                 "checkpoint format {} (this coordinator reads {CHECKPOINT_FORMAT})",
