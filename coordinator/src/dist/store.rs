@@ -18,7 +18,7 @@
 //!
 //! Nothing read back is trusted. The checkpoint carries a checksum of its own fields and,
 //! for the table in progress, checksums of both arrays as they were when the layer was done
-//! ([`array_checksum`]); on resume every field is range-checked and the checksums are taken
+//! (`array_checksum`); on resume every field is range-checked and the checksums are taken
 //! again over what the layer being redone cannot have changed yet (its next-layer codes and
 //! depths read as unseen). An edited or damaged checkpoint is refused with a message that
 //! names the file and what to do; damaged arrays are repaired by starting their table again
@@ -102,10 +102,10 @@ pub struct TableCheckpoint {
     /// Its search.
     #[serde(flatten)]
     pub progress: SearchProgress,
-    /// [`array_checksum`] of its state array when the checkpoint was written.
+    /// `array_checksum` of its state array when the checkpoint was written.
     #[serde(default)]
     pub codes_checksum: String,
-    /// [`array_checksum`] of its depth bytes when the checkpoint was written.
+    /// `array_checksum` of its depth bytes when the checkpoint was written.
     #[serde(default)]
     pub depths_checksum: String,
 }
@@ -319,7 +319,7 @@ impl DataDir {
     }
 
     /// The checksums of table `table`'s state array and depth bytes as the layer `depth`
-    /// found them ([`array_checksum`]).
+    /// found them (`array_checksum`).
     fn checksums(&self, table: usize, depth: u32) -> Result<(String, String)> {
         let codes = self.codes_path(table);
         let depths = self.depths_path(table);
@@ -614,7 +614,7 @@ fn check_fields(dir: &DataDir, c: &JobCheckpoint, spaces: &[StateSpace]) -> Resu
     Ok(())
 }
 
-/// Which array a file holds, for [`array_checksum`].
+/// Which array a file holds, for `array_checksum`.
 enum ArrayKind {
     /// Two-bit state codes.
     Codes,

@@ -4,7 +4,7 @@
 //!
 //! The single-machine `build` fills a [`View`] from its search; a distributed job (`serve`,
 //! `build --workers N`) from its status samples ([`watch`], through the same
-//! [`progress::Tracker`] as the dashboard). While bars are shown, log lines written through
+//! [`super::progress::Tracker`] as the dashboard). While bars are shown, log lines written through
 //! [`LogWriter`] appear above them instead of tearing them. When standard error is not a
 //! terminal there are no bars ([`SetBars::on_terminal`] gives `None`) and the log lines of the
 //! build say how far it is.
