@@ -23,14 +23,14 @@ use serde::Serialize;
 use tilepdb_common::wire::proto::JobStatusResponse;
 use tilepdb_common::{BlankRule, StateSpace};
 
-/// States a table's search reaches when done: every state of an aware or ignored table;
-/// for a minimized table one state per (placement, region of the blank), counted by the
-/// region index (its placements if that cannot be made), which the search reaches all of
-/// unless the pattern holds every tile.
+/// States a table's search reaches when done: the searches run on the region index, so one
+/// state per (placement, region of the blank), counted by the region index (its placements if
+/// that cannot be made), or one per placement when the blank is ignored. The search reaches
+/// all of them unless the pattern holds every tile.
 pub fn expected_states(space: &StateSpace) -> u64 {
     match space.rule() {
-        BlankRule::Minimized => region_states(space),
-        _ => space.states(),
+        BlankRule::Ignored => space.placements(),
+        _ => region_states(space),
     }
 }
 
