@@ -30,7 +30,16 @@ pub struct ManArgs {
     pub dir: PathBuf,
 }
 
-/// Writes `cmd`'s completion script for `shell` to `out`.
+/// Prints `cmd`'s completion script for `shell` on standard output (a closed pipe ends the
+/// program quietly, as [`crate::pipe::write_stdout`] does).
+pub fn print_completions(cmd: clap::Command, shell: Shell) {
+    let mut script = Vec::new();
+    write_completions(cmd, shell, &mut script);
+    crate::pipe::write_stdout(format_args!("{}", String::from_utf8_lossy(&script)));
+}
+
+/// Writes `cmd`'s completion script for `shell` to `out` (clap's generator panics if `out`
+/// fails: write to memory, or use [`print_completions`]).
 pub fn write_completions(mut cmd: clap::Command, shell: Shell, out: &mut dyn Write) {
     let name = cmd.get_name().to_string();
     clap_complete::generate(shell, &mut cmd, name, out);

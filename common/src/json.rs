@@ -42,6 +42,6 @@ pub fn document<T: Serialize>(command: &str, body: T) -> Document<'_, T> {
 /// Prints the document of `command` with `body`'s fields on standard output, pretty.
 pub fn print<T: Serialize>(command: &str, body: T) -> serde_json::Result<()> {
     let text = serde_json::to_string_pretty(&document(command, body))?;
-    println!("{text}");
+    crate::outln!("{text}");
     Ok(())
 }

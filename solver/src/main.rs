@@ -3,6 +3,5 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
-    tilepdb_common::pipe::end_quietly_on_closed_pipe();
     cli::main()
 }

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, write_completions, write_man_pages};
+use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, print_completions, write_man_pages};
 use tilepdb_worker::cli::{WorkerArgs, run_worker};
 
 #[derive(Parser)]
@@ -25,7 +25,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    tilepdb_common::pipe::end_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
@@ -38,7 +37,7 @@ fn main() -> ExitCode {
         .init();
     let result = match (cli.command, cli.args) {
         (Some(Command::Completions(args)), _) => {
-            write_completions(Cli::command(), args.shell, &mut std::io::stdout().lock());
+            print_completions(Cli::command(), args.shell);
             Ok(())
         }
         (Some(Command::Man(args)), _) => write_man_pages(Cli::command(), &args.dir)

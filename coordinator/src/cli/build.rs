@@ -208,7 +208,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         tilepdb_common::json::print("build", &summary)?;
     } else {
         let cached = summary.tables.iter().filter(|t| t.cached).count();
-        println!(
+        tilepdb_common::outln!(
             "{} table(s) of {} written to {} in {:.2} s ({} built, {cached} already built)",
             summary.tables.len(),
             summary.partition,

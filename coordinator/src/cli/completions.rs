@@ -2,7 +2,7 @@
 //! script and the man pages of the command line.
 
 use anyhow::Context;
-use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, write_completions, write_man_pages};
+use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, print_completions, write_man_pages};
 
 /// Prints the completion script of `cmd` for the shell asked.
 #[expect(
@@ -10,7 +10,7 @@ use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, write_completions, writ
     reason = "every command's run returns a Result"
 )]
 pub fn completions(cmd: clap::Command, args: CompletionsArgs) -> anyhow::Result<()> {
-    write_completions(cmd, args.shell, &mut std::io::stdout().lock());
+    print_completions(cmd, args.shell);
     Ok(())
 }
 

@@ -83,7 +83,7 @@ pub fn run(args: EncodeArgs) -> anyhow::Result<()> {
         to: args.encoding,
     };
     let built = build_set(&spec, &out, Reuse::Nothing, &mut builder)?;
-    println!(
+    tilepdb_common::outln!(
         "{} table(s) of {} encoded to {} in {:.2} s",
         built.tables.len(),
         spec.partition.name(),
@@ -137,7 +137,7 @@ impl TableBuilder for Decoder<'_> {
         _table: &BuiltTable,
         pdb: &Pdb,
     ) -> anyhow::Result<()> {
-        println!(
+        tilepdb_common::outln!(
             "{{{}}}: {} -> {} ({} -> {} bytes)",
             space.pattern(),
             self.from,

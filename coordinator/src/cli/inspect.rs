@@ -152,14 +152,14 @@ impl TableInfo {
             .map(std::string::ToString::to_string)
             .collect::<Vec<_>>()
             .join(",");
-        println!("{name}");
+        tilepdb_common::outln!("{name}");
         if self.file.is_some() {
-            println!("  format      {}", self.format_version);
+            tilepdb_common::outln!("  format      {}", self.format_version);
         }
-        println!("  board       {}, goal {}", self.board, self.goal);
-        println!("  blank rule  {}", self.blank_rule);
-        println!("  tiles       {tiles}");
-        println!("  encoding    {} ({})", self.encoding, encoding.cost());
+        tilepdb_common::outln!("  board       {}, goal {}", self.board, self.goal);
+        tilepdb_common::outln!("  blank rule  {}", self.blank_rule);
+        tilepdb_common::outln!("  tiles       {tiles}");
+        tilepdb_common::outln!("  encoding    {} ({})", self.encoding, encoding.cost());
         let per = self.entries / self.placements;
         let entries = if self.blank_rule == BlankRule::ZeroAware.name() {
             format!("{} (placement, region of the blank)", commas(self.entries))
@@ -172,27 +172,27 @@ impl TableInfo {
         } else {
             format!("{} (one per placement)", commas(self.entries))
         };
-        println!("  entries     {entries}");
-        println!(
+        tilepdb_common::outln!("  entries     {entries}");
+        tilepdb_common::outln!(
             "  payload     {} {} in {} payload bytes ({})",
             commas(self.stored),
             self.stored_unit,
             commas(self.payload_bytes),
             human_bytes(self.payload_bytes)
         );
-        println!(
+        tilepdb_common::outln!(
             "  file        {} bytes ({} of header + payload)",
             commas(self.file_bytes),
             commas(self.header_bytes)
         );
-        println!(
+        tilepdb_common::outln!(
             "  build       {} of memory at most ({} search states: {})",
             human_bytes(self.build_memory_bytes),
             commas(self.search_states),
             self.build_memory_detail
         );
         if let Some(available) = available_memory_bytes().filter(|_| self.file.is_none()) {
-            println!(
+            tilepdb_common::outln!(
                 "  this machine {} available: {}",
                 human_bytes(available),
                 if self.build_memory_bytes <= available {
@@ -205,12 +205,12 @@ impl TableInfo {
         if let (Some(max), Some(unreached), Some(hist)) =
             (self.max_value, self.unreached, &self.histogram)
         {
-            println!(
+            tilepdb_common::outln!(
                 "  values      max {max}, mean {:.3}, {} unreached",
                 self.mean_value.unwrap_or(0.0),
                 commas(unreached)
             );
-            println!(
+            tilepdb_common::outln!(
                 "  checksum    {} (payload crc32 {})",
                 self.checksum.as_deref().unwrap_or("-"),
                 self.payload_crc32.as_deref().unwrap_or("-")
@@ -221,7 +221,7 @@ impl TableInfo {
                 .filter(|(_, n)| **n != 0)
                 .map(|(v, n)| format!("{v}:{n}"))
                 .collect();
-            println!("  histogram   {}", cells.join(" "));
+            tilepdb_common::outln!("  histogram   {}", cells.join(" "));
         }
     }
 }
@@ -262,7 +262,7 @@ impl SetInfo {
             Some(d) => d.display().to_string(),
             None => "plan".to_string(),
         };
-        println!(
+        tilepdb_common::outln!(
             "set {name}: partition {}, {} board, goal {}, blank {}, {}, reflection {}, {} table(s), {} bytes",
             self.partition,
             self.board,
@@ -355,7 +355,7 @@ fn set_statistics(set: &TableSet, args: &InspectArgs) -> anyhow::Result<SetStati
 }
 
 fn print_statistics(s: &SetStatistics) {
-    println!(
+    tilepdb_common::outln!(
         "  mean value  {:.3} (the sum of the tables' means)",
         s.mean_value
     );
@@ -367,7 +367,7 @@ fn print_statistics(s: &SetStatistics) {
         .map_or("reflection does not apply".to_string(), |r| {
             format!("{r:.3} with reflection")
         });
-    println!(
+    tilepdb_common::outln!(
         "  random      {} solvable states (seed {}): mean heuristic {h:.3}, {reflected}; Manhattan {m:.3}",
         commas(s.random_states as u64),
         s.seed
@@ -421,7 +421,7 @@ fn plot_tables(file: &Path, name: &str, tables: &[&Pdb], json: bool) -> anyhow::
     );
     plot::save(file, &chart)?;
     if !json {
-        println!("histogram plot written to {}", file.display());
+        tilepdb_common::outln!("histogram plot written to {}", file.display());
     }
     Ok(())
 }

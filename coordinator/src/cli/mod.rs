@@ -56,7 +56,6 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
-    tilepdb_common::pipe::end_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()

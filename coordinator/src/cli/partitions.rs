@@ -57,7 +57,7 @@ pub fn run(args: PartitionsArgs) -> anyhow::Result<()> {
             })
             .collect::<Vec<_>>()
             .join(" ");
-        println!("{:<12} {:<4} {patterns}  ({})", k.name, k.board, k.source);
+        tilepdb_common::outln!("{:<12} {:<4} {patterns}  ({})", k.name, k.board, k.source);
     }
     Ok(())
 }

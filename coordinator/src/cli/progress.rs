@@ -94,8 +94,8 @@ impl SetProgress {
     /// Prints `line` on standard output, above the bars.
     pub fn println(&self, line: &str) {
         match &self.bars {
-            Some(bars) => bars.suspend(|| println!("{line}")),
-            None => println!("{line}"),
+            Some(bars) => bars.suspend(|| tilepdb_common::outln!("{line}")),
+            None => tilepdb_common::outln!("{line}"),
         }
     }
 

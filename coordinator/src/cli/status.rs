@@ -118,34 +118,40 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         tilepdb_common::json::print("status", v)?;
         return Ok(());
     }
-    println!(
+    tilepdb_common::outln!(
         "job        {} ({} {} {} {})",
-        s.job_id, job.name, job.board, job.blank_rule, job.goal
+        s.job_id,
+        job.name,
+        job.board,
+        job.blank_rule,
+        job.goal
     );
-    println!("phase      {}", s.phase);
-    println!(
+    tilepdb_common::outln!("phase      {}", s.phase);
+    tilepdb_common::outln!(
         "table      {} of {} ({} written)",
         (s.table + 1).min(s.tables),
         s.tables,
         s.tables_written
     );
-    println!(
+    tilepdb_common::outln!(
         "layer      depth {}: {} states; {} states found so far",
-        s.depth, s.layer_states, s.states_found
+        s.depth,
+        s.layer_states,
+        s.states_found
     );
-    println!("tasks      {} of {} done", s.tasks_done, s.tasks_total);
-    println!("workers    {} alive", s.workers_alive);
-    println!(
+    tilepdb_common::outln!("tasks      {} of {} done", s.tasks_done, s.tasks_total);
+    tilepdb_common::outln!("workers    {} alive", s.workers_alive);
+    tilepdb_common::outln!(
         "rate       {:.2} M states/s ({} expanded in {:.1} s)",
         s.states_per_second / 1e6,
         s.states_expanded,
         s.elapsed_seconds
     );
-    println!(
+    tilepdb_common::outln!(
         "wire       {} received, {} sent",
         human_bytes(s.bytes_received),
         human_bytes(s.bytes_sent)
     );
-    println!("memory     {} peak", human_bytes(s.peak_rss_bytes));
+    tilepdb_common::outln!("memory     {} peak", human_bytes(s.peak_rss_bytes));
     Ok(())
 }

@@ -87,11 +87,11 @@ pub(super) fn print_summary(
         return Ok(());
     }
     for t in &summary.tables {
-        println!("{}", t.line());
+        tilepdb_common::outln!("{}", t.line());
     }
     let earlier = summary.tables_already_written;
     if summary.tables.is_empty() && earlier > 0 {
-        println!(
+        tilepdb_common::outln!(
             "the job was already done: its {earlier} table(s) of {} were written to {} by an earlier run; nothing to build",
             summary.partition,
             summary.set_dir.display()
@@ -103,7 +103,7 @@ pub(super) fn print_summary(
     } else {
         String::new()
     };
-    println!(
+    tilepdb_common::outln!(
         "{} table(s) of {} written to {}{earlier} in {:.2} s; {} states expanded, {:.3} bytes on the wire per state, coordinator peak memory {}",
         summary.tables.len(),
         summary.partition,

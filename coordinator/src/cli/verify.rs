@@ -119,8 +119,8 @@ struct SetOutcome {
 fn print_outcomes(outcomes: &[Outcome], notes: &[String]) {
     for o in outcomes {
         match (&o.error, &o.deep) {
-            (Some(e), _) => println!("FAILED {e}"),
-            (None, Some(d)) => println!(
+            (Some(e), _) => tilepdb_common::outln!("FAILED {e}"),
+            (None, Some(d)) => tilepdb_common::outln!(
                 "ok     {} {} (deep, {:.2} s: {} entries decoded, h >= Manhattan with even difference{}, histogram {})",
                 o.file.display(),
                 o.checksum.as_deref().unwrap_or(""),
@@ -139,7 +139,7 @@ fn print_outcomes(outcomes: &[Outcome], notes: &[String]) {
                     "a lower bound of the header's"
                 },
             ),
-            (None, None) => println!(
+            (None, None) => tilepdb_common::outln!(
                 "ok     {} {} (magic, version, sizes, header and payload checksums)",
                 o.file.display(),
                 o.checksum.as_deref().unwrap_or("")
@@ -147,7 +147,7 @@ fn print_outcomes(outcomes: &[Outcome], notes: &[String]) {
         }
     }
     for n in notes {
-        println!("note   {n}");
+        tilepdb_common::outln!("note   {n}");
     }
 }
 
@@ -195,13 +195,13 @@ fn run_sets(args: &VerifyArgs, sets: Vec<PathBuf>) -> anyhow::Result<()> {
         )?;
     } else {
         for set in &outcomes {
-            println!("set    {}", set.set_dir.display());
+            tilepdb_common::outln!("set    {}", set.set_dir.display());
             if let Some(e) = &set.error {
-                println!("FAILED {e}");
+                tilepdb_common::outln!("FAILED {e}");
             }
             print_outcomes(&set.tables, &set.notes);
         }
-        println!(
+        tilepdb_common::outln!(
             "{} set(s) in {}: {} ok, {failed_sets} failed; {tables} table(s), {failed_tables} failed",
             outcomes.len(),
             args.path.display(),

@@ -18,7 +18,7 @@ pub fn run(every: f64, ask: impl Fn() -> anyhow::Result<JobStatusResponse>) -> a
     let terminal = std::io::stdout().is_terminal();
     let mut tracker = Tracker::default();
     if terminal {
-        print!("\x1b[2J");
+        tilepdb_common::out!("\x1b[2J");
     }
     loop {
         let status = ask()?;
@@ -26,9 +26,9 @@ pub fn run(every: f64, ask: impl Fn() -> anyhow::Result<JobStatusResponse>) -> a
         let page = text::render(&snapshot);
         if terminal {
             // Home, draw, clear what is left of the previous page.
-            print!("\x1b[H{}\x1b[J", page.replace('\n', "\x1b[K\n"));
+            tilepdb_common::out!("\x1b[H{}\x1b[J", page.replace('\n', "\x1b[K\n"));
         } else {
-            println!("{page}");
+            tilepdb_common::outln!("{page}");
         }
         if snapshot.done {
             return Ok(());

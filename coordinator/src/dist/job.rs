@@ -542,6 +542,11 @@ impl Job {
         self.lock().workers.all_told(Instant::now())
     }
 
+    /// How many workers have been told that the job is done.
+    pub fn workers_told(&self) -> usize {
+        self.lock().workers.told()
+    }
+
     /// Marks the job failed (the driver's error ends the server).
     pub fn fail(&self) {
         self.set_stage(Stage::Failed);

@@ -135,7 +135,12 @@ impl LocalCluster {
             result
         });
         drop(watching);
-        stop_workers(&mut lock(&children), result.is_ok());
+        // Workers told that the job is done exit by themselves; when none was told (a resumed
+        // job that was already done ends before any worker connects) there is nobody to wait for.
+        stop_workers(
+            &mut lock(&children),
+            result.is_ok() && job.workers_told() > 0,
+        );
         let reports = result?;
         if remove_data {
             let _ = std::fs::remove_dir_all(&data_dir);
@@ -171,14 +176,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Waits for the workers to exit by themselves (they do once told the job is done; up to
-/// 10 s after a success) and stops the others.
-fn stop_workers(children: &mut [Child], success: bool) {
-    let deadline = Instant::now() + Duration::from_secs(if success { 10 } else { 0 });
+/// 10 s when `wait`) and stops the others.
+fn stop_workers(children: &mut [Child], wait: bool) {
+    let deadline = Instant::now() + Duration::from_secs(if wait { 10 } else { 0 });
     for child in children {
         loop {
             match child.try_wait() {
                 Ok(Some(status)) => {
-                    if !status.success() && success {
+                    if !status.success() && wait {
                         tracing::warn!(pid = child.id(), %status, "a worker exited with an error");
                     }
                     break;

@@ -163,6 +163,11 @@ impl Workers {
             .all(|w| w.told_done || now.saturating_duration_since(w.last_seen) > self.timeout)
     }
 
+    /// How many workers have been told that the job is done.
+    pub fn told(&self) -> usize {
+        self.workers.values().filter(|w| w.told_done).count()
+    }
+
     /// The name of worker `id` (with its number), `?` if unknown.
     pub fn name(&self, id: u64) -> String {
         self.workers

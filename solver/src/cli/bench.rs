@@ -103,7 +103,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     };
     let report = bench::run(&entries, &instances, board, goal, &protocol)?;
     let written = bench::output::write(&report, &args.out)?;
-    println!(
+    tilepdb_common::outln!(
         "{:<28} {:>10} {:>8} {:>14} {:>14} {:>10} {:>8} {:>8}",
         "entry",
         "tables MiB",
@@ -115,7 +115,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         "rand h"
     );
     for s in &report.summaries {
-        println!(
+        tilepdb_common::outln!(
             "{:<28} {:>10.1} {:>8} {:>14.0} {:>14.0} {:>10.2} {:>8.2} {:>8.2}",
             s.entry,
             s.table_bytes as f64 / (1024.0 * 1024.0),
@@ -127,9 +127,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             s.mean_random_h
         );
     }
-    println!("memory/nodes front: {}", report.memory_front.join(", "));
-    println!("time/solved front: {}", report.time_front.join(", "));
-    println!("{}; {}", report.machine, report.date);
-    println!("wrote {} files to {}", written.len(), args.out.display());
+    tilepdb_common::outln!("memory/nodes front: {}", report.memory_front.join(", "));
+    tilepdb_common::outln!("time/solved front: {}", report.time_front.join(", "));
+    tilepdb_common::outln!("{}; {}", report.machine, report.date);
+    tilepdb_common::outln!("wrote {} files to {}", written.len(), args.out.display());
     Ok(())
 }

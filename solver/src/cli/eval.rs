@@ -93,11 +93,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
                 .collect::<Vec<_>>()
                 .join(" + ");
             match e.reflected_sum {
-                Some(r) => println!(
+                Some(r) => tilepdb_common::outln!(
                     "{}: {values} = {}; reflected {r}; h = {}",
-                    e.instance, e.sum, e.heuristic
+                    e.instance,
+                    e.sum,
+                    e.heuristic
                 ),
-                None => println!("{}: {values} = {}", e.instance, e.sum),
+                None => tilepdb_common::outln!("{}: {values} = {}", e.instance, e.sum),
             }
         }
     }

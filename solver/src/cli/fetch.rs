@@ -121,7 +121,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
         );
     }
     // The directory alone on standard output: `solve --tables "$(tilepdb-solve fetch ...)"`.
-    println!("{}", report.dir.display());
+    tilepdb_common::outln!("{}", report.dir.display());
     Ok(())
 }
 
@@ -149,7 +149,7 @@ fn list(remote: &Remote, json: bool) -> anyhow::Result<()> {
         bail!("{} serves no table set yet", remote.url);
     }
     for s in &sets {
-        println!(
+        tilepdb_common::outln!(
             "{}  {} {} {} {} {}  {} files, {}",
             s.name,
             s.partition,

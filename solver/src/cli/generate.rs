@@ -6,7 +6,6 @@
     reason = "the doc comments of the arguments are --help text, not Markdown"
 )]
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -64,10 +63,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         }
-        None => std::io::stdout()
-            .lock()
-            .write_all(text.as_bytes())
-            .context("writing standard output")?,
+        None => tilepdb_common::out!("{text}"),
     }
     Ok(())
 }

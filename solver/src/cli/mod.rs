@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
-use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, write_completions, write_man_pages};
+use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, print_completions, write_man_pages};
 
 /// Solves sliding-tile puzzles optimally with additive pattern databases built by
 /// tilepdb-coordinator (or with Manhattan distance, linear conflict or misplaced tiles).
@@ -64,7 +64,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Play(args) => play::run(args),
         Command::Completions(args) => {
-            write_completions(Cli::command(), args.shell, &mut std::io::stdout().lock());
+            print_completions(Cli::command(), args.shell);
             Ok(())
         }
         Command::Man(args) => write_man_pages(Cli::command(), &args.dir)

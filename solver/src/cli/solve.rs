@@ -297,11 +297,13 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(" ");
         match r.length {
-            Some(len) => println!(
+            Some(len) => tilepdb_common::outln!(
                 "{}: length {len}, {} nodes, {:.3} s, moves {moves}",
-                r.instance, r.result.nodes, r.result.seconds
+                r.instance,
+                r.result.nodes,
+                r.result.seconds
             ),
-            None => println!(
+            None => tilepdb_common::outln!(
                 "{}: {} after {} nodes, {:.3} s (no solution within the budget)",
                 r.instance,
                 outcome_words(r.result.outcome),
@@ -311,9 +313,9 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(note) = &summary.optimality {
-        println!("note: {note}");
+        tilepdb_common::outln!("note: {note}");
     }
-    println!(
+    tilepdb_common::outln!(
         "total: {} of {} solved, {} nodes, {:.3} s, {:.2} M nodes/s",
         summary.solved,
         summary.instances,
