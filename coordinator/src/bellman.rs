@@ -44,7 +44,11 @@ use serde::Serialize;
 use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
-use crate::check::{as_aware, fail, for_all_ranks};
+use rayon::prelude::*;
+use tilepdb_common::region_index::{OrderMoves, rank_set};
+use tilepdb_worker::region_expand::positions;
+
+use crate::check::{fail, for_all_ranks};
 use crate::error::Result;
 use crate::merge::UNREACHED;
 
@@ -70,11 +74,7 @@ pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
         )),
         BlankRule::Ignored => check_ignored(space, values),
         BlankRule::Aware => check_aware(space, values),
-        BlankRule::ZeroAware => {
-            // The aware table it stands for: each free cell given its region's value.
-            let (aware, values) = as_aware(space, values)?.expect("a zero-aware space");
-            check_aware(&aware, &values)
-        }
+        BlankRule::ZeroAware => check_zero_aware(space, values),
     }
 }
 
@@ -216,6 +216,110 @@ fn bellman_rule(
         ));
     }
     Ok(())
+}
+
+/// The Bellman rule on a zero-aware table, in the order of its entries: the states of the
+/// region index, a block of `k!` orders per (set of cells, region of the blank). A pattern tile
+/// next to the region steps into a cell of it; the child's set, its region (the one holding
+/// the tile's old cell) and its block are worked out once per move, and the children of every
+/// order of the block are read from the child's block, which is contiguous. So each entry's
+/// neighbours are read once, mostly from a few cache lines, with no aware table in memory.
+///
+/// The check shares the region index and its order moves with the search kernel (both are
+/// tested against naive searches); it shares nothing with the merge or the depth store.
+fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
+    let index = space.region_index()?;
+    let moves = OrderMoves::new(index.k());
+    let board = space.board();
+    let all = board.all_cells();
+    let f = index.orders() as usize;
+    let goal_cells = space.goal_cells();
+    let goal = index.state_index(goal_cells, space.goal().cell_of(0, board.cells()));
+    let sets = index.sets();
+    let chunk = (sets / 512).max(1);
+    let chunks: Vec<std::ops::Range<u64>> = (0..sets.div_ceil(chunk))
+        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
+        .collect();
+    chunks.par_iter().try_for_each(|sets| {
+        let mut least = vec![UNREACHED; f];
+        let mut any_unreached = vec![false; f];
+        for c in sets.clone() {
+            let set = index.set_mask(c);
+            let free = all & !set;
+            let first = index.first_block(c);
+            for (r, &region) in index.regions_of(c).iter().enumerate() {
+                let block = ((first + r as u64) as usize) * f;
+                least.fill(UNREACHED);
+                any_unreached.fill(false);
+                let mut movers = board.dilate(region) & set;
+                while movers != 0 {
+                    let from = movers.trailing_zeros() as usize;
+                    movers &= movers - 1;
+                    let mut targets = board.neighbours(from) & region;
+                    while targets != 0 {
+                        let to = targets.trailing_zeros() as usize;
+                        targets &= targets - 1;
+                        let child_set = set ^ (1 << from) ^ (1 << to);
+                        let child_free = free ^ (1 << from) ^ (1 << to);
+                        let child_region = board.region(from, child_free);
+                        let child_c = rank_set(child_set);
+                        let Some(r2) = index
+                            .regions_of(child_c)
+                            .iter()
+                            .position(|&m| m == child_region)
+                        else {
+                            return Err(fail(
+                                space,
+                                format!("set {c}: a move leads to no region of set {child_c}"),
+                            ));
+                        };
+                        let child_block = ((index.first_block(child_c) + r2 as u64) as usize) * f;
+                        let (pa, pb) = positions(set, child_set, from, to);
+                        let children = &values[child_block..child_block + f];
+                        let visit = |(l, u): (&mut u8, &mut bool), moved: usize| {
+                            let v = children[moved];
+                            *l = (*l).min(v);
+                            *u |= v == UNREACHED;
+                        };
+                        let acc = least.iter_mut().zip(any_unreached.iter_mut());
+                        match moves.row(pa, pb) {
+                            Some(row) => {
+                                for (a, &moved) in acc.zip(row) {
+                                    visit(a, moved as usize);
+                                }
+                            }
+                            None => {
+                                for (o, a) in acc.enumerate() {
+                                    visit(a, moves.moved(pa, pb, o as u64) as usize);
+                                }
+                            }
+                        }
+                    }
+                }
+                for o in 0..f {
+                    let state = block + o;
+                    bellman_rule(
+                        values[state],
+                        least[o],
+                        any_unreached[o],
+                        state as u64 == goal,
+                    )
+                    .map_err(|why| {
+                        let cells = index.placement_cells(c, o as u64);
+                        let cells = &cells[..index.k()];
+                        let around = region.trailing_zeros();
+                        fail(
+                            space,
+                            format!(
+                                "placement {cells:?} with the blank's region around {around}: {why}"
+                            ),
+                        )
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 fn check_ignored(space: &StateSpace, values: &[u8]) -> Result<()> {

@@ -82,9 +82,6 @@ pub(crate) fn as_aware(space: &StateSpace, values: &[u8]) -> Result<Option<(Stat
 /// Every reached entry is at least the Manhattan distance, with an even difference; entries
 /// are unreached only when the pattern holds every tile (then exactly half are, by parity).
 pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
-    if let Some((aware, values)) = as_aware(space, values)? {
-        return check_lower_bound(&aware, &values);
-    }
     check_bound_and_parity(space, values)?;
     #[expect(clippy::naive_bytecount, reason = "no crate for one count per table")]
     let unreached = values.iter().filter(|&&v| v == UNREACHED).count() as u64;
@@ -103,14 +100,14 @@ pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
 /// difference (the first half of [`check_lower_bound`], for decoded lossy tables, which keep
 /// no mark of unreached entries).
 pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
-    if let Some((aware, values)) = as_aware(space, values)? {
-        return check_bound_and_parity(&aware, &values);
-    }
     if values.len() as u64 != space.entries() {
         return Err(fail(
             space,
             format!("{} values for {} entries", values.len(), space.entries()),
         ));
+    }
+    if space.rule() == BlankRule::ZeroAware {
+        return zero_aware_bound_and_parity(space, values);
     }
     let per_rank = space.entries() / space.placements();
     for_all_ranks(space, |rank, cells, _| {
@@ -128,6 +125,89 @@ pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
         }
         Ok(())
     })
+}
+
+/// [`check_bound_and_parity`] of a zero-aware table, in the order of its entries (the region
+/// index): each placement's Manhattan distance once, against the entries of all its regions.
+fn zero_aware_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
+    let index = space.region_index()?;
+    let (k, f, sets) = (index.k(), index.orders(), index.sets());
+    let chunk = (sets / 512).max(1);
+    let chunks: Vec<Range<u64>> = (0..sets.div_ceil(chunk))
+        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
+        .collect();
+    let board = space.board();
+    let goal_cells = space.goal_cells();
+    chunks.par_iter().try_for_each(|sets| {
+        let mut distances = Vec::with_capacity(f as usize);
+        for c in sets.clone() {
+            let first = index.first_block(c);
+            let regions = index.regions_of(c).len() as u64;
+            // cost[j][t]: the distance of tile t on the j-th cell of the set to its goal.
+            let mut cost = [[0u32; MAX_CELLS]; MAX_CELLS];
+            let mut cells_of_set = index.set_mask(c);
+            for row in cost.iter_mut().take(k) {
+                let cell = cells_of_set.trailing_zeros() as usize;
+                cells_of_set &= cells_of_set - 1;
+                for (t, &g) in goal_cells.iter().enumerate() {
+                    row[t] = board.distance(cell, g as usize);
+                }
+            }
+            distances.clear();
+            manhattan_of_orders(&cost, k, 0, (1u32 << k) - 1, 0, &mut distances);
+            for (order, &m) in distances.iter().enumerate() {
+                let order = order as u64;
+                for r in 0..regions {
+                    let entry = (first + r) * f + order;
+                    let h = values[entry as usize];
+                    if h != UNREACHED && (u32::from(h) < m || !(u32::from(h) - m).is_multiple_of(2))
+                    {
+                        let cells = index.placement_cells(c, order);
+                        return Err(fail(
+                            space,
+                            format!(
+                                "entry {entry} (placement {:?}) has value {h} against Manhattan distance {m}",
+                                &cells[..k]
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Appends the Manhattan distance of every order of a set's cells, in order-rank order: the
+/// orders in Lehmer rank order are the permutations in lexicographic order, which a
+/// depth-first choice of the tile on each position (least first) visits one by one.
+/// `cost[j][t]` is tile `t`'s distance on the set's `j`-th cell; `unused` the tiles not placed
+/// on positions `0..j`, `partial` their sum so far.
+fn manhattan_of_orders(
+    cost: &[[u32; MAX_CELLS]; MAX_CELLS],
+    k: usize,
+    j: usize,
+    unused: u32,
+    partial: u32,
+    out: &mut Vec<u32>,
+) {
+    if j == k {
+        out.push(partial);
+        return;
+    }
+    let mut left = unused;
+    while left != 0 {
+        let t = left.trailing_zeros() as usize;
+        left &= left - 1;
+        manhattan_of_orders(
+            cost,
+            k,
+            j + 1,
+            unused & !(1 << t),
+            partial + cost[t][j],
+            out,
+        );
+    }
 }
 
 /// Across every legal move the value of an `aware` or `ignored` table changes by at most one:

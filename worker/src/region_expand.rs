@@ -206,9 +206,17 @@ impl<'a> RegionKernel<'a> {
     }
 }
 
-/// The position of the moved tile among the cells of its old set and of its new set.
+/// The position of the moved tile among the cells of its old set and of its new set: the
+/// tile moved from cell `from` of `set` to cell `to` of `next_set`.
+///
+/// ```
+/// use tilepdb_worker::region_expand::positions;
+/// // {1, 4, 6}: the tile on 4 (position 1) steps to 7, the last of {1, 6, 7}.
+/// assert_eq!(positions(0b101_0010, 0b1100_0010, 4, 7), (1, 2));
+/// ```
 #[inline]
-fn positions(set: u32, next_set: u32, from: usize, to: usize) -> (usize, usize) {
+#[must_use]
+pub fn positions(set: u32, next_set: u32, from: usize, to: usize) -> (usize, usize) {
     (
         (set & ((1u32 << from) - 1)).count_ones() as usize,
         (next_set & ((1u32 << to) - 1)).count_ones() as usize,
