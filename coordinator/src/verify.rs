@@ -51,7 +51,17 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     check_canonical_payload(pdb)?;
     let space = pdb.space();
     let encoding = pdb.encoding();
-    let values = pdb.decode_all()?;
+    let values = if space.rule() == tilepdb_common::BlankRule::ZeroAware && encoding.needs_parent()
+    {
+        crate::residue_decode::decode_zero_aware(space, pdb.payload(), encoding).map_err(|e| {
+            match e {
+                Error::Check { reason, .. } => fail(pdb, reason),
+                e => e,
+            }
+        })?
+    } else {
+        pdb.decode_all()?
+    };
     let in_file = |e: Error| match e {
         Error::Check { reason, .. } => fail(pdb, reason),
         e => e,
