@@ -30,7 +30,7 @@ pub mod observe;
 pub mod output;
 pub mod region_build;
 pub mod report;
-pub mod residue_decode;
+pub mod residue_proof;
 pub mod verify;
 
 pub use error::{Error, Result};

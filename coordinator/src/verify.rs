@@ -51,17 +51,10 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     check_canonical_payload(pdb)?;
     let space = pdb.space();
     let encoding = pdb.encoding();
-    let values = if space.rule() == tilepdb_common::BlankRule::ZeroAware && encoding.needs_parent()
-    {
-        crate::residue_decode::decode_zero_aware(space, pdb.payload(), encoding).map_err(|e| {
-            match e {
-                Error::Check { reason, .. } => fail(pdb, reason),
-                e => e,
-            }
-        })?
-    } else {
-        pdb.decode_all()?
-    };
+    if space.rule() == tilepdb_common::BlankRule::ZeroAware && encoding.needs_parent() {
+        return verify_zero_aware_residues(pdb);
+    }
+    let values = pdb.decode_all()?;
     let in_file = |e: Error| match e {
         Error::Check { reason, .. } => fail(pdb, reason),
         e => e,
@@ -119,6 +112,36 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         consistency_checked,
         distances_checked,
         exact: encoding.is_exact(),
+    })
+}
+
+/// [`verify_deep`] of a zero-aware table in mod3 or 1-bit entries: the layer proof
+/// ([`crate::residue_proof`]) shows every entry the exact distance's code, and its counts per
+/// depth must be the header's histogram.
+fn verify_zero_aware_residues(pdb: &Pdb) -> Result<DeepReport> {
+    let space = pdb.space();
+    let layers = crate::residue_proof::prove_zero_aware(space, pdb.payload(), pdb.encoding())
+        .map_err(|e| match e {
+            Error::Check { reason, .. } => fail(pdb, reason),
+            e => e,
+        })?;
+    let header = pdb.header();
+    if layers.histogram != header.histogram || layers.unreached != header.unreached {
+        return Err(fail(
+            pdb,
+            format!(
+                "the entries per distance {:?} ({} unreached) differ from the header's histogram {:?} ({} unreached)",
+                layers.histogram, layers.unreached, header.histogram, header.unreached
+            ),
+        ));
+    }
+    Ok(DeepReport {
+        entries: space.entries(),
+        decoded_histogram: layers.histogram,
+        decoded_unreached: layers.unreached,
+        consistency_checked: true,
+        distances_checked: true,
+        exact: true,
     })
 }
 
