@@ -224,19 +224,18 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
     }
     let met: u64 = histogram.iter().sum();
     let unreached = entries - met;
-    if unreached != 0 {
-        if let Some(e) = (0..entries)
+    if unreached != 0
+        && let Some(e) = (0..entries)
             .into_par_iter()
             .find_first(|&e| codes.get(e) == 0 && encoding.stored(payload, e) != 0)
-        {
-            return Err(fail(
-                space,
-                format!(
-                    "entry {e} is unreachable but stores {}, not 0",
-                    encoding.stored(payload, e)
-                ),
-            ));
-        }
+    {
+        return Err(fail(
+            space,
+            format!(
+                "entry {e} is unreachable but stores {}, not 0",
+                encoding.stored(payload, e)
+            ),
+        ));
     }
     Ok(Layers {
         histogram,
