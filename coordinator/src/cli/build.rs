@@ -249,10 +249,9 @@ impl TableBuilder for CliBuilder<'_> {
     type Error = anyhow::Error;
 
     fn build(&mut self, index: usize, space: &StateSpace) -> anyhow::Result<BuiltTable> {
-        let label = format!("{{{}}}", space.pattern());
         tracing::info!(
             table = index,
-            pattern = %label,
+            pattern = %space.pattern(),
             placements = space.placements(),
             states = space.states(),
             memory = %human_bytes(build_memory(space, self.options)?.0),
@@ -267,7 +266,7 @@ impl TableBuilder for CliBuilder<'_> {
                 .bytes()
                 .context("--check needs a byte per entry")?;
             run_checks(space, values, self.options)?;
-            tracing::info!(table = index, pattern = %label, "checks passed");
+            tracing::info!(table = index, pattern = %space.pattern(), "checks passed");
         }
         Ok(table)
     }
@@ -294,7 +293,7 @@ impl TableBuilder for CliBuilder<'_> {
     fn reused(&mut self, index: usize, space: &StateSpace, pdb: &Pdb) -> anyhow::Result<()> {
         if self.check {
             verify_deep(pdb)?;
-            tracing::info!(table = index, pattern = %format!("{{{}}}", space.pattern()), "deep verification of the built file passed");
+            tracing::info!(table = index, pattern = %space.pattern(), "deep verification of the built file passed");
         }
         self.progress.written(index, false);
         self.report(TableReport::cached(space, pdb));

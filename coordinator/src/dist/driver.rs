@@ -278,7 +278,7 @@ impl TableBuilder for JobBuilder<'_> {
         let report = TableReport::new(space, table, peak_rss_bytes(), None)
             .with_table_file(pdb)
             .with_proof(self.proof.take());
-        tracing::info!(table = index, "{}", report.line());
+        tracing::info!(table = index, pattern = %space.pattern(), "{}", report.line());
         self.reports.push(report);
         Ok(())
     }

@@ -140,7 +140,7 @@ pub fn build_set<B: TableBuilder>(
             Reuse::ValidFiles => match cached_table(&dir, space, spec.encoding) {
                 Some(Ok(pdb)) => Some(pdb),
                 Some(Err(e)) => {
-                    tracing::warn!(table = %space.pattern(), "building again: {e}");
+                    tracing::warn!(table = index, pattern = %space.pattern(), "building again: {e}");
                     None
                 }
                 None => None,
@@ -210,7 +210,7 @@ fn build_and_publish<B: TableBuilder>(
                 std::fs::rename(&staged_path, &path).map_err(|e| Error::io(&path, e))?;
                 let _ = std::fs::remove_dir(&unproven);
                 builder.proven(index, space, proof)?;
-                tracing::info!(table = %space.pattern(), proof = %proof, "table proven");
+                tracing::info!(table = index, pattern = %space.pattern(), proof = %proof, "table proven");
                 return Ok((table, Pdb::open(&path).map_err(Error::from)?));
             }
             Err(error) => {
@@ -225,7 +225,8 @@ fn build_and_publish<B: TableBuilder>(
                     .into());
                 }
                 tracing::warn!(
-                    table = %space.pattern(),
+                    table = index,
+                    pattern = %space.pattern(),
                     "the table built failed its proof and was not written; building it again: {error}"
                 );
                 builder.rejected(index, space, &error)?;
