@@ -174,9 +174,14 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
                             };
                             let child_block = index.first_block(child_c) + r2 as u64;
                             let (pa, pb) = positions(set, child_set, from, to);
+                            let row = moves.row(pa, pb);
                             let mut gained = false;
                             for &o in &current {
-                                let child = child_block * f + moves.moved(pa, pb, o);
+                                let moved = match row {
+                                    Some(row) => u64::from(row[o as usize]),
+                                    None => moves.moved(pa, pb, o),
+                                };
+                                let child = child_block * f + moved;
                                 if codes.get(child) != 0 {
                                     continue;
                                 }
