@@ -116,75 +116,11 @@ impl std::fmt::Display for Proof {
     }
 }
 
-/// Checks a `minimized` table on its own. With `d(p, r)` the distance of placement `p` with
-/// the blank in its region `r`, an entry is `h(p) = min_r d(p, r)`, so:
-///
-/// * the goal placement has 0, every other reached placement more;
-/// * `h(p) >= 1 + min h(p')` over the placements `p'` one pattern-tile move away (the move
-///   that starts a shortest path from `p`'s best region reaches some `p'`);
-/// * where the free cells of `p` and of every such `p'` are one region each, `d = h` for all
-///   of them and the Bellman rule `h(p) = 1 + min h(p')` holds exactly.
-///
-/// Unreached entries (a pattern of every tile: the other parity) must have only unreached
-/// neighbours. A value raised at a placement whose blank has several regions can pass.
-pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
-    if space.rule() != BlankRule::Minimized {
-        return Err(fail(space, "not a minimized table".into()));
-    }
-    if values.len() as u64 != space.entries() {
-        return Err(fail(
-            space,
-            format!("{} values for {} entries", values.len(), space.entries()),
-        ));
-    }
-    let board = space.board();
-    let k = space.k();
-    let goal = space.goal_rank();
-    let one_region =
-        |free: u32| free == 0 || board.region(free.trailing_zeros() as usize, free) == free;
-    for_all_ranks(space, |rank, cells, free| {
-        let h = values[rank as usize];
-        let mut moved = [0u8; MAX_CELLS];
-        moved[..k].copy_from_slice(cells);
-        let (mut least, mut any_unreached) = (UNREACHED, false);
-        let mut exact = one_region(free);
-        for i in 0..k {
-            let from = cells[i] as usize;
-            let mut targets = board.neighbours(from) & free;
-            while targets != 0 {
-                let to = targets.trailing_zeros() as usize;
-                targets &= targets - 1;
-                moved[i] = to as u8;
-                let child = values[space.ranker().rank(&moved[..k]) as usize];
-                any_unreached |= child == UNREACHED;
-                least = least.min(child);
-                exact &= one_region((free & !(1 << to)) | (1 << from));
-            }
-            moved[i] = cells[i];
-        }
-        let why = |why: String| format!("placement {cells:?}: {why}");
-        if rank == goal {
-            return if h == 0 {
-                Ok(())
-            } else {
-                Err(why(format!("the goal has {h}, not 0")))
-            };
-        }
-        if h == UNREACHED || any_unreached || exact {
-            return bellman_rule(h, least, any_unreached, false).map_err(why);
-        }
-        if h == 0 || least == UNREACHED || (h as u32) < least as u32 + 1 {
-            return Err(why(format!(
-                "it has {h}, less than one more than the least of its neighbours ({least})"
-            )));
-        }
-        Ok(())
-    })
-}
+pub use crate::minimized_rule::check_minimized_rule;
 
 /// The value `h` of a state given the least value `least` of its neighbours (`UNREACHED` when
 /// it has none reached) and whether one of them is unreached.
-fn bellman_rule(
+pub(crate) fn bellman_rule(
     h: u8,
     least: u8,
     any_unreached: bool,

@@ -26,6 +26,7 @@ pub mod engine;
 pub mod error;
 pub mod memory;
 pub mod merge;
+pub mod minimized_rule;
 pub mod observe;
 pub mod output;
 pub mod region_build;
