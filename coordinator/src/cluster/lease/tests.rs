@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::dist::workers::Workers;
+use crate::cluster::workers::Workers;
 
 const TIMEOUT: Duration = Duration::from_millis(100);
 
