@@ -258,7 +258,7 @@ fn fields_with_code(word: u64, code: u8, w: u64, states: &Range<u64>) -> u64 {
 }
 
 /// One bit per state of a range of states: a set of states that a kernel can read as its
-/// current layer (benchmarks and examples; tasks travel as state lists, `wire::states`).
+/// current layer (a worker's task input, decoded; benchmarks).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerBitmap {
     start: u64,
@@ -363,20 +363,6 @@ impl CurrentLayer for LayerBitmap {
     #[inline]
     fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
         self.for_each_in(states, f);
-    }
-}
-
-/// An increasing list of states: a task's input as a worker receives it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StateList(pub Vec<u64>);
-
-impl CurrentLayer for StateList {
-    #[inline]
-    fn for_each_current(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
-        let from = self.0.partition_point(|&s| s < states.start);
-        for &s in self.0[from..].iter().take_while(|&&s| s < states.end) {
-            f(s);
-        }
     }
 }
 

@@ -36,7 +36,7 @@ pub mod wire;
 
 pub use board::{Board, Goal, MAX_CELLS};
 pub use error::{Error, Result};
-pub use layer::{LayerBitmap, StateCodes, StateList};
+pub use layer::{LayerBitmap, StateCodes};
 pub use pattern::{KNOWN_PARTITIONS, Partition, Pattern};
 pub use puzzle::PuzzleState;
 pub use rank::PlacementRanker;
