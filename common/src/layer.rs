@@ -32,6 +32,8 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::atomic_array::AtomicArray;
+
 const FIELDS_PER_WORD: u64 = 32;
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 
@@ -41,41 +43,19 @@ pub const DONE: u8 = 3;
 /// Two bits per state: unseen, current or next layer, done. Safe to mark from many threads.
 ///
 /// The words live on the heap ([`StateCodes::new`]) or in a memory-mapped file
-/// ([`StateCodes::from_mmap`], the coordinator's checkpointed state array).
+/// ([`StateCodes::from_mmap`], the coordinator's checkpointed state array): an
+/// [`AtomicArray`].
 pub struct StateCodes {
-    /// The words of `backing`; valid as long as `backing` lives.
-    ptr: *const AtomicU64,
-    len: usize,
+    words: AtomicArray<AtomicU64>,
     states: u64,
-    backing: Backing,
 }
-
-/// Who owns the memory of a [`StateCodes`].
-enum Backing {
-    Heap(#[allow(dead_code)] Box<[AtomicU64]>),
-    Mapped(memmap2::MmapMut),
-}
-
-// SAFETY: the words are only accessed through atomics; the backing is owned and never moved
-// out while `ptr` is in use (moving a Box or an MmapMut does not move the memory).
-unsafe impl Send for StateCodes {}
-unsafe impl Sync for StateCodes {}
 
 impl StateCodes {
     /// All `states` unseen. Memory comes zeroed from the allocator (untouched pages cost nothing).
     pub fn new(states: u64) -> StateCodes {
-        const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
-        let len = Self::words_for(states) as usize;
-        let words: Vec<u64> = vec![0; len];
-        let words = words.into_boxed_slice();
-        // SAFETY: AtomicU64 has the size and alignment of u64 on every 64-bit target (checked
-        // above), and the box is uniquely owned.
-        let words = unsafe { Box::from_raw(Box::into_raw(words) as *mut [AtomicU64]) };
         StateCodes {
-            ptr: words.as_ptr(),
-            len,
+            words: AtomicArray::zeroed(Self::words_for(states) as usize),
             states,
-            backing: Backing::Heap(words),
         }
     }
 
@@ -84,18 +64,9 @@ impl StateCodes {
     /// Changes reach the file; [`StateCodes::flush`] waits for them. `None` if the mapping is
     /// too small.
     pub fn from_mmap(map: memmap2::MmapMut, states: u64) -> Option<StateCodes> {
-        let len = Self::words_for(states) as usize;
-        if (map.len() as u64) < Self::file_bytes(states)
-            || !(map.as_ptr() as usize).is_multiple_of(std::mem::align_of::<AtomicU64>())
-        {
-            return None;
-        }
         Some(StateCodes {
-            #[expect(clippy::cast_ptr_alignment, reason = "the alignment is checked above")]
-            ptr: map.as_ptr().cast::<AtomicU64>(),
-            len,
+            words: AtomicArray::from_mmap(map, Self::words_for(states) as usize)?,
             states,
-            backing: Backing::Mapped(map),
         })
     }
 
@@ -111,16 +82,12 @@ impl StateCodes {
 
     /// Writes a file-backed array's changes to its file and waits; nothing for a heap array.
     pub fn flush(&self) -> std::io::Result<()> {
-        match &self.backing {
-            Backing::Heap(_) => Ok(()),
-            Backing::Mapped(map) => map.flush(),
-        }
+        self.words.flush()
     }
 
     #[inline(always)]
     fn words(&self) -> &[AtomicU64] {
-        // SAFETY: `ptr` points to `len` words owned by `self.backing`.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        self.words.as_slice()
     }
 
     /// The code of the states of the layer at `depth` until they are expanded: 1 or 2,
@@ -156,25 +123,14 @@ impl StateCodes {
 
     /// Bytes of memory the array holds.
     pub fn bytes(&self) -> u64 {
-        self.len as u64 * 8
+        self.words.len() as u64 * 8
     }
 
     /// Asks the processor to bring the word of `state` into the cache (a hint; no effect on
     /// other targets than x86-64).
     #[inline]
     pub fn prefetch(&self, state: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let word = &self.words()[(state / FIELDS_PER_WORD) as usize];
-            // SAFETY: prefetching is a hint that never faults; the address is in bounds.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    word.as_ptr() as *const i8,
-                );
-            };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = state;
+        self.words.prefetch((state / FIELDS_PER_WORD) as usize);
     }
 
     /// The code of `state`.
@@ -258,7 +214,7 @@ fn fields_with_code(word: u64, code: u8, w: u64, states: &Range<u64>) -> u64 {
 }
 
 /// One bit per state of a range of states: a set of states that a kernel can read as its
-/// current layer (benchmarks and examples; tasks travel as state lists, `wire::states`).
+/// current layer (a worker's task input, decoded; benchmarks).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerBitmap {
     start: u64,
@@ -363,20 +319,6 @@ impl CurrentLayer for LayerBitmap {
     #[inline]
     fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
         self.for_each_in(states, f);
-    }
-}
-
-/// An increasing list of states: a task's input as a worker receives it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StateList(pub Vec<u64>);
-
-impl CurrentLayer for StateList {
-    #[inline]
-    fn for_each_current(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
-        let from = self.0.partition_point(|&s| s < states.start);
-        for &s in self.0[from..].iter().take_while(|&&s| s < states.end) {
-            f(s);
-        }
     }
 }
 

@@ -6,6 +6,8 @@
 //! * [`region_index`]: the dense (tile set, region, order) index of the region-indexed search;
 //! * [`pattern`]: patterns, partitions and the registry of known partitions;
 //! * [`space`]: the abstract state space of one table (blank rules, state indices, sizes);
+//! * [`atomic_array`]: arrays of atomic integers on the heap or in a mapped file, shared by
+//!   threads (the state array's and the depth store's memory);
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
 //! * [`task`]: the unit of work of a build, a rank range of one layer;
 //! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets;
@@ -14,6 +16,7 @@
 //! * [`plot`]: charts as SVG and, with the `png` feature, PNG.
 //! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
+pub mod atomic_array;
 pub mod board;
 #[cfg(feature = "cli-docs")]
 pub mod cli_docs;
@@ -36,7 +39,7 @@ pub mod wire;
 
 pub use board::{Board, Goal, MAX_CELLS};
 pub use error::{Error, Result};
-pub use layer::{LayerBitmap, StateCodes, StateList};
+pub use layer::{LayerBitmap, StateCodes};
 pub use pattern::{KNOWN_PARTITIONS, Partition, Pattern};
 pub use puzzle::PuzzleState;
 pub use rank::PlacementRanker;

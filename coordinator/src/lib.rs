@@ -5,7 +5,7 @@
 //! * [`build`]: the single-machine build of one table (the engine with in-process threads);
 //! * [`region_build`]: what the search on the dense region index (set, region, order) needs;
 //! * [`merge`]: how reached states join the next layer;
-//! * [`dist`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
+//! * [`cluster`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`bellman`]: the proof that a table is the exact distance function of its abstraction;
 //! * [`check`]: the facts every table must satisfy (lower bound on Manhattan, parity,
 //!   consistency of aware and ignored tables, minimized = least aware value);
@@ -21,7 +21,7 @@ pub mod bellman;
 pub mod build;
 pub mod cache;
 pub mod check;
-pub mod dist;
+pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod memory;

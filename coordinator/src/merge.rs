@@ -17,6 +17,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
+use tilepdb_common::atomic_array::AtomicArray;
 use tilepdb_common::table::DepthCode;
 use tilepdb_common::{BlankRule, StateCodes};
 use tilepdb_worker::ReachedSink;
@@ -27,7 +28,7 @@ use tilepdb_worker::ReachedSink;
 ///
 /// A byte store lives on the heap ([`DepthBytes::new`]) or in a memory-mapped file
 /// ([`DepthBytes::from_mmap`], the distributed coordinator's checkpointed copy); a packed one
-/// ([`DepthBytes::packed`]) on the heap. Each entry's code is written once (a state joins the
+/// ([`DepthBytes::packed`]) on the heap: an [`AtomicArray`] of bytes. Each entry's code is written once (a state joins the
 /// next layer once), so packed codes are `ORed` into their zeroed byte and need no
 /// compare-and-swap.
 ///
@@ -41,24 +42,12 @@ use tilepdb_worker::ReachedSink;
 /// assert_eq!((store.get(5), store.get(6)), (1, 0)); // bit 1 of 2 and of 1
 /// ```
 pub struct DepthBytes {
-    /// The bytes of `backing`; valid as long as `backing` lives.
-    ptr: *const AtomicU8,
+    /// The store's bytes.
+    cells: AtomicArray<AtomicU8>,
     /// Entries.
     len: usize,
-    /// Bytes of the store.
-    bytes: usize,
     code: DepthCode,
-    backing: Backing,
 }
-
-enum Backing {
-    Heap(Box<[AtomicU8]>),
-    Mapped(memmap2::MmapMut),
-}
-
-// SAFETY: the bytes are only accessed through atomics; moving the owner does not move them.
-unsafe impl Send for DepthBytes {}
-unsafe impl Sync for DepthBytes {}
 
 impl DepthBytes {
     /// `entries` bytes, all "not reached"; zeroed pages cost nothing until touched.
@@ -69,38 +58,26 @@ impl DepthBytes {
     /// A store of `entries` entries keeping `code` of each depth, all "not reached" (zeroed
     /// pages cost nothing until touched).
     pub fn packed(entries: u64, code: DepthCode) -> DepthBytes {
-        let len = code.bytes_for(entries) as usize;
-        let bytes = vec![0u8; len].into_boxed_slice();
-        // SAFETY: AtomicU8 has the size and alignment of u8.
-        let bytes = unsafe { Box::from_raw(Box::into_raw(bytes) as *mut [AtomicU8]) };
         DepthBytes {
-            ptr: bytes.as_ptr(),
+            cells: AtomicArray::zeroed(code.bytes_for(entries) as usize),
             len: entries as usize,
-            bytes: len,
             code,
-            backing: Backing::Heap(bytes),
         }
     }
 
     /// The bytes of `entries` entries in a writable shared mapping of a file of at least
     /// `entries` bytes (a new file of zeros: nothing reached). `None` if it is too small.
     pub fn from_mmap(map: memmap2::MmapMut, entries: u64) -> Option<DepthBytes> {
-        if (map.len() as u64) < entries {
-            return None;
-        }
         Some(DepthBytes {
-            ptr: map.as_ptr().cast::<AtomicU8>(),
+            cells: AtomicArray::from_mmap(map, entries as usize)?,
             len: entries as usize,
-            bytes: entries as usize,
             code: DepthCode::Byte,
-            backing: Backing::Mapped(map),
         })
     }
 
     #[inline(always)]
     fn cells(&self) -> &[AtomicU8] {
-        // SAFETY: `ptr` points to `bytes` bytes owned by `self.backing`.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }
+        self.cells.as_slice()
     }
 
     /// What the store keeps of each depth.
@@ -110,15 +87,12 @@ impl DepthBytes {
 
     /// Bytes of memory the store holds.
     pub fn memory_bytes(&self) -> u64 {
-        self.bytes as u64
+        self.cells.len() as u64
     }
 
     /// Writes a file-backed array's changes to its file and waits; nothing on the heap.
     pub fn flush(&self) -> std::io::Result<()> {
-        match &self.backing {
-            Backing::Heap(_) => Ok(()),
-            Backing::Mapped(map) => map.flush(),
-        }
+        self.cells.flush()
     }
 
     /// The code stored for `entry` (for a byte store: `depth + 1`, 0 if not reached).
@@ -172,18 +146,7 @@ impl DepthBytes {
     /// Asks the processor to bring the byte of `entry` into the cache (a hint).
     #[inline]
     pub fn prefetch(&self, entry: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let byte = &self.cells()[self.code.position(entry).0];
-            // SAFETY: prefetching is a hint that never faults; the address is in bounds.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    byte.as_ptr() as *const i8,
-                );
-            };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = entry;
+        self.cells.prefetch(self.code.position(entry).0);
     }
 
     /// Entries of the store.
@@ -198,21 +161,14 @@ impl DepthBytes {
 
     /// A copy of the table's values (see [`DepthBytes::into_values`]).
     pub fn values(&self) -> Vec<u8> {
-        let raw = self.cells().iter().map(|b| b.load(Relaxed));
-        match self.code {
-            DepthCode::Byte => raw.map(|b| b.wrapping_sub(1)).collect(),
-            _ => raw.collect(),
-        }
+        values_of(self.cells(), self.code)
     }
 
     /// A byte store's values: the depth of each entry, [`UNREACHED`] where none was recorded;
     /// a packed store's codes as they are.
     pub fn into_values(self) -> Vec<u8> {
-        match self.backing {
-            Backing::Heap(bytes) => {
-                // SAFETY: AtomicU8 has the layout of u8 and the box is uniquely owned.
-                let bytes = unsafe { Box::from_raw(Box::into_raw(bytes) as *mut [u8]) };
-                let mut values = bytes.into_vec();
+        match self.cells.into_vec() {
+            Ok(mut values) => {
                 if self.code == DepthCode::Byte {
                     for v in &mut values {
                         *v = v.wrapping_sub(1);
@@ -220,8 +176,17 @@ impl DepthBytes {
                 }
                 values
             }
-            Backing::Mapped(_) => self.values(),
+            Err(mapped) => values_of(mapped.as_slice(), self.code),
         }
+    }
+}
+
+/// The values of a store's bytes `cells` that keep `code` (see [`DepthBytes::into_values`]).
+fn values_of(cells: &[AtomicU8], code: DepthCode) -> Vec<u8> {
+    let raw = cells.iter().map(|b| b.load(Relaxed));
+    match code {
+        DepthCode::Byte => raw.map(|b| b.wrapping_sub(1)).collect(),
+        _ => raw.collect(),
     }
 }
 

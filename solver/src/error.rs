@@ -35,6 +35,7 @@ pub enum Error {
     #[error("{0}")]
     Bench(String),
     /// A coordinator that refused a request.
+    #[cfg(feature = "fetch")]
     #[error("{url} refused {what}: {message} ({code:?})")]
     Remote {
         /// The coordinator's address.

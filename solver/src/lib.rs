@@ -22,10 +22,13 @@
 //! * [`generate`]: seeded instance generators (random walks, uniformly random states);
 //! * [`bench`](mod@bench): comparing heuristics on instance files: records, summaries, Pareto fronts, SVG;
 //! * [`play`]: the puzzle as a game, with hints from an optimal search;
-//! * [`fetch`]: downloading a finished set from a coordinator into a local cache.
+//! * [`fetch`] (feature `fetch`, on by default): downloading a finished set from a coordinator
+//!   into a local cache. Without it the library maps tables and searches, and builds no gRPC
+//!   stack (`default-features = false`).
 
 pub mod bench;
 pub mod error;
+#[cfg(feature = "fetch")]
 pub mod fetch;
 pub mod generate;
 pub mod heuristic;

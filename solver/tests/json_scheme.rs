@@ -11,7 +11,7 @@ use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, Goal, Partition};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
-use tilepdb_coordinator::dist::{ServeOptions, TableService, bind, serve_tables};
+use tilepdb_coordinator::cluster::{ServeOptions, TableService, bind, serve_tables};
 
 fn json(args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))

@@ -8,7 +8,6 @@
 //!
 //! * [`expand`]: the breadth-first expansion kernel;
 //! * [`region_expand`]: the expansion kernel on the region index (blocks of `k!` orders);
-//! * [`task`]: one task of placement ranks expanded in parallel, its result collected;
 //! * [`region_task`]: one task off the wire (tile sets of the region index), expanded in
 //!   parallel with the region kernel, its result collected;
 //! * [`client`]: the worker process's loop (register, heartbeat, take, expand, deliver);
@@ -20,7 +19,6 @@ pub mod error;
 pub mod expand;
 pub mod region_expand;
 pub mod region_task;
-pub mod task;
 
 pub use error::{Error, Result};
 pub use expand::{ExpandStats, ReachedSink, expand_range};

@@ -2,8 +2,8 @@
 //! of tile sets with [`RegionKernel`] (every thread of a pool) and collect the distinct states
 //! they reach, in order.
 //!
-//! As for the cell index ([`crate::task`]), successors inside the task's own states are
-//! collected in a bitmap of the own states, the others in per-thread lists sorted and
+//! Successors inside the task's own states are collected in a bitmap of the own states (one
+//! bit per own state removes their duplicates), the others in per-thread lists sorted and
 //! deduplicated at the end, so a worker's memory is bounded by its task.
 
 #![allow(
@@ -24,7 +24,15 @@ use tilepdb_common::{BlankRule, LayerBitmap, StateSpace};
 
 use crate::ExpandStats;
 use crate::region_expand::RegionKernel;
-use crate::task::TaskOutput;
+
+/// What a task reached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskOutput {
+    /// The distinct states reached, increasing.
+    pub reached: Vec<u64>,
+    /// What the expansion did.
+    pub stats: ExpandStats,
+}
 
 /// What a worker keeps of a table searched on the region index: its index and order moves.
 pub struct RegionTable {

@@ -10,8 +10,8 @@ use tilepdb_common::table::{Encoding, Pdb};
 
 use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
-use tilepdb_coordinator::dist::store::DataDir;
-use tilepdb_coordinator::dist::{Job, JobConfig, ServeOptions, bind, serve_on};
+use tilepdb_coordinator::cluster::store::DataDir;
+use tilepdb_coordinator::cluster::{Job, JobConfig, ServeOptions, bind, serve_on};
 use tilepdb_coordinator::engine::SetSpec;
 use tilepdb_coordinator::output::{set_dir, table_file_name};
 
@@ -267,7 +267,7 @@ fn workers_build_over_tls() {
         let (listener, addr) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let options = ServeOptions {
             token: Some(TOKEN.into()),
-            tls: Some(tilepdb_coordinator::dist::TlsFiles {
+            tls: Some(tilepdb_coordinator::cluster::TlsFiles {
                 cert,
                 key,
                 client_ca: None,

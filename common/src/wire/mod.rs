@@ -2,14 +2,12 @@
 //!
 //! * [`proto`]: the generated messages, client and server of `proto/tilepdb/v1`;
 //! * [`chunk`]: sections of bytes as checked, bounded zstd chunks;
-//! * [`states`]: the encodings of a task's input and result on the cell index;
-//! * [`region_lists`]: those on the region index (the distributed job's);
+//! * [`region_lists`]: the encodings of a task's input and result (states of the region index);
 //! * [`connect`]: the token and the channel of every client.
 
 pub mod chunk;
 pub mod connect;
 pub mod region_lists;
-pub mod states;
 
 /// The generated code of package `tilepdb.v1`.
 pub mod proto {

@@ -25,7 +25,7 @@ use tilepdb_coordinator::verify::verify_deep;
 use super::job::{JobArgs, seconds};
 use super::progress::SetProgress;
 use super::summary::{print_summary, set_name, summary};
-use tilepdb_coordinator::dist::local::LocalCluster;
+use tilepdb_coordinator::cluster::local::LocalCluster;
 
 #[derive(Args)]
 pub struct BuildArgs {

@@ -15,8 +15,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use tilepdb_coordinator::dist::store::DataDir;
-use tilepdb_coordinator::dist::{
+use tilepdb_coordinator::cluster::store::DataDir;
+use tilepdb_coordinator::cluster::{
     Job, JobConfig, ServeOptions, TableService, TlsFiles, bind, serve_on, serve_tables,
 };
 use tilepdb_coordinator::report::TableReport;

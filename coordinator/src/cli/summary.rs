@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use serde::Serialize;
-use tilepdb_coordinator::dist::Job;
+use tilepdb_coordinator::cluster::Job;
 use tilepdb_coordinator::report::{TableReport, peak_rss_bytes};
 
 /// What a distributed build did.

@@ -14,7 +14,7 @@
 //!   written; used by the `build` command, the cache, the distributed job and the tests.
 //!
 //! The distributed executor (tasks leased to worker processes over gRPC) lives in
-//! [`crate::dist`]; both executors run the same [`search_table`], so single-machine and
+//! [`crate::cluster`]; both executors run the same [`search_table`], so single-machine and
 //! distributed builds give the same bytes by construction.
 
 pub mod arrays;

@@ -102,7 +102,7 @@ pub struct Layer<'a> {
 }
 
 /// Expands layers: in-process threads ([`super::ThreadsExecutor`]) or remote workers
-/// ([`crate::dist::driver::RemoteExecutor`]).
+/// ([`crate::cluster::driver::RemoteExecutor`]).
 pub trait Executor {
     /// Expands every state of `layer`, marking its unseen successors as the next layer and
     /// recording their depths; calls `observer.layer_started` and `task_finished`. Returns

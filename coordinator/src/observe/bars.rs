@@ -37,7 +37,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::progress::{Snapshot, Tracker};
-use crate::dist::Job;
+use crate::cluster::Job;
 
 /// Steps of a bar: a bar's position is its fraction in thousandths.
 const STEPS: u64 = 1000;

@@ -11,8 +11,8 @@ use tonic::server::NamedService;
 use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::server::HealthReporter;
 
-use crate::dist::service::CoordinatorService;
-use crate::dist::tables::TableService;
+use crate::cluster::service::CoordinatorService;
+use crate::cluster::tables::TableService;
 
 /// The name of the coordinator service in health checks.
 pub const COORDINATOR_SERVICE: &str = <CoordinatorServer<CoordinatorService> as NamedService>::NAME;

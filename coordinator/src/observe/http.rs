@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 
 use super::metrics;
 use super::progress::{Snapshot, Tracker};
-use crate::dist::Job;
+use crate::cluster::Job;
 use crate::error::{Error, Result};
 use crate::output::table_file_name;
 

@@ -2,6 +2,7 @@
 
 mod bench;
 mod eval;
+#[cfg(feature = "fetch")]
 mod fetch;
 mod generate;
 mod input;
@@ -31,6 +32,7 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Download a table set from a coordinator into the local cache (resumable, checked);
     /// prints the set's directory, for --tables.
+    #[cfg(feature = "fetch")]
     Fetch(fetch::FetchArgs),
     /// Write instance files: random walks from the goal or uniformly random solvable states,
     /// reproducible from a seed.
@@ -59,6 +61,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Solve(args) => solve::run(args),
         Command::Eval(args) => eval::run(args),
+        #[cfg(feature = "fetch")]
         Command::Fetch(args) => fetch::run(args),
         Command::Gen(args) => generate::run(args),
         Command::Bench(args) => bench::run(args),
