@@ -136,25 +136,12 @@ fn zero_aware_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> 
     let chunks: Vec<Range<u64>> = (0..sets.div_ceil(chunk))
         .map(|i| i * chunk..((i + 1) * chunk).min(sets))
         .collect();
-    let board = space.board();
-    let goal_cells = space.goal_cells();
     chunks.par_iter().try_for_each(|sets| {
         let mut distances = Vec::with_capacity(f as usize);
         for c in sets.clone() {
             let first = index.first_block(c);
             let regions = index.regions_of(c).len() as u64;
-            // cost[j][t]: the distance of tile t on the j-th cell of the set to its goal.
-            let mut cost = [[0u32; MAX_CELLS]; MAX_CELLS];
-            let mut cells_of_set = index.set_mask(c);
-            for row in cost.iter_mut().take(k) {
-                let cell = cells_of_set.trailing_zeros() as usize;
-                cells_of_set &= cells_of_set - 1;
-                for (t, &g) in goal_cells.iter().enumerate() {
-                    row[t] = board.distance(cell, g as usize);
-                }
-            }
-            distances.clear();
-            manhattan_of_orders(&cost, k, 0, (1u32 << k) - 1, 0, &mut distances);
+            set_manhattan(space, index.set_mask(c), &mut distances);
             for (order, &m) in distances.iter().enumerate() {
                 let order = order as u64;
                 for r in 0..regions {
@@ -176,6 +163,24 @@ fn zero_aware_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> 
         }
         Ok(())
     })
+}
+
+/// The Manhattan distance of every order of the pattern's tiles on the cells of `set`, in
+/// order-rank order, into `distances` (cleared first).
+pub(crate) fn set_manhattan(space: &StateSpace, set: u32, distances: &mut Vec<u32>) {
+    let (board, k) = (space.board(), space.k());
+    // cost[j][t]: the distance of tile t on the j-th cell of the set to its goal.
+    let mut cost = [[0u32; MAX_CELLS]; MAX_CELLS];
+    let mut cells_of_set = set;
+    for row in cost.iter_mut().take(k) {
+        let cell = cells_of_set.trailing_zeros() as usize;
+        cells_of_set &= cells_of_set - 1;
+        for (t, &g) in space.goal_cells().iter().enumerate() {
+            row[t] = board.distance(cell, g as usize);
+        }
+    }
+    distances.clear();
+    manhattan_of_orders(&cost, k, 0, (1u32 << k) - 1, 0, distances);
 }
 
 /// Appends the Manhattan distance of every order of a set's cells, in order-rank order: the

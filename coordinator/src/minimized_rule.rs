@@ -17,7 +17,7 @@ use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_worker::region_expand::positions;
 
 use crate::bellman::bellman_rule;
-use crate::check::fail;
+use crate::check::{fail, set_manhattan};
 use crate::error::Result;
 use crate::merge::UNREACHED;
 
@@ -32,6 +32,10 @@ use crate::merge::UNREACHED;
 ///
 /// Unreached entries (a pattern of every tile: the other parity) must have only unreached
 /// neighbours. A value raised at a placement whose blank has several regions can pass.
+///
+/// Every reached entry is also checked to be at least its Manhattan distance, with an even
+/// difference, and the unreached entries to be those of the other parity of a pattern of every
+/// tile ([`crate::check::check_lower_bound`]'s facts, in the same walk).
 pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
     if space.rule() != BlankRule::Minimized {
         return Err(fail(space, "not a minimized table".into()));
@@ -40,6 +44,16 @@ pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
         return Err(fail(
             space,
             format!("{} values for {} entries", values.len(), space.entries()),
+        ));
+    }
+    #[expect(clippy::naive_bytecount, reason = "no crate for one count per table")]
+    let unreached = values.iter().filter(|&&v| v == UNREACHED).count() as u64;
+    let full = space.k() + 1 == space.board().cells();
+    let expected = if full { space.entries() / 2 } else { 0 };
+    if unreached != expected {
+        return Err(fail(
+            space,
+            format!("{unreached} entries unreached, expected {expected}"),
         ));
     }
     let index = space.region_index()?;
@@ -59,9 +73,11 @@ pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
     chunks.par_iter().try_for_each(|sets| {
         let mut least = vec![UNREACHED; f];
         let mut any_unreached = vec![false; f];
+        let mut distances = Vec::with_capacity(f);
         for c in sets.clone() {
             let set = index.set_mask(c);
             let free = all & !set;
+            set_manhattan(space, set, &mut distances);
             least.fill(UNREACHED);
             any_unreached.fill(false);
             let mut exact = one_region(free);
@@ -97,6 +113,10 @@ pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
                     let cells = index.placement_cells(c, o as u64);
                     fail(space, format!("placement {:?}: {why}", &cells[..index.k()]))
                 };
+                let m = distances[o];
+                if h != UNREACHED && (u32::from(h) < m || !(u32::from(h) - m).is_multiple_of(2)) {
+                    return Err(why(format!("it has {h} against Manhattan distance {m}")));
+                }
                 if first + o == goal {
                     if h != 0 {
                         return Err(why(format!("the goal has {h}, not 0")));

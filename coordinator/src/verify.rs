@@ -54,12 +54,22 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     if space.rule() == tilepdb_common::BlankRule::ZeroAware && encoding.needs_parent() {
         return verify_zero_aware_residues(pdb);
     }
-    let values = pdb.decode_all()?;
+    // A byte payload is its values: read it where it is mapped rather than copy it.
+    let values: std::borrow::Cow<'_, [u8]> = if encoding == Encoding::Byte {
+        std::borrow::Cow::Borrowed(pdb.payload())
+    } else {
+        std::borrow::Cow::Owned(pdb.decode_all()?)
+    };
     let in_file = |e: Error| match e {
         Error::Check { reason, .. } => fail(pdb, reason),
         e => e,
     };
-    if encoding.is_exact() {
+    let minimized_exact =
+        space.rule() == tilepdb_common::BlankRule::Minimized && encoding.is_exact();
+    if minimized_exact {
+        // The bound, the parity and the unreached count are checked in the same walk.
+        check_minimized_rule(space, &values).map_err(in_file)?;
+    } else if encoding.is_exact() {
         check_lower_bound(space, &values).map_err(in_file)?;
     } else {
         check_bound_and_parity(space, &values).map_err(in_file)?;
@@ -71,8 +81,6 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         check_distances(space, &values).map_err(in_file)?;
     } else if consistency_checked {
         check_consistent(space, &values).map_err(in_file)?;
-    } else if space.rule() == tilepdb_common::BlankRule::Minimized && encoding.is_exact() {
-        check_minimized_rule(space, &values).map_err(in_file)?;
     }
     let (decoded_histogram, decoded_unreached) = crate::build::histogram(&values);
     let header = pdb.header();
