@@ -129,7 +129,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         let cluster = LocalCluster {
             workers: args.workers,
             threads: args.threads,
-            worker_program: super::serve::worker_program()?,
+            worker_program: worker_program()?,
             out,
             data_dir: args.data_dir.clone(),
             lease_timeout: seconds(args.lease_timeout, "--lease-timeout")?,
@@ -355,4 +355,15 @@ mod tests {
         assert!(parse_bytes("8Q").is_err());
         assert!(parse_bytes("x").is_err());
     }
+}
+
+/// The worker program: `tilepdb-worker` next to this program, else this program's `worker`.
+fn worker_program() -> anyhow::Result<(PathBuf, Vec<String>)> {
+    let me = std::env::current_exe().context("cannot find this program")?;
+    let sibling = me.with_file_name(format!("tilepdb-worker{}", std::env::consts::EXE_SUFFIX));
+    Ok(if sibling.is_file() {
+        (sibling, Vec::new())
+    } else {
+        (me, vec!["worker".to_string()])
+    })
 }

@@ -259,14 +259,3 @@ fn serve_existing(args: &ServeArgs, options: ServeOptions) -> anyhow::Result<()>
     })?;
     Ok(())
 }
-
-/// The worker program: `tilepdb-worker` next to this program, else this program's `worker`.
-pub(super) fn worker_program() -> anyhow::Result<(PathBuf, Vec<String>)> {
-    let me = std::env::current_exe().context("cannot find this program")?;
-    let sibling = me.with_file_name(format!("tilepdb-worker{}", std::env::consts::EXE_SUFFIX));
-    Ok(if sibling.is_file() {
-        (sibling, Vec::new())
-    } else {
-        (me, vec!["worker".to_string()])
-    })
-}
