@@ -343,6 +343,17 @@ pub(super) fn run_checks(
     Ok(())
 }
 
+/// The worker program: `tilepdb-worker` next to this program, else this program's `worker`.
+fn worker_program() -> anyhow::Result<(PathBuf, Vec<String>)> {
+    let me = std::env::current_exe().context("cannot find this program")?;
+    let sibling = me.with_file_name(format!("tilepdb-worker{}", std::env::consts::EXE_SUFFIX));
+    Ok(if sibling.is_file() {
+        (sibling, Vec::new())
+    } else {
+        (me, vec!["worker".to_string()])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::job::parse_bytes;
@@ -355,15 +366,4 @@ mod tests {
         assert!(parse_bytes("8Q").is_err());
         assert!(parse_bytes("x").is_err());
     }
-}
-
-/// The worker program: `tilepdb-worker` next to this program, else this program's `worker`.
-fn worker_program() -> anyhow::Result<(PathBuf, Vec<String>)> {
-    let me = std::env::current_exe().context("cannot find this program")?;
-    let sibling = me.with_file_name(format!("tilepdb-worker{}", std::env::consts::EXE_SUFFIX));
-    Ok(if sibling.is_file() {
-        (sibling, Vec::new())
-    } else {
-        (me, vec!["worker".to_string()])
-    })
 }
