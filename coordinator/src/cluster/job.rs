@@ -407,11 +407,19 @@ impl Job {
     /// Leases a task to `worker`, if one is free (a pending one, or one whose holders are
     /// silent past the lease timeout). `still_holding` lists the attempts the worker still
     /// works on; its other leases are given up (it lost them: a failed delivery, a restart).
-    pub fn take_task(&self, worker: u64, still_holding: &[u64]) -> Result<Lease, Refusal> {
+    /// `asked_at` is when the worker asked: a request that waits and looks again does not
+    /// count as hearing from the worker again (a stopped process's parked request would keep
+    /// it alive).
+    pub fn take_task(
+        &self,
+        worker: u64,
+        still_holding: &[u64],
+        asked_at: Instant,
+    ) -> Result<Lease, Refusal> {
         let now = Instant::now();
         let mut guard = self.lock();
         let st = &mut *guard;
-        let w = st.workers.seen(worker, now)?;
+        let w = st.workers.seen(worker, asked_at.min(now))?;
         if matches!(st.stage, Stage::Done) {
             w.told_done = true;
             return Ok(Lease::Done);
@@ -471,7 +479,7 @@ impl Job {
             }
         }
         let arrays = layer.arrays.clone();
-        if let Ok(w) = st.workers.seen(worker, now) {
+        if let Ok(w) = st.workers.seen(worker, asked_at.min(now)) {
             w.holding.push((leased.index, attempt));
             w.leased_any = true;
         }

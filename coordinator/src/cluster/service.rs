@@ -194,14 +194,15 @@ impl Coordinator for CoordinatorService {
         let r = request.into_inner();
         self.count_received(r.encoded_len());
         self.check_job(&r.job_id)?;
-        let deadline = Instant::now() + LONG_POLL;
+        let asked_at = Instant::now();
+        let deadline = asked_at + LONG_POLL;
         let lease = loop {
             let raised = self.job.raised();
             tokio::pin!(raised);
             raised.as_mut().enable();
             match self
                 .job
-                .take_task(r.worker_id, &r.holding)
+                .take_task(r.worker_id, &r.holding, asked_at)
                 .map_err(refused)?
             {
                 Lease::Wait(_) if Instant::now() < deadline => {
