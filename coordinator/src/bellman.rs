@@ -45,7 +45,7 @@ use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
 use rayon::prelude::*;
-use tilepdb_common::region_index::{OrderMoves, rank_set};
+use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
 use tilepdb_worker::region_expand::positions;
 
 use crate::check::{fail, for_all_ranks};
@@ -167,7 +167,6 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
     let index = space.region_index()?;
     let moves = OrderMoves::new(index.k());
     let board = space.board();
-    let all = board.all_cells();
     let f = index.orders() as usize;
     let goal_cells = space.goal_cells();
     let goal = index.state_index(goal_cells, space.goal().cell_of(0, board.cells()));
@@ -181,7 +180,6 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
         let mut any_unreached = vec![false; f];
         for c in sets.clone() {
             let set = index.set_mask(c);
-            let free = all & !set;
             let first = index.first_block(c);
             for (r, &region) in index.regions_of(c).iter().enumerate() {
                 let block = ((first + r as u64) as usize) * f;
@@ -195,22 +193,12 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
                     while targets != 0 {
                         let to = targets.trailing_zeros() as usize;
                         targets &= targets - 1;
-                        let child_set = set ^ (1 << from) ^ (1 << to);
-                        let child_free = free ^ (1 << from) ^ (1 << to);
-                        let child_region = board.region(from, child_free);
-                        let child_c = rank_set(child_set);
-                        let Some(r2) = index
-                            .regions_of(child_c)
-                            .iter()
-                            .position(|&m| m == child_region)
-                        else {
-                            return Err(fail(
-                                space,
-                                format!("set {c}: a move leads to no region of set {child_c}"),
-                            ));
-                        };
-                        let child_block = ((index.first_block(child_c) + r2 as u64) as usize) * f;
-                        let (pa, pb) = positions(set, child_set, from, to);
+                        let BlockMove {
+                            block: child,
+                            pa,
+                            pb,
+                        } = block_move(space, &index, c, from, to)?;
+                        let child_block = child as usize * f;
                         let children = &values[child_block..child_block + f];
                         let visit = |(l, u): (&mut u8, &mut bool), moved: usize| {
                             let v = children[moved];
@@ -255,6 +243,52 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
             }
         }
         Ok(())
+    })
+}
+
+/// A move of a pattern tile from cell `from` of set `c` into cell `to` of the blank's region
+/// on `index`: the child's block (its set's regions' first block plus the region that holds
+/// `from` among the child's free cells) and the positions of the moved tile among the cells of
+/// the two sets.
+pub(crate) struct BlockMove {
+    /// The child's block: (set, region) in the region index.
+    pub block: u64,
+    /// The moved tile's position among the cells of set `c`.
+    pub pa: usize,
+    /// Its position among the cells of the child's set.
+    pub pb: usize,
+}
+
+/// The [`BlockMove`] of the tile on `from` of set `c` stepping to `to`; an error if the
+/// child's region is none of its set's (a region index that does not match its board).
+pub(crate) fn block_move(
+    space: &StateSpace,
+    index: &RegionIndex,
+    c: u64,
+    from: usize,
+    to: usize,
+) -> Result<BlockMove> {
+    let board = space.board();
+    let set = index.set_mask(c);
+    let child_set = set ^ (1 << from) ^ (1 << to);
+    let child_free = board.all_cells() & !child_set;
+    let child_region = board.region(from, child_free);
+    let child_c = rank_set(child_set);
+    let Some(r) = index
+        .regions_of(child_c)
+        .iter()
+        .position(|&m| m == child_region)
+    else {
+        return Err(fail(
+            space,
+            format!("set {c}: a move leads to no region of set {child_c}"),
+        ));
+    };
+    let (pa, pb) = positions(set, child_set, from, to);
+    Ok(BlockMove {
+        block: index.first_block(child_c) + r as u64,
+        pa,
+        pb,
     })
 }
 

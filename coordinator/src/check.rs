@@ -83,6 +83,12 @@ pub(crate) fn as_aware(space: &StateSpace, values: &[u8]) -> Result<Option<(Stat
 /// are unreached only when the pattern holds every tile (then exactly half are, by parity).
 pub fn check_lower_bound(space: &StateSpace, values: &[u8]) -> Result<()> {
     check_bound_and_parity(space, values)?;
+    check_unreached_count(space, values)
+}
+
+/// Entries are unreached only when the pattern holds every tile, and then exactly half are
+/// (the other permutation parity).
+pub(crate) fn check_unreached_count(space: &StateSpace, values: &[u8]) -> Result<()> {
     #[expect(clippy::naive_bytecount, reason = "no crate for one count per table")]
     let unreached = values.iter().filter(|&&v| v == UNREACHED).count() as u64;
     let full = space.k() + 1 == space.board().cells();

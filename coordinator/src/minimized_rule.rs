@@ -17,7 +17,7 @@ use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_worker::region_expand::positions;
 
 use crate::bellman::bellman_rule;
-use crate::check::{fail, set_manhattan};
+use crate::check::{check_unreached_count, fail, set_manhattan};
 use crate::error::Result;
 use crate::merge::UNREACHED;
 
@@ -46,16 +46,7 @@ pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
             format!("{} values for {} entries", values.len(), space.entries()),
         ));
     }
-    #[expect(clippy::naive_bytecount, reason = "no crate for one count per table")]
-    let unreached = values.iter().filter(|&&v| v == UNREACHED).count() as u64;
-    let full = space.k() + 1 == space.board().cells();
-    let expected = if full { space.entries() / 2 } else { 0 };
-    if unreached != expected {
-        return Err(fail(
-            space,
-            format!("{unreached} entries unreached, expected {expected}"),
-        ));
-    }
+    check_unreached_count(space, values)?;
     let index = space.region_index()?;
     let moves = OrderMoves::new(index.k());
     let by_set = in_set_order(space, &index, values);

@@ -43,11 +43,11 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
-use tilepdb_common::region_index::{OrderMoves, rank_set};
+use tilepdb_common::region_index::OrderMoves;
 use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
-use tilepdb_worker::region_expand::positions;
 
+use crate::bellman::{BlockMove, block_move};
 use crate::check::fail;
 use crate::error::Result;
 
@@ -88,7 +88,6 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
     let index = space.region_index()?;
     let moves = OrderMoves::new(index.k());
     let board = space.board();
-    let all = board.all_cells();
     let f = index.orders();
     let code_of = |depth: u32| match encoding {
         Encoding::OneBit => ((depth >> 1) & 1) as u8,
@@ -136,7 +135,6 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
             let mut layer_added = 0u64;
             for c in sets.clone() {
                 let set = index.set_mask(c);
-                let free = all & !set;
                 let first = index.first_block(c);
                 for (r, &region) in index.regions_of(c).iter().enumerate() {
                     let block = first + r as u64;
@@ -158,22 +156,11 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
                         while targets != 0 {
                             let to = targets.trailing_zeros() as usize;
                             targets &= targets - 1;
-                            let child_set = set ^ (1 << from) ^ (1 << to);
-                            let child_free = free ^ (1 << from) ^ (1 << to);
-                            let child_region = board.region(from, child_free);
-                            let child_c = rank_set(child_set);
-                            let Some(r2) = index
-                                .regions_of(child_c)
-                                .iter()
-                                .position(|&m| m == child_region)
-                            else {
-                                return Err(fail(
-                                    space,
-                                    format!("set {c}: a move leads to no region of set {child_c}"),
-                                ));
-                            };
-                            let child_block = index.first_block(child_c) + r2 as u64;
-                            let (pa, pb) = positions(set, child_set, from, to);
+                            let BlockMove {
+                                block: child_block,
+                                pa,
+                                pb,
+                            } = block_move(space, &index, c, from, to)?;
                             let row = moves.row(pa, pb);
                             let mut gained = false;
                             for &o in &current {
