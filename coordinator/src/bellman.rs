@@ -48,7 +48,7 @@ use rayon::prelude::*;
 use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
 use tilepdb_worker::region_expand::positions;
 
-use crate::check::{fail, for_all_ranks};
+use crate::check::{fail, for_all_ranks, set_chunks};
 use crate::error::Result;
 use crate::merge::UNREACHED;
 
@@ -171,55 +171,39 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
     let goal_cells = space.goal_cells();
     let goal = index.state_index(goal_cells, space.goal().cell_of(0, board.cells()));
     let sets = index.sets();
-    let chunk = (sets / 512).max(1);
-    let chunks: Vec<std::ops::Range<u64>> = (0..sets.div_ceil(chunk))
-        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
-        .collect();
+    let chunks = set_chunks(sets);
     chunks.par_iter().try_for_each(|sets| {
         let mut least = vec![UNREACHED; f];
         let mut any_unreached = vec![false; f];
         for c in sets.clone() {
-            let set = index.set_mask(c);
             let first = index.first_block(c);
             for (r, &region) in index.regions_of(c).iter().enumerate() {
                 let block = ((first + r as u64) as usize) * f;
                 least.fill(UNREACHED);
                 any_unreached.fill(false);
-                let mut movers = board.dilate(region) & set;
-                while movers != 0 {
-                    let from = movers.trailing_zeros() as usize;
-                    movers &= movers - 1;
-                    let mut targets = board.neighbours(from) & region;
-                    while targets != 0 {
-                        let to = targets.trailing_zeros() as usize;
-                        targets &= targets - 1;
-                        let BlockMove {
-                            block: child,
-                            pa,
-                            pb,
-                        } = block_move(space, &index, c, from, to)?;
-                        let child_block = child as usize * f;
-                        let children = &values[child_block..child_block + f];
-                        let visit = |(l, u): (&mut u8, &mut bool), moved: usize| {
-                            let v = children[moved];
-                            *l = (*l).min(v);
-                            *u |= v == UNREACHED;
-                        };
-                        let acc = least.iter_mut().zip(any_unreached.iter_mut());
-                        match moves.row(pa, pb) {
-                            Some(row) => {
-                                for (a, &moved) in acc.zip(row) {
-                                    visit(a, moved as usize);
-                                }
+                for_each_block_move(space, &index, c, region, |BlockMove { block, pa, pb }| {
+                    let child_block = block as usize * f;
+                    let children = &values[child_block..child_block + f];
+                    let visit = |(l, u): (&mut u8, &mut bool), moved: usize| {
+                        let v = children[moved];
+                        *l = (*l).min(v);
+                        *u |= v == UNREACHED;
+                    };
+                    let acc = least.iter_mut().zip(any_unreached.iter_mut());
+                    match moves.row(pa, pb) {
+                        Some(row) => {
+                            for (a, &moved) in acc.zip(row) {
+                                visit(a, moved as usize);
                             }
-                            None => {
-                                for (o, a) in acc.enumerate() {
-                                    visit(a, moves.moved(pa, pb, o as u64) as usize);
-                                }
+                        }
+                        None => {
+                            for (o, a) in acc.enumerate() {
+                                visit(a, moves.moved(pa, pb, o as u64) as usize);
                             }
                         }
                     }
-                }
+                    Ok(())
+                })?;
                 for o in 0..f {
                     let state = block + o;
                     bellman_rule(
@@ -259,9 +243,34 @@ pub(crate) struct BlockMove {
     pub pb: usize,
 }
 
+/// Calls `visit` with the [`BlockMove`] of every move out of the block of set `c` and the
+/// blank's `region`: each pattern tile next to the region stepping into each of its cells
+/// next to the tile. Stops at the first error.
+pub(crate) fn for_each_block_move(
+    space: &StateSpace,
+    index: &RegionIndex,
+    c: u64,
+    region: u32,
+    mut visit: impl FnMut(BlockMove) -> Result<()>,
+) -> Result<()> {
+    let board = space.board();
+    let mut movers = board.dilate(region) & index.set_mask(c);
+    while movers != 0 {
+        let from = movers.trailing_zeros() as usize;
+        movers &= movers - 1;
+        let mut targets = board.neighbours(from) & region;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            visit(block_move(space, index, c, from, to)?)?;
+        }
+    }
+    Ok(())
+}
+
 /// The [`BlockMove`] of the tile on `from` of set `c` stepping to `to`; an error if the
 /// child's region is none of its set's (a region index that does not match its board).
-pub(crate) fn block_move(
+fn block_move(
     space: &StateSpace,
     index: &RegionIndex,
     c: u64,

@@ -56,6 +56,15 @@ pub(crate) fn for_all_ranks(
     })
 }
 
+/// The sets `0..sets` of a region index cut into about 512 ranges, for checks that walk
+/// them in parallel.
+pub(crate) fn set_chunks(sets: u64) -> Vec<Range<u64>> {
+    let chunk = (sets / 512).max(1);
+    (0..sets.div_ceil(chunk))
+        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
+        .collect()
+}
+
 /// The aware space and values of a zero-aware table (each free cell gets its region's value),
 /// on which the facts of the aware table are checked; `None` for other rules.
 pub(crate) fn as_aware(space: &StateSpace, values: &[u8]) -> Result<Option<(StateSpace, Vec<u8>)>> {
@@ -138,10 +147,7 @@ pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
 fn zero_aware_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
     let index = space.region_index()?;
     let (k, f, sets) = (index.k(), index.orders(), index.sets());
-    let chunk = (sets / 512).max(1);
-    let chunks: Vec<Range<u64>> = (0..sets.div_ceil(chunk))
-        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
-        .collect();
+    let chunks = set_chunks(sets);
     chunks.par_iter().try_for_each(|sets| {
         let mut distances = Vec::with_capacity(f as usize);
         for c in sets.clone() {

@@ -9,15 +9,13 @@
     reason = "placements are u64 indices into arrays that memory holds"
 )]
 
-use std::ops::Range;
-
 use rayon::prelude::*;
 use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
 use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_worker::region_expand::positions;
 
 use crate::bellman::bellman_rule;
-use crate::check::{check_unreached_count, fail, set_manhattan};
+use crate::check::{check_unreached_count, fail, set_chunks, set_manhattan};
 use crate::error::Result;
 use crate::merge::UNREACHED;
 
@@ -57,10 +55,7 @@ pub fn check_minimized_rule(space: &StateSpace, values: &[u8]) -> Result<()> {
     let one_region =
         |free: u32| free == 0 || board.region(free.trailing_zeros() as usize, free) == free;
     let sets = index.sets();
-    let chunk = (sets / 512).max(1);
-    let chunks: Vec<Range<u64>> = (0..sets.div_ceil(chunk))
-        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
-        .collect();
+    let chunks = set_chunks(sets);
     chunks.par_iter().try_for_each(|sets| {
         let mut least = vec![UNREACHED; f];
         let mut any_unreached = vec![false; f];

@@ -39,7 +39,6 @@
     reason = "states are u64 indices into arrays that memory holds; depths stay below 255"
 )]
 
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -47,8 +46,8 @@ use tilepdb_common::region_index::OrderMoves;
 use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
-use crate::bellman::{BlockMove, block_move};
-use crate::check::fail;
+use crate::bellman::{BlockMove, for_each_block_move};
+use crate::check::{fail, set_chunks};
 use crate::error::Result;
 
 /// What the search of a proven table counted.
@@ -114,10 +113,7 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
     let mut active = flags();
     active[(goal / f) as usize].store(true, Relaxed);
     let sets = index.sets();
-    let chunk = (sets / 512).max(1);
-    let chunks: Vec<Range<u64>> = (0..sets.div_ceil(chunk))
-        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
-        .collect();
+    let chunks = set_chunks(sets);
     let mut histogram = vec![1u64];
     for depth in 0u32.. {
         if depth >= u32::from(crate::merge::UNREACHED) - 1 {
@@ -134,7 +130,6 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
             let mut current: Vec<u64> = Vec::with_capacity(f as usize);
             let mut layer_added = 0u64;
             for c in sets.clone() {
-                let set = index.set_mask(c);
                 let first = index.first_block(c);
                 for (r, &region) in index.regions_of(c).iter().enumerate() {
                     let block = first + r as u64;
@@ -148,56 +143,45 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
                     if current.is_empty() {
                         continue;
                     }
-                    let mut movers = board.dilate(region) & set;
-                    while movers != 0 {
-                        let from = movers.trailing_zeros() as usize;
-                        movers &= movers - 1;
-                        let mut targets = board.neighbours(from) & region;
-                        while targets != 0 {
-                            let to = targets.trailing_zeros() as usize;
-                            targets &= targets - 1;
-                            let BlockMove {
-                                block: child_block,
-                                pa,
-                                pb,
-                            } = block_move(space, &index, c, from, to)?;
-                            let row = moves.row(pa, pb);
-                            let mut gained = false;
-                            for &o in &current {
-                                let moved = match row {
-                                    Some(row) => u64::from(row[o as usize]),
-                                    None => moves.moved(pa, pb, o),
-                                };
-                                let child = child_block * f + moved;
-                                if codes.get(child) != 0 {
-                                    continue;
-                                }
-                                let stored = encoding.stored(payload, child);
-                                if stored != want {
-                                    let (cells, _) = index.decode(child);
-                                    return Err(fail(
-                                        space,
-                                        format!(
-                                            "entry {child} (placement {:?}) is at distance {} but stores {stored}, not {want}",
-                                            &cells[..index.k()],
-                                            depth + 1
-                                        ),
-                                    ));
-                                }
-                                if codes.try_mark(child, there) {
-                                    layer_added += 1;
-                                }
-                                gained = true;
-                            }
-                            if gained {
-                                next[child_block as usize].store(true, Relaxed);
-                            }
+                    for_each_block_move(space, &index, c, region, |m| {
+                        let BlockMove { block: child_block, pa, pb } = m;
+                    let row = moves.row(pa, pb);
+                    let mut gained = false;
+                    for &o in &current {
+                        let moved = match row {
+                            Some(row) => u64::from(row[o as usize]),
+                            None => moves.moved(pa, pb, o),
+                        };
+                        let child = child_block * f + moved;
+                        if codes.get(child) != 0 {
+                            continue;
                         }
+                        let stored = encoding.stored(payload, child);
+                        if stored != want {
+                            let (cells, _) = index.decode(child);
+                            return Err(fail(
+                                space,
+                                format!(
+                                    "entry {child} (placement {:?}) is at distance {} but stores {stored}, not {want}",
+                                    &cells[..index.k()],
+                                    depth + 1
+                                ),
+                            ));
+                        }
+                        if codes.try_mark(child, there) {
+                            layer_added += 1;
+                        }
+                        gained = true;
                     }
+                    if gained {
+                        next[child_block as usize].store(true, Relaxed);
+                    }
+                        Ok(())
+                    })?;
                 }
             }
             added.fetch_add(layer_added, Relaxed);
-            Ok(())
+            Ok::<(), crate::error::Error>(())
         })?;
         // The layer is expanded: its states are done.
         chunks.par_iter().for_each(|sets| {
