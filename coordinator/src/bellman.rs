@@ -12,10 +12,8 @@
 //! (it shares nothing with the search or the merge but the rank and the board).
 //!
 //! Minimized tables are not distance functions by themselves (each entry is the least over
-//! the placement's regions): they are checked against per-region values that satisfy the rule
-//! ([`check_minimized_against_aware`](crate::check::check_minimized_against_aware), which needs
-//! the aware table: `build --check`), or on their own by the part of the rule that holds for
-//! them ([`check_minimized_rule`]).
+//! the placement's regions): their proof is a search that meets every (placement, region)
+//! at its distance ([`crate::layer_proof::prove_minimized`]).
 //!
 //! ```
 //! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
@@ -82,19 +80,18 @@ pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Proof {
-    /// Every entry is the exact distance of its abstract state ([`check_distances`]): aware,
-    /// zero-aware and ignored tables in an exact encoding.
+    /// Every entry is the exact distance of its abstract state, or its encoding: aware and
+    /// ignored tables in an exact encoding ([`check_distances`]); aware tables in nibbles
+    /// ([`crate::layer_proof::prove_aware`]); zero-aware tables in every encoding
+    /// ([`check_distances`] of bytes, [`crate::layer_proof::prove_zero_aware`] of the others);
+    /// minimized tables in every encoding, each entry the least over its placement's regions
+    /// ([`crate::layer_proof::prove_minimized`]).
     Exact,
-    /// A minimized table in an exact encoding: the goal is 0, no entry is above one more than
-    /// its least neighbour's, and the Bellman rule holds exactly wherever the placement and
-    /// its neighbours leave the blank one region ([`check_minimized_rule`]); a value raised
-    /// at a placement with a walled-in pocket can pass (`build --check` compares every entry
-    /// with the aware table).
-    Minimized,
-    /// A lossy encoding of a consistent table (nibble): every decoded value is a lower bound
-    /// of the right parity, consistent across every move.
+    /// Nibbles of an ignored table: every decoded value is a lower bound of the right parity,
+    /// consistent across every move.
     Consistent,
-    /// min-nibble: every decoded value is at least the Manhattan distance, of its parity.
+    /// min-nibble of an ignored table: every decoded value is at least the Manhattan distance,
+    /// of its parity.
     Bounds,
 }
 
@@ -103,7 +100,6 @@ impl Proof {
     pub fn name(self) -> &'static str {
         match self {
             Proof::Exact => "exact",
-            Proof::Minimized => "minimized",
             Proof::Consistent => "consistent",
             Proof::Bounds => "bounds",
         }
@@ -115,8 +111,6 @@ impl std::fmt::Display for Proof {
         f.write_str(self.name())
     }
 }
-
-pub use crate::minimized_rule::check_minimized_rule;
 
 /// The value `h` of a state given the least value `least` of its neighbours (`UNREACHED` when
 /// it has none reached) and whether one of them is unreached.
@@ -181,29 +175,35 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
                 let block = ((first + r as u64) as usize) * f;
                 least.fill(UNREACHED);
                 any_unreached.fill(false);
-                for_each_block_move(space, &index, c, region, |BlockMove { block, pa, pb }| {
-                    let child_block = block as usize * f;
-                    let children = &values[child_block..child_block + f];
-                    let visit = |(l, u): (&mut u8, &mut bool), moved: usize| {
-                        let v = children[moved];
-                        *l = (*l).min(v);
-                        *u |= v == UNREACHED;
-                    };
-                    let acc = least.iter_mut().zip(any_unreached.iter_mut());
-                    match moves.row(pa, pb) {
-                        Some(row) => {
-                            for (a, &moved) in acc.zip(row) {
-                                visit(a, moved as usize);
+                for_each_block_move(
+                    space,
+                    &index,
+                    c,
+                    region,
+                    |BlockMove { block, pa, pb, .. }| {
+                        let child_block = block as usize * f;
+                        let children = &values[child_block..child_block + f];
+                        let visit = |(l, u): (&mut u8, &mut bool), moved: usize| {
+                            let v = children[moved];
+                            *l = (*l).min(v);
+                            *u |= v == UNREACHED;
+                        };
+                        let acc = least.iter_mut().zip(any_unreached.iter_mut());
+                        match moves.row(pa, pb) {
+                            Some(row) => {
+                                for (a, &moved) in acc.zip(row) {
+                                    visit(a, moved as usize);
+                                }
+                            }
+                            None => {
+                                for (o, a) in acc.enumerate() {
+                                    visit(a, moves.moved(pa, pb, o as u64) as usize);
+                                }
                             }
                         }
-                        None => {
-                            for (o, a) in acc.enumerate() {
-                                visit(a, moves.moved(pa, pb, o as u64) as usize);
-                            }
-                        }
-                    }
-                    Ok(())
-                })?;
+                        Ok(())
+                    },
+                )?;
                 for o in 0..f {
                     let state = block + o;
                     bellman_rule(
@@ -237,6 +237,8 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
 pub(crate) struct BlockMove {
     /// The child's block: (set, region) in the region index.
     pub block: u64,
+    /// The child's set rank.
+    pub set: u64,
     /// The moved tile's position among the cells of set `c`.
     pub pa: usize,
     /// Its position among the cells of the child's set.
@@ -296,6 +298,7 @@ fn block_move(
     let (pa, pb) = positions(set, child_set, from, to);
     Ok(BlockMove {
         block: index.first_block(child_c) + r as u64,
+        set: child_c,
         pa,
         pb,
     })

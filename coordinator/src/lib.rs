@@ -7,6 +7,8 @@
 //! * [`merge`]: how reached states join the next layer;
 //! * [`cluster`]: distributed mode: the gRPC coordinator, its checkpoints, a local cluster;
 //! * [`bellman`]: the proof that a table is the exact distance function of its abstraction;
+//! * [`layer_proof`]: the proofs by one checking search over the zero-aware states (zero-aware
+//!   tables in packed entries, minimized tables);
 //! * [`check`]: the facts every table must satisfy (lower bound on Manhattan, parity,
 //!   consistency of aware and ignored tables, minimized = least aware value);
 //! * [`output`]: writing finished tables and set manifests to disk (format:
@@ -24,14 +26,13 @@ pub mod check;
 pub mod cluster;
 pub mod engine;
 pub mod error;
+pub mod layer_proof;
 pub mod memory;
 pub mod merge;
-pub mod minimized_rule;
 pub mod observe;
 pub mod output;
 pub mod region_build;
 pub mod report;
-pub mod residue_proof;
 pub mod verify;
 
 pub use error::{Error, Result};

@@ -1,39 +1,44 @@
 //! Deep verification of a table file: decode every entry and re-check the facts of
 //! [`crate::check`] and the header's histogram.
 //!
+//! * aware and ignored tables in an exact encoding (byte, mod3, 1-bit), and zero-aware tables
+//!   in bytes, are the exact distance function of their abstraction ([`crate::bellman`]: the
+//!   goal is 0 and every other entry one more than its least neighbour), so a forged entry is
+//!   found even when the file's checksums were recomputed to match;
+//! * zero-aware tables in other encodings, aware ones in nibbles and minimized ones in every
+//!   encoding are proven by one search over the zero-aware states that meets each at its
+//!   distance ([`crate::layer_proof`]): every entry must be its exact value's encoding;
 //! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
-//! * aware and ignored tables in an exact encoding (byte, mod3) are the exact distance
-//!   function of their abstraction ([`crate::bellman`]: the goal is 0 and every other entry
-//!   one more than its least neighbour), so a forged entry is found even when the file's
-//!   checksums were recomputed to match;
-//! * minimized tables in an exact encoding satisfy the part of the Bellman rule that holds
-//!   for the least value over the blank's regions ([`crate::bellman::check_minimized_rule`]);
-//! * aware and ignored tables decoded from nibbles stay consistent across every move (a
+//! * ignored tables decoded from nibbles stay consistent across every move (a
 //!   saturated entry decodes to `m + 30`, within one of its neighbours); min-nibble is lossy
 //!   and skips this check;
-//! * exact encodings (byte, mod3) give back the header's histogram and unreached count; lossy
-//!   ones give lower bounds, so at every value at least as many entries decode to it or less
-//!   as the histogram has;
+//! * exact encodings give back the header's histogram and unreached count; lossy ones give
+//!   lower bounds, so at every value at least as many entries decode to it or less as the
+//!   histogram has;
 //! * the payload is canonical: base-3 bytes below 243, padding digits and nibbles zero.
 
 use tilepdb_common::table::{Encoding, Pdb};
+use tilepdb_common::{BlankRule, StateSpace};
 
-use crate::bellman::{check_distances, check_minimized_rule};
+use crate::bellman::check_distances;
 use crate::check::{check_bound_and_parity, check_consistent, check_lower_bound};
 use crate::error::{Error, Result};
+use crate::layer_proof::{Layers, prove_aware, prove_minimized, prove_zero_aware};
 
 /// What a deep verification checked.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DeepReport {
     /// Entries decoded.
     pub entries: u64,
-    /// Histogram of the decoded values (reached entries).
+    /// Histogram of the decoded values (reached entries); of the exact values where a layer
+    /// proof showed the entries their encoding.
     pub decoded_histogram: Vec<u64>,
     /// Entries decoded as unreached.
     pub decoded_unreached: u64,
     /// Whether consistency across moves was checked.
     pub consistency_checked: bool,
-    /// Whether every entry was proven to be the exact distance (the Bellman check).
+    /// Whether every entry was proven to be the exact distance, or its encoding (the Bellman
+    /// check or a layer proof).
     pub distances_checked: bool,
     /// Whether the decoded histogram must equal the header's (exact encodings).
     pub exact: bool,
@@ -51,8 +56,13 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     check_canonical_payload(pdb)?;
     let space = pdb.space();
     let encoding = pdb.encoding();
-    if space.rule() == tilepdb_common::BlankRule::ZeroAware && encoding.needs_parent() {
-        return verify_zero_aware_residues(pdb);
+    match space.rule() {
+        BlankRule::ZeroAware if encoding != Encoding::Byte => {
+            return verify_by_layers(pdb, prove_zero_aware);
+        }
+        BlankRule::Aware if !encoding.is_exact() => return verify_by_layers(pdb, prove_aware),
+        BlankRule::Minimized => return verify_by_layers(pdb, prove_minimized),
+        _ => {}
     }
     // A byte payload is its values: read it where it is mapped rather than copy it.
     let values: std::borrow::Cow<'_, [u8]> = if encoding == Encoding::Byte {
@@ -64,12 +74,7 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         Error::Check { reason, .. } => fail(pdb, reason),
         e => e,
     };
-    let minimized_exact =
-        space.rule() == tilepdb_common::BlankRule::Minimized && encoding.is_exact();
-    if minimized_exact {
-        // The bound, the parity and the unreached count are checked in the same walk.
-        check_minimized_rule(space, &values).map_err(in_file)?;
-    } else if encoding.is_exact() {
+    if encoding.is_exact() {
         check_lower_bound(space, &values).map_err(in_file)?;
     } else {
         check_bound_and_parity(space, &values).map_err(in_file)?;
@@ -123,16 +128,17 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     })
 }
 
-/// [`verify_deep`] of a zero-aware table in mod3 or 1-bit entries: the layer proof
-/// ([`crate::residue_proof`]) shows every entry the exact distance's code, and its counts per
-/// depth must be the header's histogram.
-fn verify_zero_aware_residues(pdb: &Pdb) -> Result<DeepReport> {
+/// [`verify_deep`] by a layer proof ([`crate::layer_proof`]): it shows every entry its exact
+/// value's encoding, and its counts per value must be the header's histogram.
+fn verify_by_layers(
+    pdb: &Pdb,
+    prove: fn(&StateSpace, &[u8], Encoding) -> Result<Layers>,
+) -> Result<DeepReport> {
     let space = pdb.space();
-    let layers = crate::residue_proof::prove_zero_aware(space, pdb.payload(), pdb.encoding())
-        .map_err(|e| match e {
-            Error::Check { reason, .. } => fail(pdb, reason),
-            e => e,
-        })?;
+    let layers = prove(space, pdb.payload(), pdb.encoding()).map_err(|e| match e {
+        Error::Check { reason, .. } => fail(pdb, reason),
+        e => e,
+    })?;
     let header = pdb.header();
     if layers.histogram != header.histogram || layers.unreached != header.unreached {
         return Err(fail(
@@ -147,9 +153,9 @@ fn verify_zero_aware_residues(pdb: &Pdb) -> Result<DeepReport> {
         entries: space.entries(),
         decoded_histogram: layers.histogram,
         decoded_unreached: layers.unreached,
-        consistency_checked: true,
+        consistency_checked: space.rule().is_consistent(),
         distances_checked: true,
-        exact: true,
+        exact: pdb.encoding().is_exact(),
     })
 }
 

@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+use tilepdb_common::StateSpace;
 use tilepdb_common::table::{Pdb, TableError};
-use tilepdb_common::{BlankRule, StateSpace};
 
 use super::search::BuiltTable;
 use super::spec::SetSpec;
@@ -237,14 +237,13 @@ fn build_and_publish<B: TableBuilder>(
 }
 
 /// Checks the table file `pdb` before it is published: [`verify_deep`] (the Bellman check of
-/// exact encodings of consistent rules, [`crate::bellman::check_minimized_rule`] of minimized
-/// ones, bounds and consistency of lossy ones, the header's histogram); what it proved.
+/// exact encodings of aware and ignored tables and of zero-aware bytes, the layer proof of
+/// other zero-aware and of minimized tables, bounds and consistency of lossy aware and ignored
+/// ones, the header's histogram); what it proved.
 pub fn prove_file(pdb: &Pdb) -> Result<Proof> {
     let report = verify_deep(pdb)?;
     Ok(if report.distances_checked {
         Proof::Exact
-    } else if pdb.space().rule() == BlankRule::Minimized && report.exact {
-        Proof::Minimized
     } else if report.consistency_checked {
         Proof::Consistent
     } else {
