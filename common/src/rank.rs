@@ -92,6 +92,19 @@ impl PlacementRanker {
         self.placements
     }
 
+    /// The weight of each tile's digit, `weights()[i] = P(n-1-i, k-1-i)`: the rank is
+    /// `sum_i (p_i - #{j < i : p_j < p_i}) * weights()[i]`.
+    ///
+    /// ```
+    /// use tilepdb_common::PlacementRanker;
+    /// let ranker = PlacementRanker::new(9, 2).unwrap();
+    /// assert_eq!(ranker.weights(), &[8, 1]);
+    /// ```
+    #[inline]
+    pub fn weights(&self) -> &[u64] {
+        &self.weights[..self.k]
+    }
+
     /// Ranks in one block of the most significant digit: `P(n-1, k-1)`.
     #[inline]
     pub fn block_len(&self) -> u64 {

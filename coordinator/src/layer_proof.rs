@@ -206,27 +206,111 @@ pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -
         Ok(())
     })?;
     let least = plain_values(least);
-    // The same values in the table's order (placement ranks).
-    let k = index.k();
-    let ranker = space.ranker();
-    let mut values = vec![0u8; least.len()];
-    values
-        .par_chunks_mut(1 << 16)
-        .enumerate()
-        .for_each(|(chunk, out)| {
-            let mut cells = [0u8; MAX_CELLS];
-            for (i, v) in out.iter_mut().enumerate() {
-                ranker.unrank(((chunk << 16) + i) as u64, &mut cells);
-                *v = least[index.placement_index(&cells[..k]) as usize];
+    let ranks = OrderRanks::new(space, &index);
+    if encoding == Encoding::Byte {
+        // Compared where they are, in set order.
+        let wrong = set_chunks(index.sets())
+            .into_par_iter()
+            .find_map_first(|sets| {
+                sets.into_iter().find_map(|c| {
+                    let cells = set_cells(index.set_mask(c));
+                    (0..f).find_map(|o| {
+                        let rank = ranks.rank(&cells, o);
+                        let (h, stored) = (least[(c * f + o) as usize], payload[rank as usize]);
+                        (h != stored).then_some((rank, h, stored))
+                    })
+                })
+            });
+        if let Some((rank, h, stored)) = wrong {
+            return Err(fail(
+                space,
+                format!(
+                    "entry {rank} stores {stored}, but its least distance over the regions is {h}"
+                ),
+            ));
+        }
+    } else {
+        // Encoded again in the table's order (placement ranks).
+        let values = AtomicArray::<AtomicU8>::zeroed(least.len());
+        set_chunks(index.sets()).into_par_iter().for_each(|sets| {
+            for c in sets {
+                let cells = set_cells(index.set_mask(c));
+                for o in 0..f {
+                    let v = least[(c * f + o) as usize].wrapping_add(1);
+                    values.as_slice()[ranks.rank(&cells, o) as usize].store(v, Relaxed);
+                }
             }
         });
-    drop(least);
-    same_payload(space, encoding, &values, payload)?;
-    let (histogram, unreached) = crate::build::histogram(&values);
+        same_payload(space, encoding, &plain_values(values), payload)?;
+    }
+    let (histogram, unreached) = crate::build::histogram(&least);
     Ok(Layers {
         histogram,
         unreached,
     })
+}
+
+/// The cells of `set`, lowest first.
+fn set_cells(mut set: u32) -> [u8; MAX_CELLS] {
+    let mut cells = [0u8; MAX_CELLS];
+    let mut i = 0;
+    while set != 0 {
+        cells[i] = set.trailing_zeros() as u8;
+        set &= set - 1;
+        i += 1;
+    }
+    cells
+}
+
+/// The placement rank of (set, order) without unranking: with the set's cells `s` (lowest
+/// first) and the order's tile `t(j)` on `s[j]`, the rank
+/// (`sum_i (p_i - #{j < i : p_j < p_i}) * w_i`, [`tilepdb_common::PlacementRanker::weights`])
+/// is `sum_j s[j] * w_t(j)` less a part that depends on the order alone.
+struct OrderRanks {
+    k: usize,
+    /// `k` weights per order: the weight of the tile on each cell of the set.
+    weights: Vec<u64>,
+    /// Per order: `sum_i #{j < i : p_j < p_i} * w_i`.
+    offsets: Vec<u64>,
+}
+
+impl OrderRanks {
+    fn new(space: &StateSpace, index: &RegionIndex) -> OrderRanks {
+        let k = index.k();
+        let w = space.ranker().weights();
+        let f = index.orders() as usize;
+        let (mut weights, mut offsets) = (Vec::with_capacity(f * k), Vec::with_capacity(f));
+        let mut order = [0u8; MAX_CELLS];
+        let mut position = [0usize; MAX_CELLS];
+        for o in 0..f as u64 {
+            tilepdb_common::region_index::order_unrank(k, o, &mut order[..k]);
+            for (j, &tile) in order[..k].iter().enumerate() {
+                weights.push(w[tile as usize]);
+                position[tile as usize] = j;
+            }
+            let offset = (0..k)
+                .map(|i| (0..i).filter(|&j| position[j] < position[i]).count() as u64 * w[i])
+                .sum();
+            offsets.push(offset);
+        }
+        OrderRanks {
+            k,
+            weights,
+            offsets,
+        }
+    }
+
+    #[inline]
+    fn rank(&self, cells: &[u8; MAX_CELLS], order: u64) -> u64 {
+        let o = order as usize;
+        let weights = &self.weights[o * self.k..(o + 1) * self.k];
+        let sum: u64 = cells
+            .iter()
+            .zip(weights)
+            .map(|(&s, &w)| u64::from(s) * w)
+            .sum();
+        sum - self.offsets[o]
+    }
 }
 
 /// The code a `mod3`, `1-bit` or byte entry stores for a distance; `None` for nibbles (which
@@ -472,6 +556,27 @@ mod tests {
             all.extend([Encoding::Mod3, Encoding::OneBit]);
         }
         all
+    }
+
+    #[test]
+    fn order_ranks_are_the_rankers_ranks() {
+        for (board, tiles) in BOARDS {
+            let (space, _) = built(board, tiles, Goal::BlankFirst, BlankRule::Minimized);
+            let index = space.region_index().unwrap();
+            let ranks = OrderRanks::new(&space, &index);
+            for c in 0..index.sets() {
+                let cells = set_cells(index.set_mask(c));
+                for o in 0..index.orders() {
+                    let placement = index.placement_cells(c, o);
+                    let want = space.ranker().rank(&placement[..index.k()]);
+                    assert_eq!(
+                        ranks.rank(&cells, o),
+                        want,
+                        "{board} {tiles:?} set {c} order {o}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
