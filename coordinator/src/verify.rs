@@ -42,6 +42,9 @@ pub struct DeepReport {
     pub distances_checked: bool,
     /// Whether the decoded histogram must equal the header's (exact encodings).
     pub exact: bool,
+    /// What proved the distances: `"bellman-check"` ([`crate::bellman`]), `"layer-search"`
+    /// ([`crate::layer_proof`]), or `""` when they were not proven.
+    pub proven_by: &'static str,
 }
 
 fn fail(pdb: &Pdb, reason: String) -> Error {
@@ -125,6 +128,11 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         consistency_checked,
         distances_checked,
         exact: encoding.is_exact(),
+        proven_by: if distances_checked {
+            "bellman-check"
+        } else {
+            ""
+        },
     })
 }
 
@@ -156,6 +164,7 @@ fn verify_by_layers(
         consistency_checked: space.rule().is_consistent(),
         distances_checked: true,
         exact: pdb.encoding().is_exact(),
+        proven_by: "layer-search",
     })
 }
 

@@ -56,10 +56,11 @@ pub struct JobArgs {
     #[arg(long, default_value = "byte", value_name = "ENCODING")]
     pub encoding: Encoding,
     /// Write each table without checking it first. By default every table built is checked
-    /// before its file appears, and built again if it fails: exact encodings of aware,
-    /// zero-aware and ignored tables are proven to hold the exact distances (the Bellman
-    /// check, which reads every entry's neighbours once); minimized and lossy tables get the
-    /// checks that hold for them. The summary says what each check proved.
+    /// before its file appears, and built again if it fails: every table but the nibbles of an
+    /// ignored one is proven to hold the exact value of each entry (the Bellman check, which
+    /// reads every entry's neighbours once, or one search from the goal that meets every
+    /// state at its distance); those nibbles get the checks that hold for them. The summary
+    /// says what each check proved.
     #[arg(long)]
     pub no_proof: bool,
 }
