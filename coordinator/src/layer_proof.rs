@@ -113,9 +113,11 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
         } else {
             0
         };
-        if let Some(e) = (0..entries)
-            .into_par_iter()
-            .find_first(|&e| codes.get(e) == 0 && encoding.stored(payload, e) != unmet)
+        let met: u64 = histogram.iter().sum();
+        if met != entries
+            && let Some(e) = (0..entries)
+                .into_par_iter()
+                .find_first(|&e| codes.get(e) == 0 && encoding.stored(payload, e) != unmet)
         {
             return Err(fail(
                 space,
@@ -125,7 +127,6 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
                 ),
             ));
         }
-        let met: u64 = histogram.iter().sum();
         return Ok(Layers {
             histogram,
             unreached: entries - met,
