@@ -82,14 +82,11 @@ pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
 pub enum Proof {
     /// Every entry is the exact distance of its abstract state, or its encoding: aware and
     /// ignored tables in an exact encoding ([`check_distances`]); aware tables in nibbles
-    /// ([`crate::layer_proof::prove_aware`]); zero-aware tables in every encoding
+    /// ([`crate::layer_proof::prove_aware`]), ignored ones ([`check_ignored_nibbles`]); zero-aware tables in every encoding
     /// ([`check_distances`] of bytes, [`crate::layer_proof::prove_zero_aware`] of the others);
     /// minimized tables in every encoding, each entry the least over its placement's regions
     /// ([`crate::layer_proof::prove_minimized`]).
     Exact,
-    /// Nibbles of an ignored table: every decoded value is a lower bound of the right parity,
-    /// consistent across every move.
-    Consistent,
     /// min-nibble of an ignored table: every decoded value is at least the Manhattan distance,
     /// of its parity.
     Bounds,
@@ -100,7 +97,6 @@ impl Proof {
     pub fn name(self) -> &'static str {
         match self {
             Proof::Exact => "exact",
-            Proof::Consistent => "consistent",
             Proof::Bounds => "bounds",
         }
     }
@@ -305,6 +301,73 @@ fn block_move(
 }
 
 fn check_ignored(space: &StateSpace, values: &[u8]) -> Result<()> {
+    check_ignored_by(space, values, |h, least, any_unreached, is_goal, _| {
+        bellman_rule(h, least, any_unreached, is_goal)
+    })
+}
+
+/// Checks that `values`, decoded from the nibbles of an ignored table, are the nibbles of its
+/// exact distances: the goal is 0; an entry below saturation (`h < m + 30`, with `m` its
+/// Manhattan distance) is one more than the least of its neighbours; a saturated one is at
+/// most one more. That proves them: a neighbour of an entry below saturation is exact (a move
+/// changes the distance by at most one and the Manhattan distance by one, so it stays at or
+/// below its own saturation), the rule fixes every entry below saturation to its distance, and
+/// a saturated entry's distance, one more than its least neighbour's, is at least `m + 30`.
+///
+/// ```
+/// use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
+/// use tilepdb_coordinator::bellman::check_ignored_nibbles;
+/// use tilepdb_coordinator::build::{BuildOptions, build_table};
+/// let board: Board = "3x3".parse().unwrap();
+/// let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
+/// let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Ignored).unwrap();
+/// let mut values = build_table(&space, &BuildOptions::default(), &()).unwrap().values.into_bytes().unwrap();
+/// assert!(check_ignored_nibbles(&space, &values).is_ok());
+/// let wrong = values.iter().position(|&v| v == 5).unwrap();
+/// values[wrong] = 7;
+/// assert!(check_ignored_nibbles(&space, &values).is_err());
+/// ```
+pub fn check_ignored_nibbles(space: &StateSpace, values: &[u8]) -> Result<()> {
+    if space.rule() != BlankRule::Ignored || values.len() as u64 != space.entries() {
+        return Err(fail(
+            space,
+            format!(
+                "the nibble rule reads the {} values of an ignored table, not {} of a {} one",
+                space.entries(),
+                values.len(),
+                space.rule()
+            ),
+        ));
+    }
+    check_ignored_saturated(
+        space,
+        values,
+        2 * u32::from(tilepdb_common::table::encoding::NIBBLE_MAX),
+    )
+}
+
+/// [`check_ignored_nibbles`] with entries saturated at `m + saturation`.
+fn check_ignored_saturated(space: &StateSpace, values: &[u8], saturation: u32) -> Result<()> {
+    check_ignored_by(space, values, |h, least, any_unreached, is_goal, cells| {
+        if is_goal || u32::from(h) < space.manhattan(cells) + saturation {
+            return bellman_rule(h, least, any_unreached, is_goal);
+        }
+        if least == UNREACHED || u32::from(least) + 1 < u32::from(h) {
+            return Err(format!(
+                "it has {h} (saturated), more than one above the least of its neighbours ({least})"
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// Calls `rule(h, least, any_unreached, is_goal, cells)` for every placement of an ignored
+/// table: its value, the least of its neighbours' and whether one of them is unreached.
+fn check_ignored_by(
+    space: &StateSpace,
+    values: &[u8],
+    rule: impl Fn(u8, u8, bool, bool, &[u8]) -> std::result::Result<(), String> + Sync,
+) -> Result<()> {
     let board = space.board();
     let k = space.k();
     let goal = space.goal_rank();
@@ -324,7 +387,7 @@ fn check_ignored(space: &StateSpace, values: &[u8]) -> Result<()> {
             }
             moved[i] = cells[i];
         }
-        bellman_rule(h, least, any_unreached, rank == goal)
+        rule(h, least, any_unreached, rank == goal, cells)
             .map_err(|why| format!("placement {cells:?}: {why}"))
     })
 }
@@ -494,5 +557,43 @@ mod tests {
         let (space, values) = table("3x3", &[1, 2], Goal::BlankFirst, BlankRule::Minimized);
         let e = check_distances(&space, &values).unwrap_err().to_string();
         assert!(e.contains("not a distance function"), "{e}");
+    }
+
+    #[test]
+    fn saturated_ignored_values_are_proven_and_every_change_is_found() {
+        // Ignored tables saturated low (at m + 2 and m + 4), as nibbles saturate at m + 30:
+        // they pass; each entry raised or lowered by two within what the saturation can
+        // store fails.
+        for (board, tiles) in [("3x3", &[1u8, 2, 3][..]), ("3x4", &[1, 2, 5])] {
+            let (space, values) = table(board, tiles, Goal::BlankFirst, BlankRule::Ignored);
+            let mut cells = [0u8; MAX_CELLS];
+            let manhattan: Vec<u32> = (0..space.placements())
+                .map(|r| {
+                    space.ranker().unrank(r, &mut cells);
+                    space.manhattan(&cells[..space.k()])
+                })
+                .collect();
+            for saturation in [2u32, 4] {
+                let top = |e: usize| manhattan[e] + saturation;
+                let stored: Vec<u8> = (0..values.len())
+                    .map(|e| u32::from(values[e]).min(top(e)) as u8)
+                    .collect();
+                check_ignored_saturated(&space, &stored, saturation).unwrap();
+                for e in 0..stored.len() {
+                    for changed in [stored[e].wrapping_add(2), stored[e].wrapping_sub(2)] {
+                        if u32::from(changed) > top(e) || u32::from(changed) < manhattan[e] {
+                            continue;
+                        }
+                        let mut bad = stored.clone();
+                        bad[e] = changed;
+                        assert!(
+                            check_ignored_saturated(&space, &bad, saturation).is_err(),
+                            "{board} {tiles:?} saturation {saturation}: entry {e} {} -> {changed}",
+                            stored[e]
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -4,14 +4,14 @@
 //! * aware and ignored tables in an exact encoding (byte, mod3, 1-bit), and zero-aware tables
 //!   in bytes, are the exact distance function of their abstraction ([`crate::bellman`]: the
 //!   goal is 0 and every other entry one more than its least neighbour), so a forged entry is
-//!   found even when the file's checksums were recomputed to match;
+//!   found even when the file's checksums were recomputed to match; ignored tables in nibbles
+//!   are the nibbles of it (the same rule, a saturated entry at most one more than its least
+//!   neighbour, [`crate::bellman::check_ignored_nibbles`]);
 //! * zero-aware tables in other encodings, aware ones in nibbles and minimized ones in every
 //!   encoding are proven by one search over the zero-aware states that meets each at its
 //!   distance ([`crate::layer_proof`]): every entry must be its exact value's encoding;
 //! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
-//! * ignored tables decoded from nibbles stay consistent across every move (a
-//!   saturated entry decodes to `m + 30`, within one of its neighbours); min-nibble is lossy
-//!   and skips this check;
+//! * ignored tables in min-nibble (the least of a group) are checked for these bounds alone;
 //! * exact encodings give back the header's histogram and unreached count; lossy ones give
 //!   lower bounds, so at every value at least as many entries decode to it or less as the
 //!   histogram has;
@@ -20,8 +20,8 @@
 use tilepdb_common::table::{Encoding, Pdb};
 use tilepdb_common::{BlankRule, StateSpace};
 
-use crate::bellman::check_distances;
-use crate::check::{check_bound_and_parity, check_consistent, check_lower_bound};
+use crate::bellman::{check_distances, check_ignored_nibbles};
+use crate::check::{check_bound_and_parity, check_lower_bound};
 use crate::error::{Error, Result};
 use crate::layer_proof::{Layers, prove_aware, prove_minimized, prove_zero_aware};
 
@@ -82,14 +82,18 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     } else {
         check_bound_and_parity(space, &values).map_err(in_file)?;
     }
-    let consistency_checked =
-        space.rule().is_consistent() && !matches!(encoding, Encoding::MinNibble { .. });
-    let distances_checked = consistency_checked && encoding.is_exact();
-    if distances_checked {
+    // Aware and ignored tables in exact encodings, zero-aware ones in bytes: the Bellman
+    // check; ignored ones in nibbles: its form with saturation; min-nibble: the bounds only.
+    let distances_checked = if encoding.is_exact() {
         check_distances(space, &values).map_err(in_file)?;
-    } else if consistency_checked {
-        check_consistent(space, &values).map_err(in_file)?;
-    }
+        true
+    } else if encoding == Encoding::Nibble {
+        check_ignored_nibbles(space, &values).map_err(in_file)?;
+        true
+    } else {
+        false
+    };
+    let consistency_checked = distances_checked;
     let (decoded_histogram, decoded_unreached) = crate::build::histogram(&values);
     let header = pdb.header();
     if encoding.is_exact() {
