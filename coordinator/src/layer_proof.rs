@@ -132,13 +132,8 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
             unreached: entries - met,
         });
     }
-    // Nibbles: the distances met, one byte per state (0 unmet, else the distance plus one).
-    let distances = AtomicArray::<AtomicU8>::zeroed(entries as usize);
-    let (histogram, _) = search(space, &index, |met, depth| {
-        distances.as_slice()[met.state as usize].store(depth as u8 + 1, Relaxed);
-        Ok(())
-    })?;
-    let values = plain_values(distances);
+    // Nibbles: the distances, encoded again.
+    let (histogram, values) = distances(space, &index)?;
     let met: u64 = histogram.iter().sum();
     same_payload(space, encoding, &values, payload)?;
     Ok(Layers {
@@ -166,12 +161,8 @@ pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Re
         BlankRule::ZeroAware,
     )?;
     let index = zero_aware.region_index()?;
-    let distances = AtomicArray::<AtomicU8>::zeroed(index.states() as usize);
-    search(&zero_aware, &index, |met, depth| {
-        distances.as_slice()[met.state as usize].store(depth as u8 + 1, Relaxed);
-        Ok(())
-    })?;
-    let values = index.aware_from_zero_aware(space.ranker(), &plain_values(distances));
+    let (_, distances) = distances(&zero_aware, &index)?;
+    let values = index.aware_from_zero_aware(space.ranker(), &distances);
     same_payload(space, encoding, &values, payload)?;
     let (histogram, unreached) = crate::build::histogram(&values);
     Ok(Layers {
@@ -337,6 +328,18 @@ fn check_payload_len(space: &StateSpace, payload: &[u8], encoding: Encoding) -> 
             payload.len()
         ),
     ))
+}
+
+/// The distance of every zero-aware state of `space` ([`UNREACHED`] for those never met), and
+/// the states per distance.
+fn distances(space: &StateSpace, index: &RegionIndex) -> Result<(Vec<u64>, Vec<u8>)> {
+    // One byte per state: 0 unmet, else the distance plus one.
+    let distances = AtomicArray::<AtomicU8>::zeroed(index.states() as usize);
+    let (histogram, _) = search(space, index, |met, depth| {
+        distances.as_slice()[met.state as usize].store(depth as u8 + 1, Relaxed);
+        Ok(())
+    })?;
+    Ok((histogram, plain_values(distances)))
 }
 
 /// One byte per entry from the search's bytes (0 unmet, else the distance plus one).
@@ -631,8 +634,17 @@ mod tests {
         // Each stored value in turn changed (a byte by two, so that it keeps its parity; a
         // nibble, a base-3 digit or a bit to the next value): the proof fails.
         for rule in [BlankRule::ZeroAware, BlankRule::Aware, BlankRule::Minimized] {
-            // Every stored value of the 3x3 tables, every 11th of the 3x4 ones.
-            for (board, tiles, step) in [("3x3", &[1u8, 2, 3][..], 1), ("3x4", &[1, 5, 6], 11)] {
+            // Every stored value of the 3x3 tables, every 11th of the 3x4 ones; every 5th and
+            // 37th of the aware ones, which have an entry per free cell.
+            let every = if rule == BlankRule::Aware {
+                [5, 37]
+            } else {
+                [1, 11]
+            };
+            for (board, tiles, step) in [
+                ("3x3", &[1u8, 2, 3][..], every[0]),
+                ("3x4", &[1, 5, 6], every[1]),
+            ] {
                 let (space, values) = built(board, tiles, Goal::BlankFirst, rule);
                 for encoding in encodings(rule) {
                     let table = EncodedTable::new(&space, encoding, &values).unwrap();
