@@ -264,7 +264,7 @@ impl Partition {
             (4, 4) => Partition::named("15:6-6-3"),
             (5, 5) => Partition::named("24:6-6-6-6"),
             _ => Err(Error::Partition(format!(
-                "no default partition for {board}; give one or more --pattern"
+                "no default partition for {board}"
             ))),
         }
     }

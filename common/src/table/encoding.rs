@@ -237,8 +237,8 @@ impl Encoding {
                 reason: "mod3 stores h mod 3 and recovers h from a neighbour's value, which \
                          needs a consistent table (a move changes h by at most one); minimized \
                          tables are not consistent (a blank walled into a pocket can make the \
-                         least value jump by up to 7). Use mod3 with --blank aware or ignored, \
-                         or min-nibble / nibble / byte for minimized tables",
+                         least value jump by up to 7). Use mod3 with zero-aware, aware or \
+                         ignored tables, or min-nibble / nibble / byte for minimized tables",
             });
         }
         if self == Encoding::OneBit && !rule.is_consistent() {

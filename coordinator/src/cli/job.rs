@@ -114,7 +114,8 @@ pub(super) fn resolve_partition(
         }
         return Ok(partition);
     }
-    Ok(Partition::default_for(board.unwrap_or("15".parse()?))?)
+    Partition::default_for(board.unwrap_or("15".parse()?))
+        .map_err(|e| anyhow::anyhow!("{e}; give one or more --pattern"))
 }
 
 /// A size such as `8G`, `512M` or `100` (bytes), for options that take one.
