@@ -131,11 +131,11 @@ impl Server {
             {
                 return l.clone();
             }
-            assert!(
-                Instant::now() < until,
-                "no log line with {words:?} within {timeout:?}; log:\n{}",
-                self.log.lock().unwrap().join("\n")
-            );
+            if Instant::now() >= until {
+                // The log copied out first: the panic must not poison the lock.
+                let log = self.log.lock().unwrap().join("\n");
+                panic!("no log line with {words:?} within {timeout:?}; log:\n{log}");
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -164,19 +164,16 @@ impl Server {
         let until = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "server failed: {status}; log:\n{}",
-                    self.log.lock().unwrap().join("\n")
-                );
+                if !status.success() {
+                    let log = self.log.lock().unwrap().join("\n");
+                    panic!("server failed: {status}; log:\n{log}");
+                }
                 return;
             }
             if Instant::now() > until {
                 let _ = self.child.kill();
-                panic!(
-                    "server still running after {timeout:?}; log:\n{}",
-                    self.log.lock().unwrap().join("\n")
-                );
+                let log = self.log.lock().unwrap().join("\n");
+                panic!("server still running after {timeout:?}; log:\n{log}");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
