@@ -17,21 +17,20 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use server::{Server, coordinator_bin, scratch, single_machine};
-use tilepdb_common::wire::chunk::{SectionReader, encode_section};
+use server::client::{self, Client, register, request, result_header};
+use server::{Server, coordinator_bin, scratch, single_machine, table_files as tables};
+use tilepdb_common::wire::MAX_CHUNK_BYTES;
+use tilepdb_common::wire::chunk::encode_section;
 use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
 use tilepdb_common::wire::proto::{
-    Chunk, HeartbeatRequest, JobStatusRequest, ListSetsRequest, RegisterRequest, ResultHeader,
-    ResultMessage, Section, TakeTaskRequest, Task, result_message, task_message,
+    HeartbeatRequest, JobStatusRequest, ListSetsRequest, ResultMessage, Section, TakeTaskRequest,
+    Task,
 };
 use tilepdb_common::wire::region_lists::{decode_region_states, encode_region_states};
-use tilepdb_common::wire::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 use tilepdb_worker::region_task::{RegionTable, run_region_task};
 use tonic::Code;
-use tonic::metadata::MetadataValue;
-use tonic::transport::Channel;
 
 const TOKEN: &str = "hostile-test-worker-token";
 const DOWNLOAD_TOKEN: &str = "hostile-test-download-token";
@@ -47,28 +46,6 @@ const JOB: [&str; 8] = [
     "aware",
 ];
 const MINUTES: Duration = Duration::from_secs(300);
-
-type Client = CoordinatorClient<Channel>;
-
-/// Every table file under `out`, by name.
-fn tables(out: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = vec![];
-    for set in std::fs::read_dir(out).unwrap() {
-        let set = set.unwrap().path();
-        if !set.is_dir() || set.file_name().unwrap().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        for f in std::fs::read_dir(&set).unwrap() {
-            let f = f.unwrap().path();
-            if f.is_file() {
-                let name = format!("{}", f.strip_prefix(out).unwrap().display());
-                files.push((name, std::fs::read(&f).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
 
 fn start_coordinator(dir: &Path) -> Server {
     let mut command = Command::new(coordinator_bin());
@@ -86,77 +63,19 @@ fn start_coordinator(dir: &Path) -> Server {
     Server::spawn(command)
 }
 
-fn request<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut r = tonic::Request::new(message);
-    let v: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
-    r.metadata_mut().insert("authorization", v);
-    r
-}
-
-fn register_request() -> RegisterRequest {
-    RegisterRequest {
-        protocol_version: PROTOCOL_VERSION,
-        job_id: String::new(),
-        worker_name: "hostile".into(),
-        threads: 1,
-    }
-}
-
-async fn register(client: &mut Client, token: &str) -> Result<(String, u64), Code> {
-    client
-        .register(request(register_request(), token))
-        .await
-        .map(|r| {
-            let r = r.into_inner();
-            (r.job_id, r.worker_id)
-        })
-        .map_err(|s| s.code())
-}
-
 /// A task and its input states, or `None` once the job is done.
 async fn take(client: &mut Client, job: &str, worker: u64) -> Option<(Task, Vec<u64>)> {
-    loop {
-        let mut s = client
-            .take_task(request(
-                TakeTaskRequest {
-                    job_id: job.into(),
-                    worker_id: worker,
-                    holding: vec![],
-                },
-                TOKEN,
-            ))
-            .await
-            .unwrap()
-            .into_inner();
-        let task = match s.message().await.unwrap().unwrap().kind.unwrap() {
-            task_message::Kind::Task(t) => t,
-            task_message::Kind::Wait(_) => {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                continue;
-            }
-            task_message::Kind::Done(_) => return None,
-            task_message::Kind::Input(_) => panic!("input before its task"),
-        };
-        let mut reader =
-            SectionReader::new(Section::InputStates, task.input_bytes, MAX_CHUNK_BYTES);
-        while !reader.is_complete() {
-            let Some(task_message::Kind::Input(chunk)) = s.message().await.unwrap().unwrap().kind
-            else {
-                panic!("a task's input chunks follow it");
-            };
-            reader.push(&chunk).unwrap();
-        }
-        let space = space(task.table as usize);
-        let region = region(&space);
-        let input = decode_region_states(
-            &reader.finish().unwrap(),
-            task.states,
-            &region.list_shape(&space, task.depth),
-            region.states_of(task.first_rank..task.end_rank),
-        )
-        .unwrap();
-        return Some((task, input));
-    }
+    let (task, bytes) = client::take(client, job, worker, TOKEN).await.unwrap()?;
+    let space = space(task.table as usize);
+    let region = region(&space);
+    let input = decode_region_states(
+        &bytes,
+        task.states,
+        &region.list_shape(&space, task.depth),
+        region.states_of(task.first_rank..task.end_rank),
+    )
+    .unwrap();
+    Some((task, input))
 }
 
 fn space(table: usize) -> StateSpace {
@@ -188,32 +107,9 @@ async fn deliver(
     let region = region(&space);
     let shape = region.list_shape(&space, task.depth + 1);
     let list = encode_region_states(&shape, 0..shape.states(), reached).unwrap();
-    let header = ResultHeader {
-        job_id: job.into(),
-        worker_id: worker,
-        task_id: task.task_id,
-        attempt: task.attempt,
-        table: task.table,
-        depth: task.depth,
-        first_rank: task.first_rank,
-        end_rank: task.end_rank,
-        reached_states: reached.len() as u64,
-        reached_bytes: list.len() as u64,
-        expanded: task.states,
-        generated: reached.len() as u64,
-    };
-    let chunks: Vec<Chunk> = encode_section(Section::ReachedStates, &list, MAX_CHUNK_BYTES, 1);
-    let mut msgs = vec![ResultMessage {
-        kind: Some(result_message::Kind::Header(header)),
-    }];
-    msgs.extend(chunks.into_iter().map(|c| ResultMessage {
-        kind: Some(result_message::Kind::Chunk(c)),
-    }));
-    client
-        .deliver_result(request(tokio_stream::iter(msgs), TOKEN))
-        .await
-        .map(|r| r.into_inner().accepted)
-        .map_err(|s| s.code())
+    let header = result_header(job, worker, task, reached.len() as u64, list.len() as u64);
+    let chunks = encode_section(Section::ReachedStates, &list, MAX_CHUNK_BYTES, 1);
+    client::deliver(client, header, chunks, TOKEN).await
 }
 
 /// `true` minus one state, plus a state of the same layer that `true` does not hold.

@@ -2,6 +2,11 @@
 //! region-index states checked in full ([`Job::check_reached`]), then merged ([`Job::commit`]):
 //! each state not seen yet gets the next layer's code (the engine's `finish_layer` records the
 //! depths of the next layer's states, as for in-process workers).
+//!
+//! A result refused as invalid for its worker's own lease gives that lease up
+//! ([`Job::give_up_lease`]): the task goes to the next worker that asks, not one lease timeout
+//! later (a worker that delivers garbage and goes silent would otherwise hold its task that
+//! long, each time it leases one).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
@@ -22,14 +27,25 @@ pub enum ResultCheck {
     Drop(&'static str),
 }
 
-/// A result to be read and merged.
-pub struct AcceptedResult {
-    /// The task's index in its layer.
-    pub index: usize,
-    /// Its table and layer.
+/// The lease a result was delivered for (its holder checked).
+#[derive(Clone, Copy, Debug)]
+pub struct ResultLease {
+    /// The task's table.
     pub table: usize,
     /// The depth of the layer expanded.
     pub depth: u32,
+    /// The task's index in its layer.
+    pub index: usize,
+    /// The attempt leased.
+    pub attempt: u64,
+    /// The worker it was leased to (who delivered the result).
+    pub worker: u64,
+}
+
+/// A result to be read and merged.
+pub struct AcceptedResult {
+    /// The lease it was delivered for (the task, its layer, the attempt and its worker).
+    pub lease: ResultLease,
     /// All states of the table (on its index).
     pub states: u64,
     /// The states the result lists.
@@ -98,40 +114,90 @@ impl Job {
                 Verdict::Drop(reason) => return Ok(ResultCheck::Drop(reason)),
                 Verdict::Accept { states } => states,
             };
-        // Each state has at most 4 moves per pattern tile.
-        let most = (states * 4 * space.k() as u64).min(table_states);
-        if h.reached_states > most {
-            return bad(format!(
-                "{} states reached from {states} states expanded (at most {most})",
-                h.reached_states
-            ));
-        }
-        // The result lists states of the next layer.
-        let shape = self
-            .list_shape(table, id.depth + 1)
-            .map_err(|e| Refusal::Invalid(e.to_string()))?;
-        if h.reached_bytes > shape.max_bytes(h.reached_states) {
-            return bad(format!(
-                "{} bytes cannot list {} states",
-                h.reached_bytes, h.reached_states
-            ));
-        }
-        if h.expanded > states {
-            return bad(format!(
-                "{} states expanded of a task of {states}",
-                h.expanded
-            ));
-        }
-        Ok(ResultCheck::Accept(AcceptedResult {
-            index,
+        drop(st);
+        let lease = ResultLease {
             table,
             depth: id.depth,
+            index,
+            attempt: h.attempt,
+            worker: h.worker_id,
+        };
+        // From here on the result is its holder's, for its own lease: a refusal gives the
+        // lease up.
+        if let Err(why) = self.check_sizes(h, table, states, table_states) {
+            self.give_up_lease(lease, &why);
+            return bad(why);
+        }
+        Ok(ResultCheck::Accept(AcceptedResult {
+            lease,
             states: table_states,
             reached_states: h.reached_states,
             reached_bytes: h.reached_bytes,
             expanded: h.expanded,
             generated: h.generated,
         }))
+    }
+
+    /// Checks the sizes a result's header declares against what its task can produce: the
+    /// states it reached (at most 4 moves per pattern tile from each state expanded), the
+    /// bytes that list them, the states it expanded.
+    fn check_sizes(
+        &self,
+        h: &ResultHeader,
+        table: usize,
+        states: u64,
+        table_states: u64,
+    ) -> Result<(), String> {
+        let most = (states * 4 * self.spaces[table].k() as u64).min(table_states);
+        if h.reached_states > most {
+            return Err(format!(
+                "{} states reached from {states} states expanded (at most {most})",
+                h.reached_states
+            ));
+        }
+        // The result lists states of the next layer.
+        let shape = self
+            .list_shape(table, h.depth + 1)
+            .map_err(|e| e.to_string())?;
+        if h.reached_bytes > shape.max_bytes(h.reached_states) {
+            return Err(format!(
+                "{} bytes cannot list {} states",
+                h.reached_bytes, h.reached_states
+            ));
+        }
+        if h.expanded > states {
+            return Err(format!(
+                "{} states expanded of a task of {states}",
+                h.expanded
+            ));
+        }
+        Ok(())
+    }
+
+    /// Gives up `lease` (its result was refused as invalid: `why`): the task goes to the next
+    /// worker that asks, and the waiting ones look again. Nothing happens if the lease is over
+    /// (its layer finished, the task done or leased to another since).
+    pub fn give_up_lease(&self, lease: ResultLease, why: &str) {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if (st.table, st.depth) != (lease.table, lease.depth) {
+            return;
+        }
+        let Stage::Expanding(layer) = &mut st.stage else {
+            return;
+        };
+        layer.tasks.release(lease.index, lease.attempt);
+        if let Ok(w) = st.workers.seen(lease.worker, Instant::now()) {
+            w.holding.retain(|&(_, a)| a != lease.attempt);
+        }
+        let name = st.workers.name(lease.worker);
+        drop(guard);
+        tracing::debug!(
+            task = lease.index,
+            worker = %name,
+            "a result refused ({why}): its lease given up"
+        );
+        self.raise();
     }
 
     /// Checks in full that `bytes` list exactly the result's states, of the next layer, in the
@@ -142,7 +208,7 @@ impl Job {
         bytes: Vec<u8>,
     ) -> tilepdb_common::Result<CheckedReached> {
         let shape = self
-            .list_shape(r.table, r.depth + 1)
+            .list_shape(r.lease.table, r.lease.depth + 1)
             .map_err(|e| tilepdb_common::Error::Wire(format!("the result's table: {e}")))?;
         walk_region_states(&bytes, r.reached_states, &shape, 0..r.states, |_| {})?;
         Ok(CheckedReached { bytes })
@@ -153,20 +219,20 @@ impl Job {
     pub fn commit(&self, r: &AcceptedResult, reached: &CheckedReached) -> bool {
         let arrays = {
             let mut st = self.lock();
-            if (st.table, st.depth) != (r.table, r.depth) {
+            if (st.table, st.depth) != (r.lease.table, r.lease.depth) {
                 return false;
             }
             let Stage::Expanding(layer) = &mut st.stage else {
                 return false;
             };
-            if !layer.tasks.begin_merge(r.index) {
+            if !layer.tasks.begin_merge(r.lease.index) {
                 return false;
             }
             layer.arrays.clone()
         };
-        let next = StateCodes::code_of_depth(r.depth + 1);
+        let next = StateCodes::code_of_depth(r.lease.depth + 1);
         let mut added = 0;
-        if let Ok(shape) = self.list_shape(r.table, r.depth + 1) {
+        if let Ok(shape) = self.list_shape(r.lease.table, r.lease.depth + 1) {
             // Checked by `check_reached`: the walk cannot fail.
             let _ =
                 walk_region_states(&reached.bytes, r.reached_states, &shape, 0..r.states, |s| {
@@ -180,10 +246,10 @@ impl Job {
         let mut guard = self.lock();
         let st = &mut *guard;
         st.states_found += added;
-        st.workers.task_done(r.index);
+        st.workers.task_done(r.lease.index);
         let complete = match &mut st.stage {
             Stage::Expanding(layer) => {
-                let complete = layer.tasks.complete(r.index);
+                let complete = layer.tasks.complete(r.lease.index);
                 st.tasks_done = layer.tasks.done();
                 complete
             }

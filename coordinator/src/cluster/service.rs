@@ -12,7 +12,8 @@
 //!   task, a chunk whose checksum, offset or declared size is wrong, a zstd frame larger than
 //!   declared, a state list that is not exactly the declared number of states of the next
 //!   layer: `INVALID_ARGUMENT`, and nothing is merged (a result is read and checked in full
-//!   before its merge starts).
+//!   before its merge starts); when the result was its worker's own, for its lease, the lease
+//!   is given up (the task goes to the next worker that asks).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -33,7 +34,7 @@ use tonic::service::Interceptor;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::job::{Job, Lease, Refusal};
-use super::results::ResultCheck;
+use super::results::{AcceptedResult, ResultCheck};
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -313,6 +314,35 @@ impl CoordinatorService {
             }
             ResultCheck::Accept(a) => a,
         };
+        let lease = accepted.lease;
+        let merged = self.read_and_merge(accepted, stream).await;
+        if let Err(refusal) = &merged
+            && refusal.code() == tonic::Code::InvalidArgument
+        {
+            // Its holder's own result, and wrong: the task goes to the next worker that asks.
+            self.job.give_up_lease(lease, refusal.message());
+        }
+        let merged = merged?;
+        if !merged {
+            self.job.counters.results_dropped.fetch_add(1, Relaxed);
+        }
+        Ok(Response::new(DeliverResultResponse {
+            accepted: merged,
+            reason: if merged {
+                String::new()
+            } else {
+                "the task is done already".into()
+            },
+        }))
+    }
+
+    /// Reads the chunks of an accepted result, checks its states in full and merges them;
+    /// whether it was merged (false: another attempt got there first).
+    async fn read_and_merge(
+        &self,
+        accepted: AcceptedResult,
+        mut stream: Streaming<ResultMessage>,
+    ) -> Result<bool, Status> {
         // The result's bytes and its decoded states (8 bytes each) count against the bytes
         // of results in flight; over them, the worker is told to try again.
         let kib = (accepted.reached_bytes + 8 * accepted.reached_states)
@@ -338,7 +368,7 @@ impl CoordinatorService {
                 .map_err(|e| Status::invalid_argument(e.to_string()))?;
         }
         let job = self.job.clone();
-        let merged = tokio::task::spawn_blocking(move || -> Result<bool, Status> {
+        tokio::task::spawn_blocking(move || -> Result<bool, Status> {
             let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
             let bytes = reader.finish().map_err(invalid)?;
             // Checked in full before anything is merged: states of the next layer.
@@ -346,17 +376,6 @@ impl CoordinatorService {
             Ok(job.commit(&accepted, &reached))
         })
         .await
-        .map_err(|e| Status::internal(format!("merge: {e}")))??;
-        if !merged {
-            self.job.counters.results_dropped.fetch_add(1, Relaxed);
-        }
-        Ok(Response::new(DeliverResultResponse {
-            accepted: merged,
-            reason: if merged {
-                String::new()
-            } else {
-                "the task is done already".into()
-            },
-        }))
+        .map_err(|e| Status::internal(format!("merge: {e}")))?
     }
 }

@@ -1,7 +1,10 @@
 //! What the integration tests that start processes share: the coordinator program, scratch
-//! directories, and a server process (`serve`) with its log lines collected.
+//! directories, the table files a build leaves, a server process (`serve`) with its log lines
+//! collected, and a client that speaks the protocol by hand ([`client`]).
 
 #![allow(dead_code)]
+
+pub mod client;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -34,6 +37,37 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Every table file of the set in `dir`, by name, with its bytes.
+pub fn set_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![];
+    for f in std::fs::read_dir(dir).unwrap() {
+        let f = f.unwrap().path();
+        if f.is_file() {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            files.push((name, std::fs::read(&f).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Every table file of every set under `out` (as `SET/FILE`), with its bytes.
+pub fn table_files(out: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![];
+    for set in std::fs::read_dir(out).unwrap() {
+        let set = set.unwrap().path();
+        let name = set.file_name().unwrap().to_string_lossy().into_owned();
+        if !set.is_dir() || name.starts_with('.') {
+            continue;
+        }
+        for (file, bytes) in set_files(&set) {
+            files.push((format!("{name}/{file}"), bytes));
+        }
+    }
+    files.sort();
+    files
 }
 
 /// A running server process, its log lines collected.
@@ -97,11 +131,11 @@ impl Server {
             {
                 return l.clone();
             }
-            assert!(
-                Instant::now() < until,
-                "no log line with {words:?} within {timeout:?}; log:\n{}",
-                self.log.lock().unwrap().join("\n")
-            );
+            if Instant::now() >= until {
+                // The log copied out first: the panic must not poison the lock.
+                let log = self.log.lock().unwrap().join("\n");
+                panic!("no log line with {words:?} within {timeout:?}; log:\n{log}");
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -130,19 +164,16 @@ impl Server {
         let until = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "server failed: {status}; log:\n{}",
-                    self.log.lock().unwrap().join("\n")
-                );
+                if !status.success() {
+                    let log = self.log.lock().unwrap().join("\n");
+                    panic!("server failed: {status}; log:\n{log}");
+                }
                 return;
             }
             if Instant::now() > until {
                 let _ = self.child.kill();
-                panic!(
-                    "server still running after {timeout:?}; log:\n{}",
-                    self.log.lock().unwrap().join("\n")
-                );
+                let log = self.log.lock().unwrap().join("\n");
+                panic!("server still running after {timeout:?}; log:\n{log}");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
