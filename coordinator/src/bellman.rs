@@ -76,28 +76,27 @@ pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
     }
 }
 
-/// What the check of a finished table proved, by its rule and encoding.
+/// The proof that showed a table's every entry its exact value (or that value's encoding), by
+/// its rule and encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Proof {
-    /// Every entry is the exact distance of its abstract state, or its encoding: aware and
-    /// ignored tables in an exact encoding ([`check_distances`]); aware tables in nibbles
-    /// ([`crate::layer_proof::prove_aware`]), ignored ones ([`check_ignored_nibbles`]); zero-aware tables in every encoding
-    /// ([`check_distances`] of bytes, [`crate::layer_proof::prove_zero_aware`] of the others);
-    /// minimized tables in every encoding, each entry the least over its placement's regions
-    /// ([`crate::layer_proof::prove_minimized`]).
-    Exact,
-    /// min-nibble of an ignored table: every decoded value is at least the Manhattan distance,
-    /// of its parity.
-    Bounds,
+    /// The Bellman rule, each entry against its neighbours ([`check_distances`]): aware and
+    /// ignored tables in an exact encoding, zero-aware ones in bytes, and ignored ones in
+    /// nibbles ([`check_ignored_nibbles`]).
+    BellmanCheck,
+    /// One search from the goal that meets every state at its distance
+    /// ([`crate::layer_proof`]): zero-aware tables in packed entries, aware ones in nibbles,
+    /// ignored ones in min-nibble, minimized ones in every encoding.
+    LayerSearch,
 }
 
 impl Proof {
     /// The proof's name, as the summary and its JSON say it.
     pub fn name(self) -> &'static str {
         match self {
-            Proof::Exact => "exact",
-            Proof::Bounds => "bounds",
+            Proof::BellmanCheck => "bellman-check",
+            Proof::LayerSearch => "layer-search",
         }
     }
 }

@@ -9,6 +9,8 @@
 //!   must give the payload.
 //! * [`prove_aware`]: an aware table, whose entries are the zero-aware distances of each free
 //!   cell's region; for nibbles, which keep too little for the Bellman check.
+//! * [`prove_ignored`]: a table that ignores the blank (the search is then over the
+//!   placements alone); for min-nibble, which keeps too little for the Bellman check.
 //! * [`prove_minimized`]: a minimized table in any encoding. Its entry is the least distance
 //!   over the placement's regions, which is the depth at which the search first meets the
 //!   placement in any region; the least depths are encoded again and must give the payload.
@@ -48,10 +50,11 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 use tilepdb_common::atomic_array::AtomicArray;
-use tilepdb_common::region_index::{OrderMoves, RegionIndex};
+use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
 use tilepdb_common::table::Encoding;
 use tilepdb_common::table::write::EncodedTable;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace};
+use tilepdb_worker::region_expand::positions;
 
 use crate::bellman::{BlockMove, for_each_block_move};
 use crate::check::{fail, set_chunks};
@@ -223,23 +226,59 @@ pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -
         }
     } else {
         // Encoded again in the table's order (placement ranks).
-        let values = AtomicArray::<AtomicU8>::zeroed(least.len());
-        set_chunks(index.sets()).into_par_iter().for_each(|sets| {
-            for c in sets {
-                let cells = set_cells(index.set_mask(c));
-                for o in 0..f {
-                    let v = least[(c * f + o) as usize].wrapping_add(1);
-                    values.as_slice()[ranks.rank(&cells, o) as usize].store(v, Relaxed);
-                }
-            }
-        });
-        same_payload(space, encoding, &plain_values(values), payload)?;
+        same_payload(
+            space,
+            encoding,
+            &in_rank_order(&index, &ranks, &least),
+            payload,
+        )?;
     }
     let (histogram, unreached) = crate::build::histogram(&least);
     Ok(Layers {
         histogram,
         unreached,
     })
+}
+
+/// Proves that `payload`, in `encoding`, is the table of `space`, which ignores the blank:
+/// the search meets every placement at its distance, and the distances encoded again must give
+/// the payload. Meant for min-nibble, whose groups keep too little for the Bellman check; an
+/// error names the first entry found wrong.
+pub fn prove_ignored(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    if space.rule() != BlankRule::Ignored {
+        return Err(fail(
+            space,
+            format!("the ignored layer proof was given a {} table", space.rule()),
+        ));
+    }
+    check_payload_len(space, payload, encoding)?;
+    let index = space.region_index()?;
+    let (_, by_set) = distances(space, &index)?;
+    let values = in_rank_order(&index, &OrderRanks::new(space, &index), &by_set);
+    drop(by_set);
+    same_payload(space, encoding, &values, payload)?;
+    let (histogram, unreached) = crate::build::histogram(&values);
+    Ok(Layers {
+        histogram,
+        unreached,
+    })
+}
+
+/// Values by placement index (`set * k! + order`) put in placement-rank order.
+fn in_rank_order(index: &RegionIndex, ranks: &OrderRanks, by_set: &[u8]) -> Vec<u8> {
+    let f = index.orders();
+    // One byte per placement: 0 unset, else the value plus one.
+    let values = AtomicArray::<AtomicU8>::zeroed(by_set.len());
+    set_chunks(index.sets()).into_par_iter().for_each(|sets| {
+        for c in sets {
+            let cells = set_cells(index.set_mask(c));
+            for o in 0..f {
+                let v = by_set[(c * f + o) as usize].wrapping_add(1);
+                values.as_slice()[ranks.rank(&cells, o) as usize].store(v, Relaxed);
+            }
+        }
+    });
+    plain_values(values)
 }
 
 /// The cells of `set`, lowest first.
@@ -330,11 +369,17 @@ fn check_payload_len(space: &StateSpace, payload: &[u8], encoding: Encoding) -> 
     ))
 }
 
-/// The distance of every zero-aware state of `space` ([`UNREACHED`] for those never met), and
-/// the states per distance.
+/// The distance of every zero-aware state of `space`, or of every placement by its index
+/// (`set * k! + order`) when `space` ignores the blank ([`UNREACHED`] for those never met),
+/// and the states per distance.
 fn distances(space: &StateSpace, index: &RegionIndex) -> Result<(Vec<u64>, Vec<u8>)> {
     // One byte per state: 0 unmet, else the distance plus one.
-    let distances = AtomicArray::<AtomicU8>::zeroed(index.states() as usize);
+    let states = if space.rule() == BlankRule::Ignored {
+        index.placements()
+    } else {
+        index.states()
+    };
+    let distances = AtomicArray::<AtomicU8>::zeroed(states as usize);
     let (histogram, _) = search(space, index, |met, depth| {
         distances.as_slice()[met.state as usize].store(depth as u8 + 1, Relaxed);
         Ok(())
@@ -399,10 +444,10 @@ fn same_payload(
     ))
 }
 
-/// The breadth-first search over the zero-aware states of `space` from the goal: calls
-/// `visit` once for every state it meets, with its distance, layer by layer; the states per
-/// distance and the codes it ends with (0 for the states never met). Stops at `visit`'s first
-/// error.
+/// The breadth-first search over the zero-aware states of `space` from the goal (over the
+/// placements alone when `space` ignores the blank): calls `visit` once for every state it
+/// meets, with its distance, layer by layer; the states per distance and the codes it ends
+/// with (0 for the states never met). Stops at `visit`'s first error.
 fn search(
     space: &StateSpace,
     index: &RegionIndex,
@@ -411,9 +456,22 @@ fn search(
     let moves = OrderMoves::new(index.k());
     let board = space.board();
     let f = index.orders();
+    let ignored = space.rule() == BlankRule::Ignored;
+    // A block is the k! orders of one (set, region), or of one set when the blank is ignored
+    // (its "region" is then every free cell).
+    let first_block = |c: u64| if ignored { c } else { index.first_block(c) };
     let (goal_set, _, goal_order) = index.set_and_order(space.goal_cells());
-    let goal = index.state_index(space.goal_cells(), space.goal().cell_of(0, board.cells()));
-    let codes = StateCodes::new(index.states());
+    let goal = if ignored {
+        goal_set * f + goal_order
+    } else {
+        index.state_index(space.goal_cells(), space.goal().cell_of(0, board.cells()))
+    };
+    let blocks = if ignored {
+        index.sets()
+    } else {
+        index.region_count()
+    };
+    let codes = StateCodes::new(blocks * f);
     codes.try_mark(goal, StateCodes::code_of_depth(0));
     visit(
         Met {
@@ -423,7 +481,6 @@ fn search(
         },
         0,
     )?;
-    let blocks = index.region_count() as usize;
     let flags = || {
         (0..blocks)
             .map(|_| AtomicBool::new(false))
@@ -447,8 +504,14 @@ fn search(
             let mut current: Vec<u64> = Vec::with_capacity(f as usize);
             let mut layer_added = 0u64;
             for c in sets.clone() {
-                let first = index.first_block(c);
-                for (r, &region) in index.regions_of(c).iter().enumerate() {
+                let first = first_block(c);
+                let all_free = [board.all_cells() & !index.set_mask(c)];
+                let regions = if ignored {
+                    &all_free[..]
+                } else {
+                    index.regions_of(c)
+                };
+                for (r, &region) in regions.iter().enumerate() {
                     let block = first + r as u64;
                     if !active[block as usize].load(Relaxed) {
                         continue;
@@ -460,7 +523,14 @@ fn search(
                     if current.is_empty() {
                         continue;
                     }
-                    for_each_block_move(space, index, c, region, |m| {
+                    let each_move = |visit: &mut dyn FnMut(BlockMove) -> Result<()>| {
+                        if ignored {
+                            for_each_set_move(space, index, c, visit)
+                        } else {
+                            for_each_block_move(space, index, c, region, visit)
+                        }
+                    };
+                    each_move(&mut |m| {
                         let BlockMove {
                             block: child_block,
                             set: child_set,
@@ -499,7 +569,7 @@ fn search(
         })?;
         // The layer is expanded: its states are done.
         chunks.par_iter().for_each(|sets| {
-            for block in index.first_block(sets.start)..index.first_block(sets.end) {
+            for block in first_block(sets.start)..first_block(sets.end) {
                 if active[block as usize].load(Relaxed) {
                     codes.retire(block * f..(block + 1) * f, here);
                 }
@@ -513,6 +583,39 @@ fn search(
         active = next;
     }
     Ok((histogram, codes))
+}
+
+/// Calls `visit` with the move of every pattern tile of set `c` into each free cell next to
+/// it, when the blank is ignored: the child's block is its set.
+fn for_each_set_move(
+    space: &StateSpace,
+    index: &RegionIndex,
+    c: u64,
+    visit: &mut dyn FnMut(BlockMove) -> Result<()>,
+) -> Result<()> {
+    let board = space.board();
+    let set = index.set_mask(c);
+    let free = board.all_cells() & !set;
+    let mut movers = board.dilate(free) & set;
+    while movers != 0 {
+        let from = movers.trailing_zeros() as usize;
+        movers &= movers - 1;
+        let mut targets = board.neighbours(from) & free;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            let child_set = set ^ (1 << from) ^ (1 << to);
+            let (pa, pb) = positions(set, child_set, from, to);
+            let child = rank_set(child_set);
+            visit(BlockMove {
+                block: child,
+                set: child,
+                pa,
+                pb,
+            })?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -538,7 +641,8 @@ mod tests {
         match space.rule() {
             BlankRule::Minimized => prove_minimized(space, payload, encoding),
             BlankRule::Aware => prove_aware(space, payload, encoding),
-            _ => prove_zero_aware(space, payload, encoding),
+            BlankRule::Ignored => prove_ignored(space, payload, encoding),
+            BlankRule::ZeroAware => prove_zero_aware(space, payload, encoding),
         }
     }
 
@@ -556,7 +660,7 @@ mod tests {
             Encoding::Nibble,
             Encoding::min_nibble(4).unwrap(),
         ];
-        if rule == BlankRule::ZeroAware {
+        if matches!(rule, BlankRule::ZeroAware | BlankRule::Ignored) {
             all.extend([Encoding::Mod3, Encoding::OneBit]);
         }
         all
@@ -585,7 +689,12 @@ mod tests {
 
     #[test]
     fn built_tables_pass_with_their_histogram() {
-        for rule in [BlankRule::ZeroAware, BlankRule::Aware, BlankRule::Minimized] {
+        for rule in [
+            BlankRule::ZeroAware,
+            BlankRule::Aware,
+            BlankRule::Minimized,
+            BlankRule::Ignored,
+        ] {
             for goal in [Goal::BlankFirst, Goal::BlankLast] {
                 for (board, tiles) in BOARDS {
                     let (space, values) = built(board, tiles, goal, rule);
@@ -633,7 +742,12 @@ mod tests {
     fn every_single_wrong_entry_is_found() {
         // Each stored value in turn changed (a byte by two, so that it keeps its parity; a
         // nibble, a base-3 digit or a bit to the next value): the proof fails.
-        for rule in [BlankRule::ZeroAware, BlankRule::Aware, BlankRule::Minimized] {
+        for rule in [
+            BlankRule::ZeroAware,
+            BlankRule::Aware,
+            BlankRule::Minimized,
+            BlankRule::Ignored,
+        ] {
             // Every stored value of the 3x3 tables, every 11th of the 3x4 ones; every 5th and
             // 37th of the aware ones, which have an entry per free cell.
             let every = if rule == BlankRule::Aware {

@@ -7,11 +7,11 @@
 //!   found even when the file's checksums were recomputed to match; ignored tables in nibbles
 //!   are the nibbles of it (the same rule, a saturated entry at most one more than its least
 //!   neighbour, [`crate::bellman::check_ignored_nibbles`]);
-//! * zero-aware tables in other encodings, aware ones in nibbles and minimized ones in every
-//!   encoding are proven by one search over the zero-aware states that meets each at its
-//!   distance ([`crate::layer_proof`]): every entry must be its exact value's encoding;
+//! * zero-aware tables in other encodings, aware ones in nibbles, ignored ones in min-nibble
+//!   and minimized ones in every encoding are proven by one search from the goal that meets
+//!   each state at its distance ([`crate::layer_proof`]): every entry must be its exact
+//!   value's encoding;
 //! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
-//! * ignored tables in min-nibble (the least of a group) are checked for these bounds alone;
 //! * exact encodings give back the header's histogram and unreached count; lossy ones give
 //!   lower bounds, so at every value at least as many entries decode to it or less as the
 //!   histogram has;
@@ -20,10 +20,10 @@
 use tilepdb_common::table::{Encoding, Pdb};
 use tilepdb_common::{BlankRule, StateSpace};
 
-use crate::bellman::{check_distances, check_ignored_nibbles};
+use crate::bellman::{Proof, check_distances, check_ignored_nibbles};
 use crate::check::{check_bound_and_parity, check_lower_bound};
 use crate::error::{Error, Result};
-use crate::layer_proof::{Layers, prove_aware, prove_minimized, prove_zero_aware};
+use crate::layer_proof::{Layers, prove_aware, prove_ignored, prove_minimized, prove_zero_aware};
 
 /// What a deep verification checked.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -35,16 +35,10 @@ pub struct DeepReport {
     pub decoded_histogram: Vec<u64>,
     /// Entries decoded as unreached.
     pub decoded_unreached: u64,
-    /// Whether consistency across moves was checked.
-    pub consistency_checked: bool,
-    /// Whether every entry was proven to be the exact distance, or its encoding (the Bellman
-    /// check or a layer proof).
-    pub distances_checked: bool,
     /// Whether the decoded histogram must equal the header's (exact encodings).
     pub exact: bool,
-    /// What proved the distances: `"bellman-check"` ([`crate::bellman`]), `"layer-search"`
-    /// ([`crate::layer_proof`]), or `""` when they were not proven.
-    pub proven_by: &'static str,
+    /// What proved every entry its exact value (or that value's encoding).
+    pub proof: Proof,
 }
 
 fn fail(pdb: &Pdb, reason: String) -> Error {
@@ -64,6 +58,9 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
             return verify_by_layers(pdb, prove_zero_aware);
         }
         BlankRule::Aware if !encoding.is_exact() => return verify_by_layers(pdb, prove_aware),
+        BlankRule::Ignored if matches!(encoding, Encoding::MinNibble { .. }) => {
+            return verify_by_layers(pdb, prove_ignored);
+        }
         BlankRule::Minimized => return verify_by_layers(pdb, prove_minimized),
         _ => {}
     }
@@ -83,17 +80,12 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         check_bound_and_parity(space, &values).map_err(in_file)?;
     }
     // Aware and ignored tables in exact encodings, zero-aware ones in bytes: the Bellman
-    // check; ignored ones in nibbles: its form with saturation; min-nibble: the bounds only.
-    let distances_checked = if encoding.is_exact() {
+    // check; ignored ones in nibbles: its form with saturation.
+    if encoding.is_exact() {
         check_distances(space, &values).map_err(in_file)?;
-        true
-    } else if encoding == Encoding::Nibble {
-        check_ignored_nibbles(space, &values).map_err(in_file)?;
-        true
     } else {
-        false
-    };
-    let consistency_checked = distances_checked;
+        check_ignored_nibbles(space, &values).map_err(in_file)?;
+    }
     let (decoded_histogram, decoded_unreached) = crate::build::histogram(&values);
     let header = pdb.header();
     if encoding.is_exact() {
@@ -129,14 +121,8 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         entries: values.len() as u64,
         decoded_histogram,
         decoded_unreached,
-        consistency_checked,
-        distances_checked,
         exact: encoding.is_exact(),
-        proven_by: if distances_checked {
-            "bellman-check"
-        } else {
-            ""
-        },
+        proof: Proof::BellmanCheck,
     })
 }
 
@@ -165,10 +151,8 @@ fn verify_by_layers(
         entries: space.entries(),
         decoded_histogram: layers.histogram,
         decoded_unreached: layers.unreached,
-        consistency_checked: space.rule().is_consistent(),
-        distances_checked: true,
         exact: pdb.encoding().is_exact(),
-        proven_by: "layer-search",
+        proof: Proof::LayerSearch,
     })
 }
 
