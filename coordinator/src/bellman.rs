@@ -456,13 +456,19 @@ fn check_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::build::{BuildOptions, build_table};
     use crate::check::check_consistent;
     use tilepdb_common::{Board, Goal, Pattern};
 
-    fn table(board: &str, tiles: &[u8], goal: Goal, rule: BlankRule) -> (StateSpace, Vec<u8>) {
+    /// The space of `tiles` on `board` and its table, built, one byte per entry.
+    pub(crate) fn table(
+        board: &str,
+        tiles: &[u8],
+        goal: Goal,
+        rule: BlankRule,
+    ) -> (StateSpace, Vec<u8>) {
         let board: Board = board.parse().unwrap();
         let pattern = Pattern::new(board, tiles.to_vec()).unwrap();
         let space = StateSpace::new(board, goal, pattern, rule).unwrap();

@@ -621,21 +621,9 @@ fn for_each_set_move(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{BuildOptions, build_table};
+    use crate::bellman::tests::table as built;
+    use tilepdb_common::Goal;
     use tilepdb_common::table::encoding::nibble;
-    use tilepdb_common::{Board, Goal, Pattern};
-
-    fn built(board: &str, tiles: &[u8], goal: Goal, rule: BlankRule) -> (StateSpace, Vec<u8>) {
-        let board: Board = board.parse().unwrap();
-        let pattern = Pattern::new(board, tiles.to_vec()).unwrap();
-        let space = StateSpace::new(board, goal, pattern, rule).unwrap();
-        let values = build_table(&space, &BuildOptions::default(), &())
-            .unwrap()
-            .values
-            .into_bytes()
-            .unwrap();
-        (space, values)
-    }
 
     fn prove(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
         match space.rule() {

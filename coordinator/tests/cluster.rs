@@ -351,26 +351,15 @@ mod bad_clients {
     use super::*;
     use tilepdb_common::region_index::RegionIndex;
     use tilepdb_common::wire::chunk::encode_section;
-    use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
     use tilepdb_common::wire::proto::{
-        Chunk, RegisterRequest, ResultHeader, ResultMessage, Section, TakeTaskRequest, Task,
-        result_message, task_message,
+        Chunk, RegisterRequest, ResultHeader, Section, TakeTaskRequest, Task, task_message,
     };
     use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
     use tilepdb_common::wire::{PROTOCOL_VERSION, TaskId};
     use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
     use tonic::Code;
-    use tonic::metadata::MetadataValue;
-    use tonic::transport::Channel;
 
-    type Client = CoordinatorClient<Channel>;
-
-    fn request<T>(message: T, token: &str) -> tonic::Request<T> {
-        let mut r = tonic::Request::new(message);
-        let v: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
-        r.metadata_mut().insert("authorization", v);
-        r
-    }
+    use server::client::{Client, request};
 
     fn register_request(version: u32, job: &str) -> RegisterRequest {
         RegisterRequest {
@@ -431,22 +420,13 @@ mod bad_clients {
         }
     }
 
+    /// Delivers a result with the workers' token; whether it was merged.
     async fn deliver(
         client: &mut Client,
         header: ResultHeader,
         chunks: Vec<Chunk>,
     ) -> Result<bool, Code> {
-        let mut msgs = vec![ResultMessage {
-            kind: Some(result_message::Kind::Header(header)),
-        }];
-        msgs.extend(chunks.into_iter().map(|c| ResultMessage {
-            kind: Some(result_message::Kind::Chunk(c)),
-        }));
-        client
-            .deliver_result(request(tokio_stream::iter(msgs), TOKEN))
-            .await
-            .map(|r| r.into_inner().accepted)
-            .map_err(|s| s.code())
+        server::client::deliver(client, header, chunks, TOKEN).await
     }
 
     #[test]
@@ -462,7 +442,7 @@ mod bad_clients {
         let url = c.url();
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
-            let mut client = CoordinatorClient::connect(url.clone()).await.unwrap();
+            let mut client = Client::connect(url.clone()).await.unwrap();
             // No token, a wrong token.
             let e = client
                 .register(tonic::Request::new(register_request(PROTOCOL_VERSION, "")))
