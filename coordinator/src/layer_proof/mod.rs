@@ -1,0 +1,400 @@
+//! The proofs by one breadth-first search from the goal over the zero-aware states (the
+//! placement and the region of the blank; moves inside a region are free), or over the
+//! placements when the blank is ignored: the search meets every state at its exact distance,
+//! and each table it proves is checked against the distances it meets.
+//!
+//! * [`prove_zero_aware`]: a zero-aware table in any encoding but bytes (whose proof is the
+//!   Bellman check, [`crate::bellman`]). In `mod3` and `1-bit` entries every state the search
+//!   meets must store its distance's code; in nibbles the distances met are encoded again and
+//!   must give the payload.
+//! * [`prove_aware`]: an aware table, whose entries are the zero-aware distances of each free
+//!   cell's region; for nibbles, which keep too little for the Bellman check.
+//! * [`prove_ignored`]: a table that ignores the blank (the search is then over the
+//!   placements alone); for min-nibble, which keeps too little for the Bellman check.
+//! * [`prove_minimized`]: a minimized table in any encoding. Its entry is the least distance
+//!   over the placement's regions, which is the depth at which the search first meets the
+//!   placement in any region. Bytes are compared with those depths where they lie; other
+//!   encodings are encoded again and must give the payload.
+//!
+//! Entries the search never meets are the unreachable ones (a pattern of every tile: the other
+//! permutation parity). A table passes exactly when it is the encoding of the distances, so a
+//! forged entry is found even when the file's checksums were recomputed to match.
+//!
+//! The layers walk the region index a block at a time, as the search kernel does: a block is
+//! the `k!` orders of one (set of cells, region of the blank); for each move out of it the
+//! child block and the order each order goes to are worked out once, and only blocks that
+//! gained states in the last layer are looked at. The search keeps two bits per state (unseen,
+//! the two layers in flight, done), like the build's; it shares the region index with the
+//! build, nothing of its search or merge.
+//!
+//! ```
+//! use tilepdb_common::table::Encoding;
+//! use tilepdb_common::table::write::EncodedTable;
+//! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
+//! use tilepdb_coordinator::build::{BuildOptions, build_table};
+//! use tilepdb_coordinator::layer_proof::prove_zero_aware;
+//! let board: Board = "3x3".parse().unwrap();
+//! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
+//! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
+//! let values = build_table(&space, &BuildOptions::default(), &()).unwrap().values.into_bytes().unwrap();
+//! let table = EncodedTable::new(&space, Encoding::OneBit, &values).unwrap();
+//! let layers = prove_zero_aware(&space, table.payload(), Encoding::OneBit).unwrap();
+//! assert_eq!(layers.histogram, table.header.histogram);
+//! ```
+
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "states are u64 indices into arrays that memory holds; depths stay below 255"
+)]
+
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+use rayon::prelude::*;
+use tilepdb_common::atomic_array::AtomicArray;
+use tilepdb_common::region_index::RegionIndex;
+use tilepdb_common::table::Encoding;
+use tilepdb_common::table::write::EncodedTable;
+use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
+
+use crate::check::{fail, set_chunks};
+use crate::error::Result;
+use crate::merge::UNREACHED;
+
+mod order_ranks;
+mod search;
+#[cfg(test)]
+mod tests;
+
+use order_ranks::OrderRanks;
+use search::search;
+
+/// What the search of a proven table counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layers {
+    /// Entries per distance, from the goal's 0.
+    pub histogram: Vec<u64>,
+    /// Entries the search never met (unreachable).
+    pub unreached: u64,
+}
+
+/// Proves that `payload`, in `encoding`, is the zero-aware table of `space`: every entry the
+/// exact distance's code (see the module's documentation); the entries per distance. An error
+/// names the first entry found wrong.
+pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    if space.rule() != BlankRule::ZeroAware {
+        return Err(fail(
+            space,
+            format!(
+                "the zero-aware layer proof was given a {} table",
+                space.rule()
+            ),
+        ));
+    }
+    check_payload_len(space, payload, encoding)?;
+    let index = space.region_index()?;
+    let entries = space.entries();
+    if let Some(code_of) = code_per_entry(encoding) {
+        let (histogram, codes) = search(space, &index, |met, depth| {
+            let (stored, want) = (encoding.stored(payload, met.state), code_of(depth));
+            if stored == want {
+                return Ok(());
+            }
+            let cells = index.placement_cells(met.set, met.order);
+            Err(fail(
+                space,
+                format!(
+                    "entry {} (placement {:?}) is at distance {depth} but stores {stored}, not {want}",
+                    met.state,
+                    &cells[..index.k()]
+                ),
+            ))
+        })?;
+        let unmet = if encoding == Encoding::Byte {
+            UNREACHED
+        } else {
+            0
+        };
+        let met: u64 = histogram.iter().sum();
+        if met != entries
+            && let Some(e) = (0..entries)
+                .into_par_iter()
+                .find_first(|&e| codes.get(e) == 0 && encoding.stored(payload, e) != unmet)
+        {
+            return Err(fail(
+                space,
+                format!(
+                    "entry {e} is unreachable but stores {}, not {unmet}",
+                    encoding.stored(payload, e)
+                ),
+            ));
+        }
+        return Ok(Layers {
+            histogram,
+            unreached: entries - met,
+        });
+    }
+    // Nibbles: the distances, encoded again.
+    let (histogram, values) = distances(space, &index)?;
+    let met: u64 = histogram.iter().sum();
+    same_payload(space, encoding, &values, payload)?;
+    Ok(Layers {
+        histogram,
+        unreached: entries - met,
+    })
+}
+
+/// Proves that `payload`, in `encoding`, is the aware table of `space`: every entry the
+/// exact distance's encoding, each free cell of a region with the region's zero-aware
+/// distance; the entries per distance. Meant for nibbles, whose entries keep too little for
+/// the Bellman check; an error names the first entry found wrong.
+pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    if space.rule() != BlankRule::Aware {
+        return Err(fail(
+            space,
+            format!("the aware layer proof was given a {} table", space.rule()),
+        ));
+    }
+    check_payload_len(space, payload, encoding)?;
+    let zero_aware = StateSpace::new(
+        space.board(),
+        space.goal(),
+        space.pattern().clone(),
+        BlankRule::ZeroAware,
+    )?;
+    let index = zero_aware.region_index()?;
+    let (_, distances) = distances(&zero_aware, &index)?;
+    let values = index.aware_from_zero_aware(space.ranker(), &distances);
+    same_payload(space, encoding, &values, payload)?;
+    let (histogram, unreached) = crate::build::histogram(&values);
+    Ok(Layers {
+        histogram,
+        unreached,
+    })
+}
+
+/// Proves that `payload`, in `encoding`, is the minimized table of `space`: every entry the
+/// least distance over its placement's regions (see the module's documentation); the entries
+/// per value. An error names the first entry found wrong.
+pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    if space.rule() != BlankRule::Minimized {
+        return Err(fail(
+            space,
+            format!(
+                "the minimized layer proof was given a {} table",
+                space.rule()
+            ),
+        ));
+    }
+    check_payload_len(space, payload, encoding)?;
+    let index = space.region_index()?;
+    let f = index.orders();
+    // The least distance per placement by (set, order): 0 unmet, else the distance plus one.
+    // The search meets states in order of distance, so the first store is the least.
+    let least = AtomicArray::<AtomicU8>::zeroed(space.placements() as usize);
+    search(space, &index, |met, depth| {
+        let slot = &least.as_slice()[(met.set * f + met.order) as usize];
+        if slot.load(Relaxed) == 0 {
+            slot.store(depth as u8 + 1, Relaxed);
+        }
+        Ok(())
+    })?;
+    let least = plain_values(least);
+    let ranks = OrderRanks::new(space, &index);
+    if encoding == Encoding::Byte {
+        // Compared where they are, in set order; the entries of a set are scattered over the
+        // payload, so each is asked for a few orders ahead of its compare.
+        const AHEAD: usize = 16;
+        let wrong = set_chunks(index.sets())
+            .into_par_iter()
+            .find_map_first(|sets| {
+                let mut set_ranks = Vec::with_capacity(f as usize);
+                sets.into_iter().find_map(|c| {
+                    let cells = set_cells(index.set_mask(c));
+                    set_ranks.clear();
+                    set_ranks.extend((0..f).map(|o| ranks.rank(&cells, o)));
+                    set_ranks.iter().enumerate().find_map(|(o, &rank)| {
+                        if let Some(&next) = set_ranks.get(o + AHEAD) {
+                            Encoding::Byte.prefetch(payload, next);
+                        }
+                        let (h, stored) =
+                            (least[c as usize * f as usize + o], payload[rank as usize]);
+                        (h != stored).then_some((rank, h, stored))
+                    })
+                })
+            });
+        if let Some((rank, h, stored)) = wrong {
+            return Err(fail(
+                space,
+                format!(
+                    "entry {rank} stores {stored}, but its least distance over the regions is {h}"
+                ),
+            ));
+        }
+    } else {
+        // Encoded again in the table's order (placement ranks).
+        same_payload(
+            space,
+            encoding,
+            &in_rank_order(&index, &ranks, &least),
+            payload,
+        )?;
+    }
+    let (histogram, unreached) = crate::build::histogram(&least);
+    Ok(Layers {
+        histogram,
+        unreached,
+    })
+}
+
+/// Proves that `payload`, in `encoding`, is the table of `space`, which ignores the blank:
+/// the search meets every placement at its distance, and the distances encoded again must give
+/// the payload. Meant for min-nibble, whose groups keep too little for the Bellman check; an
+/// error names the first entry found wrong.
+pub fn prove_ignored(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    if space.rule() != BlankRule::Ignored {
+        return Err(fail(
+            space,
+            format!("the ignored layer proof was given a {} table", space.rule()),
+        ));
+    }
+    check_payload_len(space, payload, encoding)?;
+    let index = space.region_index()?;
+    let (_, by_set) = distances(space, &index)?;
+    let values = in_rank_order(&index, &OrderRanks::new(space, &index), &by_set);
+    drop(by_set);
+    same_payload(space, encoding, &values, payload)?;
+    let (histogram, unreached) = crate::build::histogram(&values);
+    Ok(Layers {
+        histogram,
+        unreached,
+    })
+}
+
+/// Values by placement index (`set * k! + order`) put in placement-rank order.
+fn in_rank_order(index: &RegionIndex, ranks: &OrderRanks, by_set: &[u8]) -> Vec<u8> {
+    let f = index.orders();
+    // One byte per placement: 0 unset, else the value plus one.
+    let values = AtomicArray::<AtomicU8>::zeroed(by_set.len());
+    set_chunks(index.sets()).into_par_iter().for_each(|sets| {
+        for c in sets {
+            let cells = set_cells(index.set_mask(c));
+            for o in 0..f {
+                let v = by_set[(c * f + o) as usize].wrapping_add(1);
+                values.as_slice()[ranks.rank(&cells, o) as usize].store(v, Relaxed);
+            }
+        }
+    });
+    plain_values(values)
+}
+
+/// The cells of `set`, lowest first.
+fn set_cells(mut set: u32) -> [u8; MAX_CELLS] {
+    let mut cells = [0u8; MAX_CELLS];
+    let mut i = 0;
+    while set != 0 {
+        cells[i] = set.trailing_zeros() as u8;
+        set &= set - 1;
+        i += 1;
+    }
+    cells
+}
+
+/// The code a `mod3`, `1-bit` or byte entry stores for a distance; `None` for nibbles (which
+/// need the Manhattan distance, and for min-nibble the group).
+fn code_per_entry(encoding: Encoding) -> Option<fn(u32) -> u8> {
+    match encoding {
+        Encoding::Byte => Some(|depth| depth as u8),
+        Encoding::Mod3 => Some(|depth| (depth % 3) as u8),
+        Encoding::OneBit => Some(|depth| ((depth >> 1) & 1) as u8),
+        Encoding::Nibble | Encoding::MinNibble { .. } => None,
+    }
+}
+
+fn check_payload_len(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<()> {
+    let entries = space.entries();
+    if encoding.payload_len(entries) == payload.len() as u64 {
+        return Ok(());
+    }
+    Err(fail(
+        space,
+        format!(
+            "a payload of {} bytes for {entries} entries in {encoding}",
+            payload.len()
+        ),
+    ))
+}
+
+/// The distance of every zero-aware state of `space`, or of every placement by its index
+/// (`set * k! + order`) when `space` ignores the blank ([`UNREACHED`] for those never met),
+/// and the states per distance.
+fn distances(space: &StateSpace, index: &RegionIndex) -> Result<(Vec<u64>, Vec<u8>)> {
+    // One byte per state: 0 unmet, else the distance plus one.
+    let states = if space.rule() == BlankRule::Ignored {
+        index.placements()
+    } else {
+        index.states()
+    };
+    let distances = AtomicArray::<AtomicU8>::zeroed(states as usize);
+    let (histogram, _) = search(space, index, |met, depth| {
+        distances.as_slice()[met.state as usize].store(depth as u8 + 1, Relaxed);
+        Ok(())
+    })?;
+    Ok((histogram, plain_values(distances)))
+}
+
+/// One byte per entry from the search's bytes (0 unmet, else the distance plus one).
+fn plain_values(distances: AtomicArray<AtomicU8>) -> Vec<u8> {
+    let mut values = distances
+        .into_vec()
+        .unwrap_or_else(|a| a.as_slice().iter().map(|v| v.load(Relaxed)).collect());
+    values
+        .par_iter_mut()
+        .for_each(|v| *v = v.checked_sub(1).unwrap_or(UNREACHED));
+    values
+}
+
+/// `values` (the exact ones) encoded in `encoding` give `payload`; an error names the first
+/// entry whose stored value differs.
+fn same_payload(
+    space: &StateSpace,
+    encoding: Encoding,
+    values: &[u8],
+    payload: &[u8],
+) -> Result<()> {
+    let exact = EncodedTable::new(space, encoding, values).map_err(|e| {
+        fail(
+            space,
+            format!("the distances cannot be encoded in {encoding}: {e}"),
+        )
+    })?;
+    let Some(byte) = exact
+        .payload()
+        .par_iter()
+        .zip(payload.par_iter())
+        .position_first(|(a, b)| a != b)
+    else {
+        return Ok(());
+    };
+    let byte = byte as u64;
+    let (exact, group) = (exact.payload(), encoding.group());
+    let entry = (0..space.entries())
+        .into_par_iter()
+        .find_first(|&e| {
+            encoding.byte_of(e) == byte && encoding.stored(payload, e) != encoding.stored(exact, e)
+        })
+        .unwrap_or(byte);
+    Err(fail(
+        space,
+        format!(
+            "entry {entry} stores {} where its value {} gives {}{}",
+            encoding.stored(payload, entry),
+            values[entry as usize],
+            encoding.stored(exact, entry),
+            if group > 1 {
+                format!(" (the least over its group of {group})")
+            } else {
+                String::new()
+            }
+        ),
+    ))
+}
