@@ -242,7 +242,8 @@ pub(crate) struct BlockMove {
 
 /// Calls `visit` with the [`BlockMove`] of every move out of the block of set `c` and the
 /// blank's `region`: each pattern tile next to the region stepping into each of its cells
-/// next to the tile. Stops at the first error.
+/// next to the tile. When `space` ignores the blank, `region` is every free cell of the set
+/// and a block is a set. Stops at the first error.
 pub(crate) fn for_each_block_move(
     space: &StateSpace,
     index: &RegionIndex,
@@ -265,8 +266,9 @@ pub(crate) fn for_each_block_move(
     Ok(())
 }
 
-/// The [`BlockMove`] of the tile on `from` of set `c` stepping to `to`; an error if the
-/// child's region is none of its set's (a region index that does not match its board).
+/// The [`BlockMove`] of the tile on `from` of set `c` stepping to `to` (the child's block is
+/// its set when `space` ignores the blank); an error if the child's region is none of its
+/// set's (a region index that does not match its board).
 fn block_move(
     space: &StateSpace,
     index: &RegionIndex,
@@ -277,9 +279,18 @@ fn block_move(
     let board = space.board();
     let set = index.set_mask(c);
     let child_set = set ^ (1 << from) ^ (1 << to);
+    let child_c = rank_set(child_set);
+    let (pa, pb) = positions(set, child_set, from, to);
+    if space.rule() == BlankRule::Ignored {
+        return Ok(BlockMove {
+            block: child_c,
+            set: child_c,
+            pa,
+            pb,
+        });
+    }
     let child_free = board.all_cells() & !child_set;
     let child_region = board.region(from, child_free);
-    let child_c = rank_set(child_set);
     let Some(r) = index
         .regions_of(child_c)
         .iter()
@@ -290,7 +301,6 @@ fn block_move(
             format!("set {c}: a move leads to no region of set {child_c}"),
         ));
     };
-    let (pa, pb) = positions(set, child_set, from, to);
     Ok(BlockMove {
         block: index.first_block(child_c) + r as u64,
         set: child_c,

@@ -8,9 +8,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
-use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
+use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
-use tilepdb_worker::region_expand::positions;
 
 use crate::bellman::{BlockMove, for_each_block_move};
 use crate::check::{fail, set_chunks};
@@ -105,14 +104,7 @@ pub(super) fn search(
                     if current.is_empty() {
                         continue;
                     }
-                    let each_move = |visit: &mut dyn FnMut(BlockMove) -> Result<()>| {
-                        if ignored {
-                            for_each_set_move(space, index, c, visit)
-                        } else {
-                            for_each_block_move(space, index, c, region, visit)
-                        }
-                    };
-                    each_move(&mut |m| {
+                    for_each_block_move(space, index, c, region, |m| {
                         let BlockMove {
                             block: child_block,
                             set: child_set,
@@ -165,37 +157,4 @@ pub(super) fn search(
         active = next;
     }
     Ok((histogram, codes))
-}
-
-/// Calls `visit` with the move of every pattern tile of set `c` into each free cell next to
-/// it, when the blank is ignored: the child's block is its set.
-fn for_each_set_move(
-    space: &StateSpace,
-    index: &RegionIndex,
-    c: u64,
-    visit: &mut dyn FnMut(BlockMove) -> Result<()>,
-) -> Result<()> {
-    let board = space.board();
-    let set = index.set_mask(c);
-    let free = board.all_cells() & !set;
-    let mut movers = board.dilate(free) & set;
-    while movers != 0 {
-        let from = movers.trailing_zeros() as usize;
-        movers &= movers - 1;
-        let mut targets = board.neighbours(from) & free;
-        while targets != 0 {
-            let to = targets.trailing_zeros() as usize;
-            targets &= targets - 1;
-            let child_set = set ^ (1 << from) ^ (1 << to);
-            let (pa, pb) = positions(set, child_set, from, to);
-            let child = rank_set(child_set);
-            visit(BlockMove {
-                block: child,
-                set: child,
-                pa,
-                pb,
-            })?;
-        }
-    }
-    Ok(())
 }
