@@ -351,9 +351,7 @@ mod bad_clients {
     use super::*;
     use tilepdb_common::region_index::RegionIndex;
     use tilepdb_common::wire::chunk::encode_section;
-    use tilepdb_common::wire::proto::{
-        Chunk, RegisterRequest, ResultHeader, Section, TakeTaskRequest, Task, task_message,
-    };
+    use tilepdb_common::wire::proto::{Chunk, RegisterRequest, ResultHeader, Section, Task};
     use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
     use tilepdb_common::wire::{PROTOCOL_VERSION, TaskId};
     use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
@@ -370,37 +368,17 @@ mod bad_clients {
         }
     }
 
-    /// Registers; the job id and worker id.
+    /// Registers with the workers' token; the job id and worker id.
     async fn register(client: &mut Client) -> (String, u64) {
-        let r = client
-            .register(request(register_request(PROTOCOL_VERSION, ""), TOKEN))
-            .await
-            .unwrap()
-            .into_inner();
-        (r.job_id, r.worker_id)
+        server::client::register(client, TOKEN).await.unwrap()
     }
 
-    /// Takes a task (waiting while the coordinator says to).
+    /// Leases a task with the workers' token (waiting while the coordinator says to).
     async fn take(client: &mut Client, job: &str, worker: u64) -> Task {
-        loop {
-            let mut s = client
-                .take_task(request(
-                    TakeTaskRequest {
-                        job_id: job.into(),
-                        worker_id: worker,
-                        holding: vec![],
-                    },
-                    TOKEN,
-                ))
-                .await
-                .unwrap()
-                .into_inner();
-            match s.message().await.unwrap().unwrap().kind.unwrap() {
-                task_message::Kind::Task(t) => return t,
-                task_message::Kind::Wait(_) => {}
-                other => panic!("unexpected {other:?}"),
-            }
-        }
+        let taken = server::client::take(client, job, worker, TOKEN)
+            .await
+            .unwrap();
+        taken.expect("a task before the job is done").0
     }
 
     fn header(job: &str, worker: u64, t: &Task, list: &[u8], states: u64) -> ResultHeader {
