@@ -189,14 +189,7 @@ impl<'d> Checkpoint<'d> {
         arrays.mark_goal(space, index);
         self.dir.flush_arrays(table, &arrays)?;
         let progress = SearchProgress::start();
-        let (codes_checksum, depths_checksum) = self.dir.checksums(table, progress.next_depth)?;
-        self.state.table = Some(TableCheckpoint {
-            table: saturating_u32(table),
-            progress: progress.clone(),
-            codes_checksum,
-            depths_checksum,
-        });
-        self.dir.write_checkpoint(&self.state, self.sync)?;
+        self.record_table(table, &progress)?;
         Ok((arrays, progress))
     }
 
@@ -262,6 +255,12 @@ impl<'d> Checkpoint<'d> {
         }
         self.dir
             .check_sizes(table, arrays.codes.states(), arrays.depths.len())?;
+        self.record_table(table, progress)
+    }
+
+    /// Records `progress` of `table` with the checksums of its arrays, and writes the
+    /// checkpoint.
+    fn record_table(&mut self, table: usize, progress: &SearchProgress) -> Result<()> {
         let (codes_checksum, depths_checksum) = self.dir.checksums(table, progress.next_depth)?;
         self.state.table = Some(TableCheckpoint {
             table: saturating_u32(table),
