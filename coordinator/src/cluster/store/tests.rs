@@ -2,18 +2,23 @@ use super::checkpoint::check_fields;
 use super::*;
 use tilepdb_common::{BlankRule, Board, Goal, Pattern};
 
-#[test]
-fn arrays_and_manifest_survive_a_reopen() {
-    let dir = std::env::temp_dir().join(format!("tilepdb-store-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
+/// The minimized space of tiles 1 and 2 on the 3x3 board.
+fn small_space() -> StateSpace {
     let board: Board = "3x3".parse().unwrap();
-    let space = StateSpace::new(
+    StateSpace::new(
         board,
         Goal::BlankFirst,
         Pattern::new(board, vec![1, 2]).unwrap(),
         BlankRule::Minimized,
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn arrays_and_manifest_survive_a_reopen() {
+    let dir = std::env::temp_dir().join(format!("tilepdb-store-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let space = small_space();
     {
         let data = DataDir::open(&dir).unwrap();
         assert!(DataDir::open(&dir).is_err(), "locked");
@@ -58,14 +63,7 @@ fn fields_that_do_not_fit_the_job_are_refused_even_with_their_checksum() {
     let dir = std::env::temp_dir().join(format!("tilepdb-fields-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     let data = DataDir::open(&dir).unwrap();
-    let board: Board = "3x3".parse().unwrap();
-    let space = StateSpace::new(
-        board,
-        Goal::BlankFirst,
-        Pattern::new(board, vec![1, 2]).unwrap(),
-        BlankRule::Minimized,
-    )
-    .unwrap();
+    let space = small_space();
     let spaces = vec![space.clone(), space.clone()];
     let good = JobCheckpoint {
         format: CHECKPOINT_FORMAT,
