@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use server::client::{self, Client, register, request, result_header};
-use server::{Server, coordinator_bin, scratch, set_files, single_machine};
+use server::{Server, coordinator_bin, scratch, serve_job, set_files, single_machine};
 use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::chunk::encode_section;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
@@ -133,14 +133,8 @@ fn peak_rss(pid: u32) -> u64 {
 }
 
 fn start_coordinator(dir: &Path) -> Server {
-    let mut command = Command::new(coordinator_bin());
+    let mut command = serve_job(&JOB, dir);
     command
-        .arg("serve")
-        .args(JOB)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .arg("--out")
-        .arg(dir.join("out"))
         .args(["--listen", "127.0.0.1:0", "--linger", "1", "--keep-serving"])
         .args(["--task-ranks", TASK_RANKS, "--lease-timeout", LEASE_TIMEOUT])
         .arg("--no-sync")

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server::{Server, coordinator_bin, scratch, single_machine};
+use server::{Server, coordinator_bin, scratch, serve_job, single_machine};
 
 const TOKEN: &str = "cluster-test-token";
 
@@ -54,14 +54,8 @@ fn assert_same_tables(want: &Path, got: &Path) {
 
 /// Starts `serve` for `job` with its data in `dir/data` and its tables in `dir/out`.
 fn start_coordinator(job: &[&str], dir: &Path, listen: &str, extra: &[&str]) -> Server {
-    let mut command = Command::new(coordinator_bin());
+    let mut command = serve_job(job, dir);
     command
-        .arg("serve")
-        .args(job)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .arg("--out")
-        .arg(dir.join("out"))
         .arg("--listen")
         .arg(listen)
         .args(["--linger", "3"])

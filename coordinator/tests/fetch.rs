@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use server::{Server, coordinator_bin, scratch, single_machine};
+use server::{Server, coordinator_bin, scratch, serve_job, single_machine};
 use tilepdb_common::table::TableSet;
 use tilepdb_common::wire::proto::DownloadRequest;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
@@ -195,14 +195,8 @@ fn a_cut_fetch_resumes_corruption_is_refused_and_a_second_fetch_is_a_no_op() {
 #[test]
 fn a_coordinator_keeps_serving_the_tables_of_its_job() {
     let dir = scratch("keep");
-    let mut command = Command::new(coordinator_bin());
+    let mut command = serve_job(&JOB, &dir);
     command
-        .arg("serve")
-        .args(JOB)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .arg("--out")
-        .arg(dir.join("out"))
         .args([
             "--listen",
             "127.0.0.1:0",

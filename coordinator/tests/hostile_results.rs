@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use server::client::{self, Client, register, request, result_header};
-use server::{Server, coordinator_bin, scratch, single_machine, table_files as tables};
+use server::{Server, coordinator_bin, scratch, serve_job, single_machine, table_files as tables};
 use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::chunk::encode_section;
 use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
@@ -48,14 +48,8 @@ const JOB: [&str; 8] = [
 const MINUTES: Duration = Duration::from_secs(300);
 
 fn start_coordinator(dir: &Path) -> Server {
-    let mut command = Command::new(coordinator_bin());
+    let mut command = serve_job(&JOB, dir);
     command
-        .arg("serve")
-        .args(JOB)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .arg("--out")
-        .arg(dir.join("out"))
         .args(["--listen", "127.0.0.1:0", "--linger", "1"])
         .args(["--task-ranks", "1024", "--lease-timeout", "5", "--no-sync"])
         .env("TILEPDB_TOKEN", TOKEN)
@@ -249,14 +243,8 @@ fn forged_results_are_refused_or_caught_and_the_tables_are_the_single_machine_on
 fn a_zombie_that_leases_and_only_heartbeats_loses_its_task_at_the_deadline() {
     let dir = scratch("zombie");
     single_machine(&JOB, &dir.join("single"));
-    let mut command = Command::new(coordinator_bin());
+    let mut command = serve_job(&JOB, &dir);
     command
-        .arg("serve")
-        .args(JOB)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .arg("--out")
-        .arg(dir.join("out"))
         .args(["--listen", "127.0.0.1:0", "--linger", "1"])
         .args(["--lease-timeout", "1", "--no-sync"])
         .env("TILEPDB_TOKEN", TOKEN);

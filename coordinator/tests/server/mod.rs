@@ -17,6 +17,20 @@ pub fn coordinator_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
 }
 
+/// `tilepdb-coordinator serve` of `job`, with its data in `dir/data` and its tables in
+/// `dir/out`; the caller adds the rest.
+pub fn serve_job(job: &[&str], dir: &Path) -> Command {
+    let mut command = Command::new(coordinator_bin());
+    command
+        .arg("serve")
+        .args(job)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--out")
+        .arg(dir.join("out"));
+    command
+}
+
 /// Builds `job` on this machine into `out`.
 pub fn single_machine(job: &[&str], out: &Path) {
     let status = Command::new(coordinator_bin())
