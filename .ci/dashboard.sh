@@ -31,16 +31,21 @@ trap cleanup EXIT
 export TILEPDB_TOKEN=dashboard-test-token RUST_LOG=info
 
 "$bin/tilepdb-coordinator" serve "$@" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
-  --keep-serving --data-dir "$work/data" --out "$work/out" 2>"$work/log" &
+  --keep-serving --data-dir "$work/data" --out "$work/out" --address-file "$work/address" \
+  2>"$work/log" &
 pids+=($!)
+# The addresses bound, from the file serve writes whole once it listens.
 http=
+grpc=
 for _ in $(seq 300); do
-  http=$(grep -o -m1 'dashboard and metrics on http://[0-9.:]*' "$work/log" | sed 's|.*http://||') || true
-  grpc=$(grep -o -m1 'listening on [0-9.:]*' "$work/log" | cut -d' ' -f3) || true
-  [ -n "$http" ] && [ -n "$grpc" ] && break
+  if [ -s "$work/address" ]; then
+    grpc=$(awk '$1 == "grpc" { print $2 }' "$work/address")
+    http=$(awk '$1 == "http" { print $2 }' "$work/address")
+    break
+  fi
   sleep 0.1
 done
-[ -n "$http" ] || { cat "$work/log" >&2; echo "dashboard: no HTTP address logged" >&2; exit 1; }
+[ -n "$http" ] || { cat "$work/log" >&2; echo "dashboard: no address file" >&2; exit 1; }
 for i in 1 2; do
   "$bin/tilepdb-worker" --coordinator "http://$grpc" --threads 1 --name "dashboard-worker-$i" \
     2>/dev/null &

@@ -37,19 +37,21 @@ run=(podman_cmd run --detach --network host --read-only --env "TILEPDB_TOKEN=$to
 
 coordinator=$("${run[@]}" --volume "$work/cluster:/data" "$tag" \
   tilepdb-coordinator serve --partition "$partition" --listen 127.0.0.1:0 \
-  --data-dir /data/job --out /data/tables)
+  --data-dir /data/job --out /data/tables --address-file /data/address)
 containers+=("$coordinator")
-# The coordinator's first log line names the address it bound (port 0: the OS picks).
+# The address it bound (port 0: the OS picks), from the file it writes whole once listening.
 addr=
 for _ in $(seq 300); do
-  addr=$(podman_cmd logs "$coordinator" 2>&1 | grep -o -m1 'listening on [0-9.:]*' | cut -d' ' -f3) || true
-  [ -n "$addr" ] && break
+  if [ -s "$work/cluster/address" ]; then
+    addr=$(awk '$1 == "grpc" { print $2 }' "$work/cluster/address")
+    break
+  fi
   [ "$(podman_cmd inspect --format '{{.State.Running}}' "$coordinator")" = true ] || break
   sleep 0.2
 done
 if [ -z "$addr" ]; then
   podman_cmd logs "$coordinator" >&2 || true
-  echo "image-cluster: the coordinator container did not start listening" >&2
+  echo "image-cluster: the coordinator container wrote no address file" >&2
   exit 1
 fi
 echo "image-cluster: coordinator container on $addr" >&2

@@ -14,14 +14,17 @@ bin=${TILEPDB_BIN:-$(dirname "$0")/../target/release}
 data=${TILEPDB_DATA:-$(mktemp -d)}
 export TILEPDB_TOKEN=${TILEPDB_TOKEN:-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')}
 log=$(mktemp)
-"$bin/tilepdb-coordinator" serve --listen 127.0.0.1:0 --data-dir "$data" "$@" 2>"$log" &
+address=$(mktemp -u)
+"$bin/tilepdb-coordinator" serve --listen 127.0.0.1:0 --data-dir "$data" \
+  --address-file "$address" "$@" 2>"$log" &
 coordinator=$!
-trap 'kill $coordinator 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true' EXIT
-# The coordinator's first log line names the address it bound.
-until addr=$(grep -o -m1 'listening on [0-9.:]*' "$log" | cut -d' ' -f3) && [ -n "$addr" ]; do
+trap 'kill $coordinator 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true; rm -f "$address"' EXIT
+# The address it bound, from the file it writes whole once it listens.
+until [ -s "$address" ]; do
   kill -0 $coordinator 2>/dev/null || { cat "$log"; exit 1; }
   sleep 0.1
 done
+addr=$(awk '$1 == "grpc" { print $2 }' "$address")
 echo "coordinator on $addr, data in $data; starting $workers worker(s)" >&2
 threads=$(( $(nproc) / workers > 0 ? $(nproc) / workers : 1 ))
 for _ in $(seq "$workers"); do

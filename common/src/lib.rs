@@ -9,7 +9,8 @@
 //! * [`atomic_array`]: arrays of atomic integers on the heap or in a mapped file, shared by
 //!   threads (the state array's and the depth store's memory);
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
-//! * [`task`]: the unit of work of a build, a rank range of one layer;
+//! * [`region_expand`]: the expansion kernel of the search on the region index, which the
+//!   single-machine build and the workers both run;
 //! * [`table`]: finished tables: encodings, the file format, memory-mapped reading, table sets;
 //! * [`units`]: sizes for people;
 //! * [`generate`]: seeded random walks from the goal and uniformly random solvable states;
@@ -29,10 +30,10 @@ pub mod pipe;
 pub mod plot;
 pub mod puzzle;
 pub mod rank;
+pub mod region_expand;
 pub mod region_index;
 pub mod space;
 pub mod table;
-pub mod task;
 pub mod units;
 #[cfg(feature = "wire")]
 pub mod wire;
@@ -45,5 +46,4 @@ pub use puzzle::PuzzleState;
 pub use rank::PlacementRanker;
 pub use region_index::RegionIndex;
 pub use space::{BlankRule, StateSpace};
-pub use task::{Task, cut_layer};
 pub use units::human_bytes;

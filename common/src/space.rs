@@ -67,11 +67,6 @@ impl BlankRule {
         !matches!(self, BlankRule::Minimized)
     }
 
-    /// Whether the search's state is (placement, region of the blank).
-    pub fn has_regions(self) -> bool {
-        !matches!(self, BlankRule::Ignored)
-    }
-
     /// Every rule.
     pub const ALL: [BlankRule; 4] = [
         BlankRule::Minimized,
@@ -234,20 +229,6 @@ impl StateSpace {
         self.ranker.rank(self.goal_cells())
     }
 
-    /// The search's start: the goal placement with the blank on its goal cell.
-    pub fn goal_state(&self) -> u64 {
-        let rank = self.goal_rank();
-        if self.rule == BlankRule::Ignored {
-            rank
-        } else {
-            let occupied = self.goal_cells().iter().fold(0u32, |m, &c| m | 1 << c);
-            let free = self.board.all_cells() & !occupied;
-            let blank = self.goal.cell_of(0, self.board.cells());
-            let region = self.board.region(blank, free);
-            rank * self.slots() + slot_of(free, region.trailing_zeros() as usize)
-        }
-    }
-
     /// Sum of the Manhattan distances of the tiles of a placement to their goal cells.
     #[inline]
     pub fn manhattan(&self, cells: &[u8]) -> u32 {
@@ -256,12 +237,6 @@ impl StateSpace {
             .zip(self.goal_cells())
             .map(|(&c, &g)| self.board.distance(c as usize, g as usize))
             .sum()
-    }
-
-    /// Bytes that a build of this space holds in memory: the two-bit state array plus one
-    /// depth byte per entry.
-    pub fn build_memory_bytes(&self) -> u64 {
-        self.states().div_ceil(4) + self.entries()
     }
 }
 
@@ -276,16 +251,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn goal_state_of_both_goals() {
+    fn goal_cells_of_both_goals() {
         let board: Board = "4x4".parse().unwrap();
         let p = Pattern::new(board, vec![1, 2, 3]).unwrap();
         let s = StateSpace::new(board, Goal::BlankFirst, p.clone(), BlankRule::Minimized).unwrap();
-        // Tiles on 1,2,3: blank region is everything else; its least cell is 0, slot 0.
-        assert_eq!(s.goal_state(), s.goal_rank() * 13);
+        assert_eq!(s.goal_cells(), &[1, 2, 3]);
         let s = StateSpace::new(board, Goal::BlankLast, p, BlankRule::Aware).unwrap();
-        // Tiles on 0,1,2: least free cell 3 is slot 0.
         assert_eq!(s.goal_cells(), &[0, 1, 2]);
-        assert_eq!(s.goal_state(), s.goal_rank() * 13);
         assert_eq!(s.goal_rank(), 0);
     }
 

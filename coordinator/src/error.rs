@@ -13,6 +13,9 @@ pub enum Error {
     /// A table file, set or encoding error.
     #[error(transparent)]
     Table(#[from] tilepdb_common::table::TableError),
+    /// A table that fails its proof, or a file that cannot be read for one.
+    #[error(transparent)]
+    Proof(#[from] tilepdb_proof::Error),
     /// A table whose build needs more memory than the process may use.
     #[error(
         "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} \

@@ -7,8 +7,8 @@ use tilepdb_common::StateSpace;
 use tilepdb_common::table::Pdb;
 use tilepdb_common::table::header::histogram_mean;
 
-use crate::bellman::Proof;
 use crate::build::{BuiltTable, human_bytes};
+use tilepdb_proof::Proof;
 
 /// Arrays below this size are compared with the peak memory in bytes only: the process's own
 /// memory (program, thread stacks, buffers) dwarfs them, and a ratio would say nothing.

@@ -2,8 +2,9 @@
 //! layer count, histogram and expansion counts with 1, 2 and 4 worker threads and with tasks
 //! of 1, 7 and 1000 ranks or the default size, for each blank rule and both goals.
 
-use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace, cut_layer};
+use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, BuiltTable, build_table};
+use tilepdb_coordinator::engine::StateIndex;
 
 const THREADS: [usize; 3] = [1, 2, 4];
 const TASK_RANKS: [Option<u64>; 4] = [Some(1), Some(7), Some(1000), None];
@@ -39,17 +40,11 @@ fn assert_deterministic(space: &StateSpace) {
         space.pattern()
     );
     // The task sizes must really cut the layer differently, or the test proves nothing.
+    let index = StateIndex::region(space).unwrap();
     let cuts: Vec<usize> = TASK_RANKS
         .iter()
-        .map(|t| {
-            cut_layer(
-                space.placements(),
-                space.ranker().block_len(),
-                // The default size for one thread.
-                t.unwrap_or((space.placements() / 16).max(4096)),
-            )
-            .len()
-        })
+        // The default size for one thread: 16 tasks.
+        .map(|&t| index.cut_units(space, t, 16).len())
         .collect();
     assert!(
         cuts.windows(2).all(|w| w[0] >= w[1]) && cuts[0] > cuts[2],

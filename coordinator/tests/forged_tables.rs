@@ -13,9 +13,9 @@
 use tilepdb_common::table::{Encoding, UNREACHED};
 use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
-use tilepdb_coordinator::check::check_consistent;
 use tilepdb_coordinator::output::write_table;
-use tilepdb_coordinator::verify::verify_deep;
+use tilepdb_proof::facts::check_consistent;
+use tilepdb_proof::verify_deep;
 
 fn space(board: &str, goal: Goal, tiles: &[u8], rule: BlankRule) -> StateSpace {
     let b: Board = board.parse().unwrap();

@@ -4,11 +4,10 @@
 //! (a table by its `tiles`, its values `max_value`/`mean_value`, a set by `set_dir`, the
 //! partition, board, goal and blank rule). Real processes on 127.0.0.1.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -136,6 +135,7 @@ fn serve_and_status_share_the_scheme() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let data = dir.path().join("data");
+    let address_file = dir.path().join("address");
     let mut serve = Command::new(PROGRAM)
         .args(["serve", "--json", "--no-token", "--listen", "127.0.0.1:0"])
         .args(JOB)
@@ -143,28 +143,25 @@ fn serve_and_status_share_the_scheme() {
         .arg(&out)
         .arg("--data-dir")
         .arg(&data)
-        .env("RUST_LOG", "info")
+        .arg("--address-file")
+        .arg(&address_file)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stderr = serve.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(addr) = line
-                .split("listening on ")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-            {
-                let _ = tx.send(addr.to_string());
-            }
+    let until = Instant::now() + Duration::from_secs(60);
+    let addr = loop {
+        let text = std::fs::read_to_string(&address_file).unwrap_or_default();
+        if let Some(addr) = text.lines().find_map(|l| l.strip_prefix("grpc ")) {
+            break addr.to_string();
         }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("serve names its address");
+        assert!(
+            Instant::now() < until && serve.try_wait().unwrap().is_none(),
+            "serve wrote no address file"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let url = format!("http://{addr}");
 
     // No worker yet: the job waits in its first table.

@@ -26,9 +26,9 @@ use rand::seq::SliceRandom;
 use std::collections::HashMap;
 use support::{Grid, blank_search, falling, free_index, goal_cell, naive_rank, placement_search};
 
+use tilepdb_common::table::UNREACHED;
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, RegionIndex, StateSpace};
-use tilepdb_coordinator::build::{BuildOptions, BuiltTable, SearchIndex, build_table};
-use tilepdb_coordinator::merge::UNREACHED;
+use tilepdb_coordinator::build::{BuildOptions, BuiltTable, build_table};
 
 /// The expected tables of one pattern and goal, for the four rules.
 struct NaiveTables {
@@ -115,22 +115,14 @@ fn naive_tables(grid: Grid, blank_first: bool, tiles: &[u8]) -> NaiveTables {
     }
 }
 
-fn engine_table(
-    board: Board,
-    goal: Goal,
-    tiles: &[u8],
-    rule: BlankRule,
-    index: SearchIndex,
-) -> BuiltTable {
+fn engine_table(board: Board, goal: Goal, tiles: &[u8], rule: BlankRule) -> BuiltTable {
     let pattern = Pattern::new(board, tiles.to_vec()).unwrap();
     let space = StateSpace::new(board, goal, pattern, rule).unwrap();
-    // Small tasks: many per layer even on these boards (ranks for the cell index, tile sets
-    // for the region index).
+    // Small tasks: many per layer even on these boards (three tile sets each).
     let options = BuildOptions {
         threads: 2,
-        task_ranks: Some(if index == SearchIndex::Region { 3 } else { 100 }),
+        task_ranks: Some(3),
         memory_limit: None,
-        index,
         ..BuildOptions::default()
     };
     build_table(&space, &options, &()).unwrap()
@@ -178,21 +170,19 @@ fn compare_board(board: &str, seed: u64, sizes: &[usize]) {
     for tiles in &patterns {
         for goal in [Goal::BlankFirst, Goal::BlankLast] {
             let naive = naive_tables(grid, goal == Goal::BlankFirst, tiles);
-            for index in [SearchIndex::Region, SearchIndex::Cell] {
-                for (rule, expected) in [
-                    (BlankRule::Minimized, &naive.minimized),
-                    (BlankRule::Aware, &naive.aware),
-                    (BlankRule::Ignored, &naive.ignored),
-                ] {
-                    let what = format!("{board} {goal} {rule} pattern {tiles:?} {index:?} index");
-                    let engine = engine_table(b, goal, tiles, rule, index).values;
-                    let engine = engine.bytes().expect("a byte per entry");
-                    assert_same_table(engine, expected, &what);
-                    nonzero += expected.iter().filter(|&&v| v != 0).count();
-                }
+            for (rule, expected) in [
+                (BlankRule::Minimized, &naive.minimized),
+                (BlankRule::Aware, &naive.aware),
+                (BlankRule::Ignored, &naive.ignored),
+            ] {
+                let what = format!("{board} {goal} {rule} pattern {tiles:?}");
+                let engine = engine_table(b, goal, tiles, rule).values;
+                let engine = engine.bytes().expect("a byte per entry");
+                assert_same_table(engine, expected, &what);
+                nonzero += expected.iter().filter(|&&v| v != 0).count();
             }
             let what = format!("{board} {goal} zero-aware pattern {tiles:?}");
-            let engine = engine_table(b, goal, tiles, BlankRule::ZeroAware, SearchIndex::Region);
+            let engine = engine_table(b, goal, tiles, BlankRule::ZeroAware);
             assert_eq!(
                 engine.histogram, naive.zero_aware_histogram,
                 "{what}: histogram"

@@ -22,12 +22,10 @@
 mod support;
 
 use support::{Grid, falling};
+use tilepdb_common::table::UNREACHED;
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
-use tilepdb_coordinator::check::{
-    check_consistent, check_lower_bound, check_minimized_against_aware,
-};
-use tilepdb_coordinator::merge::UNREACHED;
+use tilepdb_proof::facts::{check_consistent, check_lower_bound, check_minimized_against_aware};
 
 fn space(board: &str, goal: Goal, tiles: &[u8], rule: BlankRule) -> StateSpace {
     let board: Board = board.parse().unwrap();

@@ -24,7 +24,7 @@ use tilepdb_common::{BlankRule, Board, Goal, Partition, Pattern, PuzzleState, St
 use tilepdb_coordinator::build::{BuildOptions, build_table};
 use tilepdb_coordinator::cache::open_or_build;
 use tilepdb_coordinator::output::{set_dir, table_file_name, write_manifest, write_table};
-use tilepdb_coordinator::verify::verify_deep;
+use tilepdb_proof::verify_deep;
 
 fn space(board: &str, goal: Goal, tiles: &[u8], rule: BlankRule) -> StateSpace {
     let b: Board = board.parse().unwrap();

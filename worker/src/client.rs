@@ -574,7 +574,7 @@ impl Session {
 struct Expanded {
     reached_states: u64,
     reached_bytes: u64,
-    stats: crate::expand::ExpandStats,
+    stats: tilepdb_common::region_expand::ExpandStats,
     chunks: Vec<tilepdb_common::wire::proto::Chunk>,
     started: Instant,
 }

@@ -22,8 +22,7 @@ use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::wire::region_lists::RegionListShape;
 use tilepdb_common::{BlankRule, LayerBitmap, StateSpace};
 
-use crate::ExpandStats;
-use crate::region_expand::RegionKernel;
+use tilepdb_common::region_expand::{ExpandStats, RegionKernel};
 
 /// What a task reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

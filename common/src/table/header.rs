@@ -81,6 +81,24 @@ pub fn histogram_mean(histogram: &[u64]) -> Option<f64> {
     (count > 0).then(|| sum / count as f64)
 }
 
+/// Counts of each value of reached entries (`histogram[v]`: entries of value `v`, up to the
+/// largest value), and the number of unreached entries ([`super::UNREACHED`]).
+///
+/// ```
+/// use tilepdb_common::table::header::histogram_of;
+/// assert_eq!(histogram_of(&[0, 2, 2, 255]), (vec![1, 0, 2], 1));
+/// ```
+pub fn histogram_of(values: &[u8]) -> (Vec<u64>, u64) {
+    let mut counts = [0u64; 256];
+    for &v in values {
+        counts[usize::from(v)] += 1;
+    }
+    let unreached = counts[usize::from(super::UNREACHED)];
+    counts[usize::from(super::UNREACHED)] = 0;
+    let len = counts.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+    (counts[..len].to_vec(), unreached)
+}
+
 /// Values 0..=254 have a histogram slot (255 is [`super::UNREACHED`]).
 pub const HISTOGRAM_SLOTS: usize = 255;
 /// Room for the tiles of the largest pattern.

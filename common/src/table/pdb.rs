@@ -235,6 +235,20 @@ impl Pdb {
         })
     }
 
+    /// Gives the pages of a mapped file back to the page cache: they stop counting in this
+    /// process's resident memory until they are read again (Linux `madvise(MADV_DONTNEED)`;
+    /// a no-op for copies and elsewhere). A set's build holds each table it wrote mapped for
+    /// its manifest: without this, every table's validated pages would stay resident.
+    pub fn release_resident(&self) {
+        #[cfg(target_os = "linux")]
+        if let Bytes::Map(map) = &self.bytes {
+            // SAFETY: the map is a read-only, shared map of a file that is never modified in
+            // place: pages dropped are read again from the file, with the same bytes, and no
+            // reference into the map can observe a change.
+            let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+
     /// The file this table was read from.
     pub fn path(&self) -> &Path {
         &self.path

@@ -8,19 +8,16 @@ use clap::Args;
 use serde::Serialize;
 use tilepdb_common::table::Pdb;
 use tilepdb_common::{BlankRule, StateSpace};
-use tilepdb_coordinator::bellman::Proof;
 use tilepdb_coordinator::build::{
-    BuildOptions, BuiltTable, SearchIndex, build_memory, build_table, check_build_memory,
-    human_bytes,
-};
-use tilepdb_coordinator::check::{
-    check_consistent, check_lower_bound, check_minimized_against_aware,
+    BuildOptions, BuiltTable, build_memory, build_table, check_build_memory, human_bytes,
 };
 use tilepdb_coordinator::engine::{Reuse, TableBuilder, build_set};
 use tilepdb_coordinator::report::{
     TableReport, available_memory_bytes, peak_rss_bytes, reset_peak_rss,
 };
-use tilepdb_coordinator::verify::verify_deep;
+use tilepdb_proof::Proof;
+use tilepdb_proof::facts::{check_consistent, check_lower_bound, check_minimized_against_aware};
+use tilepdb_proof::verify_deep;
 
 use super::job::{JobArgs, seconds};
 use super::progress::SetProgress;
@@ -72,20 +69,6 @@ pub struct BuildArgs {
         requires = "workers"
     )]
     lease_timeout: f64,
-    /// The search's state index: region (dense (set, region, order), the default) or cell (the
-    /// first index, `rank * (n - k) + free cell`; kept to compare the two).
-    #[arg(long, value_name = "INDEX", default_value = "region", value_parser = parse_search_index, hide = true)]
-    search_index: SearchIndex,
-}
-
-fn parse_search_index(s: &str) -> Result<SearchIndex, String> {
-    match s.trim() {
-        "region" => Ok(SearchIndex::Region),
-        "cell" => Ok(SearchIndex::Cell),
-        other => Err(format!(
-            "unknown search index {other:?}: expected region or cell"
-        )),
-    }
 }
 
 #[derive(Serialize)]
@@ -152,7 +135,6 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         threads: args.threads,
         task_ranks: args.task_ranks,
         memory_limit,
-        index: args.search_index,
         // --check reads every value: keep a byte per entry for it.
         encoding: (!args.check).then_some(spec.encoding),
     };
@@ -184,7 +166,6 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         rejected: 0,
         check: args.check,
         json: args.json,
-        peak: None,
         tables: Vec::new(),
         progress: SetProgress::new(&spaces),
     };
@@ -230,8 +211,6 @@ struct CliBuilder<'a> {
     rejected: u64,
     check: bool,
     json: bool,
-    /// Peak memory of the table being built.
-    peak: Option<u64>,
     tables: Vec<TableReport>,
     progress: SetProgress,
 }
@@ -259,7 +238,6 @@ impl TableBuilder for CliBuilder<'_> {
         );
         reset_peak_rss();
         let table = build_table(space, self.options, &self.progress.table(index, space))?;
-        self.peak = peak_rss_bytes();
         if self.check {
             let values = table
                 .values
@@ -307,7 +285,8 @@ impl TableBuilder for CliBuilder<'_> {
         table: &BuiltTable,
         pdb: &Pdb,
     ) -> anyhow::Result<()> {
-        let report = TableReport::new(space, table, self.peak, None)
+        // The peak the kernel counts over the build, the file's write and its proof.
+        let report = TableReport::new(space, table, peak_rss_bytes(), None)
             .with_table_file(pdb)
             .with_proof(self.proof.take());
         self.progress.written(index, true);

@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use tilepdb_common::table::header::histogram_of as histogram;
 use tilepdb_common::table::{Encoding, Pdb, TableSet, TableValues};
 use tilepdb_common::{Partition, Pattern, StateSpace};
-use tilepdb_coordinator::build::{BuildOptions, BuiltTable, histogram};
+use tilepdb_coordinator::build::{BuildOptions, BuiltTable};
 use tilepdb_coordinator::engine::{Reuse, SetSpec, TableBuilder, build_set};
 
 #[derive(Args)]

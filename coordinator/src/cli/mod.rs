@@ -1,5 +1,6 @@
 //! The command line of `tilepdb-coordinator`: one module per subcommand.
 
+mod address_file;
 mod build;
 mod completions;
 mod encode;
@@ -29,6 +30,10 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once at start; the largest variant is the one most runs use"
+)]
 enum Command {
     /// Build the tables of a partition on this machine (in-process workers, one per core).
     Build(build::BuildArgs),

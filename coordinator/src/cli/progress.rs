@@ -6,10 +6,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use tilepdb_common::StateSpace;
+use tilepdb_common::region_expand::ExpandStats;
 use tilepdb_coordinator::build::BuildObserver;
 use tilepdb_coordinator::observe::bars::{SetBars, TableView, View, pattern_label};
 use tilepdb_coordinator::observe::progress::expected_states;
-use tilepdb_worker::ExpandStats;
 
 /// The set's progress, shared by the observers of its tables.
 pub struct SetProgress {

@@ -54,11 +54,17 @@ pub struct ServeArgs {
     /// limit).
     #[arg(long, value_name = "BYTES", value_parser = super::job::parse_positive_bytes)]
     download_limit: Option<u64>,
-    /// Address to listen on; port 0 picks a free port. The first log line says which.
+    /// Address to listen on; port 0 picks a free port (the first log line says which, and
+    /// --address-file).
     #[arg(long, default_value = "127.0.0.1:7878")]
     listen: SocketAddr,
+    /// Once listening, write the addresses bound to this file (`grpc HOST:PORT`, then `http
+    /// HOST:PORT` with --http-listen), for scripts: written whole or not at all.
+    #[arg(long, value_name = "FILE")]
+    address_file: Option<PathBuf>,
     /// Also serve the live dashboard (/), Prometheus metrics (/metrics) and their JSON
-    /// (/api/status) over HTTP on this address (port 0 picks one; a log line says which).
+    /// (/api/status) over HTTP on this address (port 0 picks one; a log line says which, and
+    /// --address-file).
     #[arg(long, value_name = "ADDR", conflicts_with = "no_build")]
     http_listen: Option<SocketAddr>,
     /// Seconds without a heartbeat after which a worker's task is handed out again.
@@ -85,8 +91,8 @@ pub struct ServeArgs {
     /// Require workers to present a certificate signed by this CA (mutual TLS).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_client_ca: Option<PathBuf>,
-    /// Most ranks (placements) per task (default: a block of the rank, the placements with
-    /// the pattern's first tile on one cell, or less to make at least 16 tasks a layer).
+    /// Most tile sets per task (default: tasks follow each layer along the tile sets, about
+    /// 16 a layer).
     #[arg(long, value_name = "N")]
     task_ranks: Option<u64>,
     /// Threads of the coordinator's own passes over the arrays (default: every core).
@@ -170,15 +176,20 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let (listener, addr) = bind(args.listen).await?;
         tracing::info!(job = %job.id, "listening on {addr}");
+        let mut http_addr = None;
         if let Some(listen) = args.http_listen {
-            let (http, http_addr) = tilepdb_coordinator::observe::http::bind(listen).await?;
-            tracing::info!("dashboard and metrics on http://{http_addr}");
+            let (http, bound) = tilepdb_coordinator::observe::http::bind(listen).await?;
+            tracing::info!("dashboard and metrics on http://{bound}");
+            http_addr = Some(bound);
             let observed = job.clone();
             tokio::spawn(async move {
                 if let Err(e) = tilepdb_coordinator::observe::http::serve(http, observed).await {
                     tracing::error!("the dashboard and metrics stopped: {e}");
                 }
             });
+        }
+        if let Some(path) = &args.address_file {
+            super::address_file::write(path, addr, http_addr)?;
         }
         tracing::info!(
             partition = job.config.spec.partition.name(),
@@ -239,6 +250,9 @@ fn serve_existing(args: &ServeArgs, options: ServeOptions) -> anyhow::Result<()>
     runtime()?.block_on(async {
         let (listener, addr) = bind(args.listen).await?;
         tracing::info!("listening on {addr}");
+        if let Some(path) = &args.address_file {
+            super::address_file::write(path, addr, None)?;
+        }
         let sets = tables.sets();
         if sets.is_empty() {
             tracing::warn!(

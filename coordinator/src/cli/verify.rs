@@ -11,7 +11,7 @@ use clap::Args;
 use serde::Serialize;
 use tilepdb_common::table::manifest::MANIFEST_NAME;
 use tilepdb_common::table::{Manifest, Pdb};
-use tilepdb_coordinator::verify::{DeepReport, verify_deep};
+use tilepdb_proof::{DeepReport, verify_deep};
 
 #[derive(Args)]
 pub struct VerifyArgs {

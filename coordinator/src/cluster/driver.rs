@@ -8,19 +8,19 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
+use tilepdb_common::region_expand::ExpandStats;
 use tilepdb_common::table::Pdb;
 use tilepdb_common::{StateCodes, StateSpace};
-use tilepdb_worker::ExpandStats;
 
 use super::job::{ExpandingLayer, Job, Stage};
 use super::lease::LayerTasks;
 use super::plan::plan_layer;
 use super::store::{Checkpoint, DataDir};
-use crate::bellman::Proof;
 use crate::build::{BuildObserver, BuiltTable, human_bytes};
 use crate::engine::{Executor, Layer, Reuse, TableBuilder, build_set, finish_table, search_table};
 use crate::error::{Error, Result};
 use crate::report::{TableReport, peak_rss_bytes};
+use tilepdb_proof::Proof;
 
 /// How often the driver logs the progress of a layer.
 const PROGRESS_LOG: Duration = Duration::from_secs(5);

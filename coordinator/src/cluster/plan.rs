@@ -13,7 +13,7 @@ use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 use super::job::{Job, LeasedTask};
 use crate::engine::TableArrays;
 use crate::engine::units::StateIndex;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Ranges of units cut per task when a layer is planned along its states: the layer's tasks
 /// are made of these.
@@ -91,29 +91,23 @@ pub fn plan_tasks(
 }
 
 /// The shape of the lists of states of `space`'s layer at `depth` on `index`.
-///
-/// Only the region index has lists ([`RegionListShape`]); `None` on the cell index.
 pub fn list_shape<'a>(
     space: &StateSpace,
     index: &'a StateIndex,
     depth: u32,
-) -> Option<RegionListShape<'a>> {
-    match index {
-        StateIndex::Cell => None,
-        StateIndex::Region(region) => Some(RegionListShape::new(
-            region,
-            space.rule() == BlankRule::Ignored,
-            space.goal_cells(),
-            depth,
-        )),
-    }
+) -> RegionListShape<'a> {
+    RegionListShape::new(
+        index.regions(),
+        space.rule() == BlankRule::Ignored,
+        space.goal_cells(),
+        depth,
+    )
 }
 
 impl Job {
     /// The shape of the lists of table `table`'s layer at `depth`.
-    pub fn list_shape(&self, table: usize, depth: u32) -> Result<RegionListShape<'_>> {
+    pub fn list_shape(&self, table: usize, depth: u32) -> RegionListShape<'_> {
         list_shape(&self.spaces[table], &self.indexes[table], depth)
-            .ok_or_else(|| Error::Serve("the job's tables are not on the region index".into()))
     }
 
     /// The input of a leased task: its current states (as the scan of its states goes: the
@@ -121,7 +115,7 @@ impl Job {
     pub fn task_input(&self, task: &LeasedTask) -> Result<(u64, Vec<u8>)> {
         let table = task.id.table as usize;
         let own = self.indexes[table].unit_states(&self.spaces[table], &task.ranks);
-        let shape = self.list_shape(table, task.id.depth)?;
+        let shape = self.list_shape(table, task.id.depth);
         let mut input = RegionListEncoder::new(&shape, own.clone());
         let code = StateCodes::code_of_depth(task.id.depth);
         task.arrays

@@ -11,7 +11,6 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use tilepdb_common::StateCodes;
 use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::ResultHeader;
 use tilepdb_common::wire::region_lists::walk_region_states;
@@ -156,9 +155,7 @@ impl Job {
             ));
         }
         // The result lists states of the next layer.
-        let shape = self
-            .list_shape(table, h.depth + 1)
-            .map_err(|e| e.to_string())?;
+        let shape = self.list_shape(table, h.depth + 1);
         if h.reached_bytes > shape.max_bytes(h.reached_states) {
             return Err(format!(
                 "{} bytes cannot list {} states",
@@ -207,9 +204,7 @@ impl Job {
         r: &AcceptedResult,
         bytes: Vec<u8>,
     ) -> tilepdb_common::Result<CheckedReached> {
-        let shape = self
-            .list_shape(r.lease.table, r.lease.depth + 1)
-            .map_err(|e| tilepdb_common::Error::Wire(format!("the result's table: {e}")))?;
+        let shape = self.list_shape(r.lease.table, r.lease.depth + 1);
         walk_region_states(&bytes, r.reached_states, &shape, 0..r.states, |_| {})?;
         Ok(CheckedReached { bytes })
     }
@@ -230,15 +225,13 @@ impl Job {
             }
             layer.arrays.clone()
         };
-        let next = StateCodes::code_of_depth(r.lease.depth + 1);
+        let next = r.lease.depth + 1;
         let mut added = 0;
-        if let Ok(shape) = self.list_shape(r.lease.table, r.lease.depth + 1) {
-            // Checked by `check_reached`: the walk cannot fail.
-            let _ =
-                walk_region_states(&reached.bytes, r.reached_states, &shape, 0..r.states, |s| {
-                    added += u64::from(arrays.codes.try_mark(s, next));
-                });
-        }
+        let shape = self.list_shape(r.lease.table, next);
+        // Checked by `check_reached`: the walk cannot fail.
+        let _ = walk_region_states(&reached.bytes, r.reached_states, &shape, 0..r.states, |s| {
+            added += u64::from(arrays.mark_next(s, next));
+        });
         drop(arrays);
         self.counters.expanded.fetch_add(r.expanded, Relaxed);
         self.counters.generated.fetch_add(r.generated, Relaxed);

@@ -1,11 +1,12 @@
-//! The arrays of one table's search: the two-bit state array and the depth store.
+//! The arrays of one table's search: the two-bit state array and the depth store, and the
+//! merge rule that joins a reached state to the next layer.
 
 use tilepdb_common::table::DepthCode;
 use tilepdb_common::{StateCodes, StateSpace};
-use tilepdb_worker::ReachedSink;
 
+use super::depth_store::DepthBytes;
+use super::kernel::goal_state_and_entry;
 use super::units::StateIndex;
-use crate::merge::{DepthBytes, LayerMerge};
 
 /// The state array and depth store of one table (on the heap, or memory-mapped files of the
 /// distributed job's data directory).
@@ -31,20 +32,28 @@ impl TableArrays {
         }
     }
 
+    /// The merge rule, `next = reached AND unseen`: marks `state` with the code of the layer
+    /// `depth` if it was unseen; whether it was. Idempotent, so a duplicate or late result
+    /// changes nothing. The depth is recorded by [`TableArrays::merge`] or, for states marked
+    /// from a worker's result, by the layer's finishing pass.
+    #[inline]
+    pub fn mark_next(&self, state: u64, depth: u32) -> bool {
+        self.codes.try_mark(state, StateCodes::code_of_depth(depth))
+    }
+
+    /// [`TableArrays::mark_next`], and the depth of a newly marked state recorded in its
+    /// depth-store `entry` (its placement index for minimized tables, itself otherwise).
+    #[inline]
+    pub fn merge(&self, state: u64, entry: u64, depth: u32) {
+        if self.mark_next(state, depth) {
+            self.depths.record_first(entry, depth);
+        }
+    }
+
     /// Marks the goal of `space` on `index` as the layer of depth 0.
     pub fn mark_goal(&self, space: &StateSpace, index: &StateIndex) {
-        match index {
-            StateIndex::Cell => {
-                LayerMerge::new(&self.codes, &self.depths, space.rule(), space.slots(), 0)
-                    .reached(space.goal_state());
-            }
-            StateIndex::Region(index) => {
-                let (state, entry) = crate::region_build::goal_state_and_entry(space, index);
-                if self.codes.try_mark(state, StateCodes::code_of_depth(0)) {
-                    self.depths.record_first(entry, 0);
-                }
-            }
-        }
+        let (state, entry) = goal_state_and_entry(space, index.regions());
+        self.merge(state, entry, 0);
     }
 
     /// Bytes of memory both arrays hold.

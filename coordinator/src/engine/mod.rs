@@ -1,10 +1,17 @@
-//! The search engine: one layer loop for every build, whoever expands the layers.
+//! The search engine: one layer loop for every build, whoever expands the layers. This folder
+//! is the whole search; the proofs (`crate::proof`) never import it.
 //!
 //! * [`spec`]: [`SetSpec`], the four values that define a table set (partition, goal, blank
 //!   rule, encoding), its directory name and its job id;
-//! * [`units`]: task units (placement ranks) and the one function that maps a range of units
-//!   to its range of states ([`units::unit_states`]); how layers are cut into tasks;
-//! * [`arrays`]: [`TableArrays`], the two-bit state array and the depth bytes of one table;
+//! * [`units`]: [`StateIndex`], the region index of a table's states, its task units (tile-set
+//!   ranks) and the one function that maps a range of units to its range of states
+//!   ([`StateIndex::unit_states`]); how layers are cut into tasks;
+//! * [`arrays`]: [`TableArrays`], the two-bit state array and the depth store of one table,
+//!   and the merge rule ([`TableArrays::merge`]);
+//! * [`depth_store`]: [`DepthBytes`], what the search keeps of each entry's depth;
+//! * [`kernel`]: the in-process kernel ([`kernel::RegionSetKernel`], the workers' region
+//!   kernel merging into the arrays), the goal, and the values put in the table's order;
+//! * [`build_memory`]: the bytes a build holds, before anything is allocated;
 //! * [`search`]: the [`Executor`] trait and the layer loop ([`search_table`]): expand a layer
 //!   with the executor, finish it ([`search::finish_layer`]: depths, count, retire), guard
 //!   the depth, report; then [`search::finish_table`] turns the arrays into the values;
@@ -18,6 +25,9 @@
 //! distributed builds give the same bytes by construction.
 
 pub mod arrays;
+pub mod build_memory;
+pub mod depth_store;
+pub mod kernel;
 pub mod search;
 pub mod set;
 pub mod spec;
@@ -25,7 +35,9 @@ pub mod threads;
 pub mod units;
 
 pub use arrays::TableArrays;
+pub use depth_store::{DepthBytes, UNREACHED};
 pub use search::{Executor, Layer, SearchProgress, finish_table, search_table};
 pub use set::{BuiltSet, Reuse, TableBuilder, build_set};
 pub use spec::SetSpec;
-pub use threads::{Kernel, RankKernel, ThreadsExecutor};
+pub use threads::{Kernel, ThreadsExecutor};
+pub use units::StateIndex;

@@ -16,15 +16,16 @@ use std::time::{Duration, Instant};
 use rayon::ThreadPool;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use tilepdb_common::table::header::histogram_mean;
+use tilepdb_common::region_expand::ExpandStats;
+use tilepdb_common::table::header::{histogram_mean, histogram_of};
 use tilepdb_common::table::{DepthCode, PackedValues, TableValues};
-use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace};
-use tilepdb_worker::ExpandStats;
+use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
 use super::arrays::TableArrays;
-use super::units::{StateIndex, unit_states};
+use super::depth_store::{DepthBytes, UNREACHED};
+use super::kernel::{goal_entries, placement_order};
+use super::units::StateIndex;
 use crate::error::{Error, Result};
-use crate::merge::{DepthBytes, UNREACHED};
 
 /// Hears about a build's progress (a progress bar, log lines, a test).
 pub trait BuildObserver: Sync {
@@ -173,9 +174,8 @@ fn pass_tasks(space: &StateSpace, index: &StateIndex) -> Vec<Range<u64>> {
 
 /// Finishes the layer `depth`: records the depth of every state of the next layer (a no-op
 /// unless a merge was cut short), retires every current state to done; returns the number of
-/// states of the next layer and the number of the table's entries they stand for (on the
-/// region index: an aware state stands for the cells of its region; on the cell index and
-/// for minimized tables the states again).
+/// states of the next layer and the number of the table's entries they stand for (an aware
+/// state stands for the cells of its region; for the other rules the states again).
 pub fn finish_layer(
     space: &StateSpace,
     index: &StateIndex,
@@ -199,16 +199,9 @@ pub fn finish_layer(
             .par_iter()
             .map(|units| {
                 let states = index.unit_states(space, units);
-                let added = match index {
-                    StateIndex::Cell => {
-                        let slots = space.slots();
-                        if space.rule() == BlankRule::Aware {
-                            both(record(states.clone(), &|s| s))
-                        } else {
-                            both(record(states.clone(), &|s| s / slots))
-                        }
-                    }
-                    StateIndex::Region(region) if space.rule() == BlankRule::Minimized => {
+                let region = index.regions();
+                let added = match space.rule() {
+                    BlankRule::Minimized => {
                         // One depth byte per placement index `c * k! + order`.
                         let f = region.orders();
                         both(
@@ -221,7 +214,7 @@ pub fn finish_layer(
                                 .sum(),
                         )
                     }
-                    StateIndex::Region(region) if space.rule() == BlankRule::Aware => {
+                    BlankRule::Aware => {
                         // A state (set, region, order) stands for every cell of its region.
                         let f = region.orders();
                         let mut counts = (0, 0);
@@ -236,7 +229,7 @@ pub fn finish_layer(
                         }
                         counts
                     }
-                    StateIndex::Region(_) => both(record(states.clone(), &|s| s)),
+                    _ => both(record(states.clone(), &|s| s)),
                 };
                 arrays.codes.retire(states, current);
                 added
@@ -282,10 +275,8 @@ impl BuiltTable {
 }
 
 /// The table of a finished search: the state array is let go first (if no one else holds
-/// it), and the depth store becomes the values in the table's order: on the cell index an
-/// aware table's regions get their least cell's value; on the region index the values are put
-/// in placement-rank order ([`crate::region_build::placement_order`]) except for a zero-aware
-/// table (whose order is the index's). A packed store gives packed values, whose histogram
+/// it), and the depth store becomes the values in the table's order: placement-rank order
+/// ([`placement_order`]) except for a zero-aware table (whose order is the index's). A packed store gives packed values, whose histogram
 /// is the count of each layer's entries. `started`: when the table's build started.
 pub fn finish_table(
     space: &StateSpace,
@@ -297,18 +288,9 @@ pub fn finish_table(
 ) -> BuiltTable {
     let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.memory_bytes());
     let code = arrays.depths.code();
-    let values = |depths: DepthOrShared<'_>| match index {
-        StateIndex::Cell => {
-            if space.rule() == BlankRule::Aware {
-                let tasks = pass_tasks(space, index);
-                pool.install(|| spread_region_values(space, depths.get(), &tasks));
-            }
-            depths.into_values()
-        }
-        StateIndex::Region(region) => match space.rule() {
-            BlankRule::ZeroAware => depths.into_values(),
-            _ => pool.install(|| crate::region_build::placement_order(space, region, depths.get())),
-        },
+    let values = |depths: DepthOrShared<'_>| match space.rule() {
+        BlankRule::ZeroAware => depths.into_values(),
+        _ => pool.install(|| placement_order(space, index.regions(), depths.get())),
     };
     let data = match Arc::try_unwrap(arrays) {
         Ok(TableArrays { codes, depths }) => {
@@ -318,10 +300,10 @@ pub fn finish_table(
         Err(shared) => values(DepthOrShared::Shared(&shared.depths)),
     };
     let (values, histogram, unreached) = if code == DepthCode::Byte {
-        let (histogram, unreached) = histogram(&data);
+        let (histogram, unreached) = histogram_of(&data);
         (TableValues::Bytes(data), histogram, unreached)
     } else {
-        let mut histogram = vec![crate::region_build::goal_entries(space)];
+        let mut histogram = vec![goal_entries(space)];
         histogram.extend(&progress.layer_entries);
         let len = histogram.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
         histogram.truncate(len);
@@ -368,49 +350,4 @@ impl DepthOrShared<'_> {
             DepthOrShared::Shared(d) => d.values(),
         }
     }
-}
-
-/// An aware table gives every cell of a region the value of the region's least cell
-/// (idempotent: the least cell's value never changes).
-pub fn spread_region_values(space: &StateSpace, depths: &DepthBytes, tasks: &[Range<u64>]) {
-    let board = space.board();
-    tasks.par_iter().for_each(|units| {
-        let mut cells = [0u8; MAX_CELLS];
-        for rank in units.clone() {
-            let free = board.all_cells() & !space.ranker().unrank(rank, &mut cells);
-            let base = unit_states(space, &(rank..rank + 1)).start;
-            let mut left = free;
-            let mut slot = 0u64;
-            let mut slot_of_cell = [0u64; MAX_CELLS];
-            let mut f = free;
-            while f != 0 {
-                slot_of_cell[f.trailing_zeros() as usize] = slot;
-                slot += 1;
-                f &= f - 1;
-            }
-            while left != 0 {
-                let least = left.trailing_zeros() as usize;
-                let region = board.region(least, free);
-                left &= !region;
-                let value = depths.get(base + slot_of_cell[least]);
-                let mut others = region & !(1 << least);
-                while others != 0 {
-                    depths.set(base + slot_of_cell[others.trailing_zeros() as usize], value);
-                    others &= others - 1;
-                }
-            }
-        }
-    });
-}
-
-/// Counts of each value of reached entries, and the number of unreached entries.
-pub fn histogram(values: &[u8]) -> (Vec<u64>, u64) {
-    let mut counts = [0u64; 256];
-    for &v in values {
-        counts[v as usize] += 1;
-    }
-    let unreached = counts[UNREACHED as usize];
-    counts[UNREACHED as usize] = 0;
-    let len = counts.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
-    (counts[..len].to_vec(), unreached)
 }

@@ -15,10 +15,10 @@ use tilepdb_common::table::{Pdb, TableError};
 
 use super::search::BuiltTable;
 use super::spec::SetSpec;
-use crate::bellman::Proof;
 use crate::error::{Error, Result};
 use crate::output::{cached_table, table_file_name, write_manifest, write_table};
-use crate::verify::verify_deep;
+use tilepdb_proof::Proof;
+use tilepdb_proof::verify_deep;
 
 /// The directory of a set where tables wait for their proof (never a table of the set).
 pub const UNPROVEN_DIR: &str = ".unproven";
@@ -155,6 +155,9 @@ pub fn build_set<B: TableBuilder>(
             built += 1;
             pdb
         };
+        // Its pages were all read (checksums, proof): let them go, so that a set's build holds
+        // one table at a time.
+        pdb.release_resident();
         tables.push(pdb);
     }
     write_manifest(

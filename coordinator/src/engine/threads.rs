@@ -1,9 +1,8 @@
 //! The in-process executor: a layer's tasks expanded by a rayon pool.
 //!
 //! Each task is a range of units ([`super::units`]); a [`Kernel`] expands the current
-//! states of a task and merges what they reach into the arrays. [`RankKernel`] is the
-//! placement-rank kernel of the cell index ([`expand_range`]) feeding a [`PrefetchedMerge`];
-//! the region index plugs in [`crate::region_build::RegionSetKernel`].
+//! states of a task and merges what they reach into the arrays
+//! ([`super::kernel::RegionSetKernel`]; tests plug in others).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -11,13 +10,11 @@ use std::sync::Arc;
 use rayon::ThreadPool;
 use rayon::prelude::*;
 use tilepdb_common::StateSpace;
-use tilepdb_common::layer::CodeLayer;
-use tilepdb_worker::{ExpandStats, expand_range};
+use tilepdb_common::region_expand::ExpandStats;
 
 use super::arrays::TableArrays;
 use super::search::{BuildObserver, Executor, Layer};
 use crate::error::Result;
-use crate::merge::{LayerMerge, PrefetchedMerge};
 
 /// Expands one task: the current states (code of `depth`) of the units `units`, their
 /// unseen successors marked as the layer `depth + 1` with their depths recorded.
@@ -32,52 +29,15 @@ pub trait Kernel: Sync {
     ) -> ExpandStats;
 }
 
-/// The kernel of placement-rank units: [`expand_range`] into a [`PrefetchedMerge`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RankKernel;
-
-impl Kernel for RankKernel {
-    fn expand_task(
-        &self,
-        space: &StateSpace,
-        units: Range<u64>,
-        arrays: &TableArrays,
-        depth: u32,
-    ) -> ExpandStats {
-        let current = CodeLayer {
-            codes: &arrays.codes,
-            depth,
-        };
-        let merge = LayerMerge::new(
-            &arrays.codes,
-            &arrays.depths,
-            space.rule(),
-            space.slots(),
-            depth + 1,
-        );
-        let mut prefetched = PrefetchedMerge::new(merge);
-        let stats = expand_range(space, units, &current, &mut prefetched);
-        prefetched.finish();
-        stats
-    }
-}
-
 /// Expands layers on the threads of a pool, tasks cut by size
 /// ([`super::units::StateIndex::cut_units`]).
-pub struct ThreadsExecutor<'p, K: Kernel = RankKernel> {
+pub struct ThreadsExecutor<'p, K: Kernel> {
     pool: &'p ThreadPool,
     /// Most units per task; `None`: about 16 tasks per thread.
     task_units: Option<u64>,
     kernel: K,
     /// The tasks of the table being searched (the same for each of its layers).
     tasks: Option<(usize, Vec<Range<u64>>)>,
-}
-
-impl<'p> ThreadsExecutor<'p, RankKernel> {
-    /// An executor of the rank kernel on `pool`.
-    pub fn new(pool: &'p ThreadPool, task_units: Option<u64>) -> Self {
-        Self::with_kernel(pool, task_units, RankKernel)
-    }
 }
 
 impl<'p, K: Kernel> ThreadsExecutor<'p, K> {

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub fn coordinator_bin() -> PathBuf {
@@ -92,39 +92,35 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `command` with its standard error collected; its first log line must name
-    /// the address it listens on (`listening on HOST:PORT`).
+    /// Starts `command` (a `serve`) with its standard error collected, and waits for the
+    /// address it binds, from the file it writes (`--address-file`).
     pub fn spawn(mut command: Command) -> Server {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let address_file = std::env::temp_dir().join(format!(
+            "tilepdb-test-address-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_file(&address_file);
         let mut child = command
+            .arg("--address-file")
+            .arg(&address_file)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
         let stderr = child.stderr.take().unwrap();
         let log2 = log.clone();
         std::thread::spawn(move || {
-            let mut first = true;
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if first {
-                    first = false;
-                    let addr = line
-                        .split("listening on ")
-                        .nth(1)
-                        .and_then(|rest| rest.split_whitespace().next())
-                        .and_then(|a| a.parse::<SocketAddr>().ok());
-                    let _ = tx.send((addr, line.clone()));
-                }
                 log2.lock().unwrap().push(line);
             }
         });
-        let (addr, line) = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the server logs a first line");
-        let addr = addr.unwrap_or_else(|| panic!("first log line names no address: {line}"));
+        let addr = wait_for_address(&address_file, &mut child, "grpc", &log);
+        let _ = std::fs::remove_file(&address_file);
         Server { child, addr, log }
     }
 
@@ -199,4 +195,39 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Waits (a minute at most) for the address named `what` (`grpc` or `http`) in the address
+/// file a server writes once it listens (`--address-file`); panics with the server's log if
+/// it exits first.
+pub fn wait_for_address(
+    file: &Path,
+    child: &mut Child,
+    what: &str,
+    log: &Mutex<Vec<String>>,
+) -> SocketAddr {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(addr) = read_address(file, what) {
+            return addr;
+        }
+        let exited = child.try_wait().unwrap();
+        if exited.is_some() || Instant::now() > until {
+            let log = log.lock().unwrap().join("\n");
+            panic!(
+                "no {what} address in {} ({exited:?}); log:\n{log}",
+                file.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The address named `what` in an address file, if the file is there.
+pub fn read_address(file: &Path, what: &str) -> Option<SocketAddr> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().find_map(|l| {
+        let (name, addr) = l.split_once(' ')?;
+        (name == what).then(|| addr.parse().ok())?
+    })
 }

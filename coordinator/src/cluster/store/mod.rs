@@ -43,10 +43,10 @@ use std::path::{Path, PathBuf};
 use memmap2::MmapMut;
 use tilepdb_common::{StateCodes, StateSpace};
 
+use crate::engine::DepthBytes;
 use crate::engine::TableArrays;
 use crate::engine::units::StateIndex;
 use crate::error::{Error, Result};
-use crate::merge::DepthBytes;
 
 pub use checkpoint::{CHECKPOINT_FORMAT, Checkpoint, JobCheckpoint, SEARCH_INDEX, TableCheckpoint};
 use checksum::{ArrayKind, array_checksum};

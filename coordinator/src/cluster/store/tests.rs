@@ -23,7 +23,8 @@ fn arrays_and_manifest_survive_a_reopen() {
         let data = DataDir::open(&dir).unwrap();
         assert!(DataDir::open(&dir).is_err(), "locked");
         assert_eq!(data.read_checkpoint().unwrap(), None);
-        let arrays = data.arrays(0, &space, &StateIndex::Cell, true).unwrap();
+        let index = StateIndex::region(&space).unwrap();
+        let arrays = data.arrays(0, &space, &index, true).unwrap();
         arrays.codes.try_mark(17, 2);
         arrays.depths.record_first(3, 4);
         data.flush_arrays(0, &arrays).unwrap();
@@ -52,7 +53,8 @@ fn arrays_and_manifest_survive_a_reopen() {
         e.contains("checksum") && e.contains("checkpoint.json"),
         "{e}"
     );
-    let arrays = data.arrays(0, &space, &StateIndex::Cell, false).unwrap();
+    let index = StateIndex::region(&space).unwrap();
+    let arrays = data.arrays(0, &space, &index, false).unwrap();
     assert_eq!(arrays.codes.get(17), 2);
     assert_eq!(arrays.depths.get(3), 5);
     let _ = fs::remove_dir_all(&dir);

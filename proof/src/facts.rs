@@ -19,51 +19,14 @@
     reason = "the checks index every entry by its u64 rank and move cells between u8, u32 and usize"
 )]
 
-use std::ops::Range;
-
 use rayon::prelude::*;
 use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
-use crate::error::{Error, Result};
-use crate::merge::UNREACHED;
+use tilepdb_common::table::UNREACHED;
 
-pub(crate) fn fail(space: &StateSpace, reason: String) -> Error {
-    Error::Check {
-        table: format!("{} {} {}", space.board(), space.rule(), space.pattern()),
-        reason,
-    }
-}
-
-/// Runs `check` on every rank in parallel chunks; the first failure wins.
-pub(crate) fn for_all_ranks(
-    space: &StateSpace,
-    check: impl Fn(u64, &[u8], u32) -> std::result::Result<(), String> + Sync,
-) -> Result<()> {
-    let placements = space.placements();
-    let chunk = (placements / 256).max(1024);
-    let chunks: Vec<Range<u64>> = (0..placements.div_ceil(chunk))
-        .map(|i| i * chunk..((i + 1) * chunk).min(placements))
-        .collect();
-    chunks.par_iter().try_for_each(|ranks| {
-        let mut cells = [0u8; MAX_CELLS];
-        for rank in ranks.clone() {
-            let occupied = space.ranker().unrank(rank, &mut cells);
-            let free = space.board().all_cells() & !occupied;
-            check(rank, &cells[..space.k()], free).map_err(|reason| fail(space, reason))?;
-        }
-        Ok(())
-    })
-}
-
-/// The sets `0..sets` of a region index cut into about 512 ranges, for checks that walk
-/// them in parallel.
-pub(crate) fn set_chunks(sets: u64) -> Vec<Range<u64>> {
-    let chunk = (sets / 512).max(1);
-    (0..sets.div_ceil(chunk))
-        .map(|i| i * chunk..((i + 1) * chunk).min(sets))
-        .collect()
-}
+use crate::error::Result;
+use crate::walks::{fail, for_all_ranks, set_chunks};
 
 /// The aware space and values of a zero-aware table (each free cell gets its region's value),
 /// on which the facts of the aware table are checked; `None` for other rules.
@@ -337,8 +300,8 @@ pub fn check_minimized_against_aware(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{BuildOptions, build_table};
     use tilepdb_common::{Board, Goal, Pattern};
+    use tilepdb_coordinator::build::{BuildOptions, build_table};
 
     /// The bound check of zero-aware tables walks the orders of each set on its own; against
     /// the Manhattan distance of each entry's placement decoded one by one, it accepts the

@@ -1,5 +1,5 @@
 //! Deep verification of a table file: decode every entry and re-check the facts of
-//! [`crate::check`] and the header's histogram.
+//! [`crate::facts`] and the header's histogram.
 //!
 //! * aware and ignored tables in an exact encoding (byte, mod3, 1-bit), and zero-aware tables
 //!   in bytes, are the exact distance function of their abstraction ([`crate::bellman`]: the
@@ -9,7 +9,7 @@
 //!   neighbour, [`crate::bellman::check_ignored_nibbles`]);
 //! * zero-aware tables in other encodings, aware ones in nibbles, ignored ones in min-nibble
 //!   and minimized ones in every encoding are proven by one search from the goal that meets
-//!   each state at its distance ([`crate::layer_proof`]): every entry must be its exact
+//!   each state at its distance ([`crate::layers`]): every entry must be its exact
 //!   value's encoding;
 //! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
 //! * exact encodings give back the header's histogram and unreached count; lossy ones give
@@ -17,13 +17,14 @@
 //!   histogram has;
 //! * the payload is canonical: base-3 bytes below 243, padding digits and nibbles zero.
 
+use tilepdb_common::table::header::histogram_of;
 use tilepdb_common::table::{Encoding, Pdb};
 use tilepdb_common::{BlankRule, StateSpace};
 
 use crate::bellman::{Proof, check_distances, check_ignored_nibbles};
-use crate::check::{check_bound_and_parity, check_lower_bound};
 use crate::error::{Error, Result};
-use crate::layer_proof::{Layers, prove_aware, prove_ignored, prove_minimized, prove_zero_aware};
+use crate::facts::{check_bound_and_parity, check_lower_bound};
+use crate::layers::{Layers, prove_aware, prove_ignored, prove_minimized, prove_zero_aware};
 
 /// What a deep verification checked.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -86,7 +87,7 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     } else {
         check_ignored_nibbles(space, &values).map_err(in_file)?;
     }
-    let (decoded_histogram, decoded_unreached) = crate::build::histogram(&values);
+    let (decoded_histogram, decoded_unreached) = histogram_of(&values);
     let header = pdb.header();
     if encoding.is_exact() {
         if decoded_histogram != header.histogram || decoded_unreached != header.unreached {
@@ -126,7 +127,7 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     })
 }
 
-/// [`verify_deep`] by a layer proof ([`crate::layer_proof`]): it shows every entry its exact
+/// [`verify_deep`] by a layer proof ([`crate::layers`]): it shows every entry its exact
 /// value's encoding, and its counts per value must be the header's histogram.
 fn verify_by_layers(
     pdb: &Pdb,

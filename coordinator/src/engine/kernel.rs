@@ -1,33 +1,22 @@
-//! What the search on the region index ([`RegionIndex`]) needs beyond the engine's layer loop
-//! ([`crate::engine::search_table`], with the units of
-//! [`crate::engine::units::StateIndex::Region`]).
+//! The kernel seam of the in-process executor: a task's tile sets expanded by the region
+//! kernel ([`RegionKernel`], the one the workers run) and merged into the table's arrays.
 //!
 //! The two-bit state array holds one code per state of the dense (set, region, order) index
-//! (`T * k!` states; the placements when the blank is ignored). Each layer is cut into ranges
-//! of tile-set ranks, a contiguous range of states each; threads expand them with
-//! [`RegionSetKernel`] (the worker's [`RegionKernel`]) and mark what they reach. The depth
-//! store ([`DepthBytes`]) kept during the search:
-//!
-//! * `minimized`: one byte per placement index (`c * k! + order`), the first depth at which any
-//!   region of the placement was reached;
-//! * `aware`, `zero-aware`: one entry per state; `ignored`: one per placement (its state):
-//!   a byte, or only what the table's encoding stores ([`depth_code`]: bit 1 of the depth for
-//!   `1-bit`, `d mod 3 + 1` in two bits for `mod3`).
-//!
-//! At the end the values are put in the table's order ([`placement_order`]): `minimized`,
-//! `aware` and `ignored` tables keep the placement-rank order of
-//! [`tilepdb_common::PlacementRanker`] (and `rank * (n - k) + slot` for aware), so their bytes
-//! equal those of the cell-indexed search; a `zero-aware` table is in the order of the region
-//! index.
+//! (`T * k!` states; the placements when the blank is ignored). The depth store
+//! ([`DepthBytes`]) keeps, for `minimized`, one entry per placement index (`c * k! + order`):
+//! the first depth at which any region of the placement was reached; for the other rules one
+//! entry per state. At the end the values are put in the table's order ([`placement_order`]):
+//! `minimized`, `aware` and `ignored` tables keep the placement-rank order of
+//! [`tilepdb_common::PlacementRanker`] (and `rank * (n - k) + slot` for aware), the file
+//! format's; a `zero-aware` table is in the order of the region index.
 //!
 //! ```
 //! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
-//! use tilepdb_coordinator::build::{BuildOptions, SearchIndex, build_table};
+//! use tilepdb_coordinator::build::{BuildOptions, build_table};
 //! let board: Board = "2x2".parse().unwrap();
 //! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
 //! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Minimized).unwrap();
-//! let options = BuildOptions { index: SearchIndex::Region, ..BuildOptions::default() };
-//! let table = build_table(&space, &options, &()).unwrap();
+//! let table = build_table(&space, &BuildOptions::default(), &()).unwrap();
 //! assert_eq!(table.histogram, vec![1, 2, 2, 2, 2, 2, 1]);
 //! ```
 
@@ -44,80 +33,13 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tilepdb_common::layer::CodeLayer;
+use tilepdb_common::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
-use tilepdb_common::table::{DepthCode, Encoding};
-use tilepdb_common::{BlankRule, MAX_CELLS, StateCodes, StateSpace};
-use tilepdb_worker::ExpandStats;
-use tilepdb_worker::region_expand::{RegionKernel, RegionSink};
+use tilepdb_common::table::DepthCode;
+use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
-use crate::build::human_bytes;
-use crate::engine::units::StateIndex;
-use crate::engine::{Kernel, TableArrays};
-use crate::error::{Error, Result};
-use crate::merge::DepthBytes;
-
-/// What the depth store of a region-indexed build of `space` keeps when the table is to be
-/// written in `encoding` (`None`: not known, a byte per entry).
-pub fn depth_code(space: &StateSpace, encoding: Option<Encoding>) -> DepthCode {
-    encoding.map_or(DepthCode::Byte, |e| {
-        DepthCode::for_encoding(e, space.rule())
-    })
-}
-
-/// The most a region-indexed build of `space` (to be written in `encoding`, see
-/// [`depth_code`]) holds in memory at once, in bytes, and the parts in words: the two-bit
-/// array with the depth store during the search; then the store with the values in placement
-/// order (every rule but zero-aware, whose store is in table order); then the values with the
-/// payload when encoding copies them (not for `byte` from bytes nor `1-bit` from its codes).
-pub fn region_build_memory(
-    space: &StateSpace,
-    encoding: Option<Encoding>,
-) -> Result<(u64, String)> {
-    let search_index = StateIndex::region(space)?;
-    let code = depth_code(space, encoding);
-    let states = search_index.states(space);
-    let codes = StateCodes::file_bytes(states);
-    let store = code.bytes_for(search_index.depth_entries(space));
-    let reordered = match space.rule() {
-        BlankRule::ZeroAware => 0,
-        _ => code.bytes_for(space.entries()),
-    };
-    let values = if reordered > 0 { reordered } else { store };
-    let payload = match (code, encoding) {
-        (_, None) | (DepthCode::Byte, Some(Encoding::Byte)) | (DepthCode::OneBit, _) => 0,
-        (_, Some(e)) => e.payload_len(space.entries()),
-    };
-    // The index itself: a mask and an offset per set, a mask per region.
-    let sets = tilepdb_common::region_index::binomial(space.board().cells(), space.k());
-    let orders = tilepdb_common::region_index::factorial(space.k());
-    let index = 8 * sets + 4 * (states / orders);
-    let what = match code {
-        DepthCode::Byte => "depth bytes".to_string(),
-        code => format!(
-            "depth store ({}, {} bit(s) per entry)",
-            code.name(),
-            code.bits()
-        ),
-    };
-    let mut detail = format!(
-        "two-bit array of {states} states {} + {} {what}",
-        human_bytes(codes),
-        human_bytes(store),
-    );
-    if reordered > 0 {
-        detail.push_str(", then the store + ");
-        detail.push_str(&human_bytes(reordered));
-        detail.push_str(" of values in placement order");
-    }
-    if payload > 0 {
-        detail.push_str(", then the values + a ");
-        detail.push_str(&human_bytes(payload));
-        detail.push_str(" payload");
-    }
-    // The two-bit array is freed before the values are put in placement order.
-    let peak = (codes + store).max(store + reordered).max(values + payload);
-    Ok((peak + index, detail))
-}
+use super::depth_store::DepthBytes;
+use super::{Kernel, TableArrays};
 
 /// The entries of the goal's depth 0: its region's cells for an aware table, else one.
 pub fn goal_entries(space: &StateSpace) -> u64 {
@@ -133,29 +55,10 @@ pub fn goal_entries(space: &StateSpace) -> u64 {
     board.region(blank, board.all_cells() & !set).count_ones() as u64
 }
 
-/// Refuses, with the figure, a region-indexed build that would not fit in `limit` bytes.
-pub fn check_region_memory(
-    space: &StateSpace,
-    encoding: Option<Encoding>,
-    limit: Option<u64>,
-) -> Result<()> {
-    let (needed, detail) = region_build_memory(space, encoding)?;
-    if let Some(limit) = limit.filter(|&l| needed > l) {
-        return Err(Error::TooLarge {
-            pattern: space.pattern().to_string(),
-            needed: human_bytes(needed),
-            detail,
-            limit: human_bytes(limit),
-        });
-    }
-    Ok(())
-}
-
-/// The merge of one layer on the region index: marks unseen states with the next layer's code
-/// and records their depth (per placement index for minimized, per state otherwise).
+/// The merge of one layer: each reached state through [`TableArrays::merge`], its depth
+/// recorded per placement index for minimized, per state otherwise.
 struct RegionMerge<'a> {
-    codes: &'a StateCodes,
-    depths: &'a DepthBytes,
+    arrays: &'a TableArrays,
     per_placement: bool,
     depth: u32,
 }
@@ -163,13 +66,8 @@ struct RegionMerge<'a> {
 impl RegionSink for RegionMerge<'_> {
     #[inline]
     fn reached(&mut self, state: u64, placement: u64) {
-        if self
-            .codes
-            .try_mark(state, StateCodes::code_of_depth(self.depth))
-        {
-            let entry = if self.per_placement { placement } else { state };
-            self.depths.record_first(entry, self.depth);
-        }
+        let entry = if self.per_placement { placement } else { state };
+        self.arrays.merge(state, entry, self.depth);
     }
 }
 
@@ -221,8 +119,7 @@ impl Kernel for RegionSetKernel {
             depth,
         };
         let mut merge = RegionMerge {
-            codes: &arrays.codes,
-            depths: &arrays.depths,
+            arrays,
             per_placement: rule == BlankRule::Minimized,
             depth: depth + 1,
         };

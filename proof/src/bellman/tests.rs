@@ -1,7 +1,7 @@
 use super::*;
-use crate::build::{BuildOptions, build_table};
-use crate::check::check_consistent;
+use crate::facts::check_consistent;
 use tilepdb_common::{Board, Goal, Pattern};
+use tilepdb_coordinator::build::{BuildOptions, build_table};
 
 /// The space of `tiles` on `board` and its table, built, one byte per entry.
 pub(crate) fn table(

@@ -1,11 +1,9 @@
-//! The coordinator's merge: states reached by tasks join the next layer if they were unseen.
+//! The depth store: what the search keeps of every entry's depth beside the two-bit codes.
 //!
-//! `next = reached AND unseen`: [`LayerMerge::reached`] marks an unseen state with the next
-//! layer's code and records its depth. In-process tasks call it directly as their
-//! [`ReachedSink`] (through a [`PrefetchedMerge`]); a remote worker's result, decoded off the
-//! wire, is fed to it state by state. It is idempotent, so duplicate or late results change
-//! nothing. The states a layer expanded are retired to done once the whole layer is merged
-//! (the engine's `finish_layer`).
+//! A state joins the next layer exactly once (its two-bit code goes from unseen to next by a
+//! compare-and-swap that one thread wins, [`super::TableArrays::merge`]), so its depth is
+//! recorded once into a zeroed store; the layer's finishing pass records the same code again,
+//! which changes nothing.
 
 #![allow(
     clippy::cast_possible_truncation,
@@ -19,8 +17,6 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use tilepdb_common::atomic_array::AtomicArray;
 use tilepdb_common::table::DepthCode;
-use tilepdb_common::{BlankRule, StateCodes};
-use tilepdb_worker::ReachedSink;
 
 /// The depth store: what the search keeps of every entry's depth ([`DepthCode`]): `depth + 1`
 /// in a byte (0 means not reached yet), or, for a table that will be written as `1-bit` or
@@ -34,7 +30,7 @@ use tilepdb_worker::ReachedSink;
 ///
 /// ```
 /// use tilepdb_common::table::DepthCode;
-/// use tilepdb_coordinator::merge::DepthBytes;
+/// use tilepdb_coordinator::engine::DepthBytes;
 /// let store = DepthBytes::packed(20, DepthCode::OneBit);
 /// assert_eq!(store.memory_bytes(), 3);
 /// store.record_first(5, 2);
@@ -192,110 +188,3 @@ fn values_of(cells: &[AtomicU8], code: DepthCode) -> Vec<u8> {
 
 /// The value of a table entry that the search never reached (the table format's).
 pub use tilepdb_common::table::UNREACHED;
-
-/// The merge of one layer: marks reached states as the next layer, records their depth.
-pub struct LayerMerge<'a> {
-    /// The state array the layer is marked in.
-    pub codes: &'a StateCodes,
-    /// The depth of each entry (minimized builds).
-    pub depths: &'a DepthBytes,
-    /// The table's blank rule.
-    pub rule: BlankRule,
-    /// States per placement.
-    pub slots: u64,
-    /// Depth of the layer being built (the expanded layer's depth plus one).
-    pub depth: u32,
-    /// States this merge added to the layer.
-    pub added: u64,
-}
-
-impl<'a> LayerMerge<'a> {
-    /// The merge of the layer of `depth` into `codes` and `depths`.
-    pub fn new(
-        codes: &'a StateCodes,
-        depths: &'a DepthBytes,
-        rule: BlankRule,
-        slots: u64,
-        depth: u32,
-    ) -> Self {
-        LayerMerge {
-            codes,
-            depths,
-            rule,
-            slots,
-            depth,
-            added: 0,
-        }
-    }
-
-    /// The table entry whose depth a state records: the state itself (aware) or its placement.
-    #[inline]
-    fn entry_of(&self, state: u64) -> u64 {
-        match self.rule {
-            BlankRule::Aware => state,
-            _ => state / self.slots,
-        }
-    }
-}
-
-impl ReachedSink for LayerMerge<'_> {
-    #[inline]
-    fn reached(&mut self, state: u64) {
-        if self
-            .codes
-            .try_mark(state, StateCodes::code_of_depth(self.depth))
-        {
-            self.added += 1;
-            self.depths.record_first(self.entry_of(state), self.depth);
-        }
-    }
-}
-
-/// How many reached states a [`PrefetchedMerge`] keeps in flight.
-const PREFETCH_DISTANCE: usize = 16;
-
-/// A [`LayerMerge`] that hides the memory latency of marking: each reached state's word of the
-/// two-bit array is prefetched and the state merged `PREFETCH_DISTANCE` states later, so the
-/// cache misses of consecutive successors overlap. [`PrefetchedMerge::finish`] merges the rest.
-pub struct PrefetchedMerge<'a> {
-    merge: LayerMerge<'a>,
-    ring: [u64; PREFETCH_DISTANCE],
-    next: usize,
-    filled: usize,
-}
-
-impl<'a> PrefetchedMerge<'a> {
-    /// `merge`, with its writes prefetched.
-    pub fn new(merge: LayerMerge<'a>) -> Self {
-        PrefetchedMerge {
-            merge,
-            ring: [0; PREFETCH_DISTANCE],
-            next: 0,
-            filled: 0,
-        }
-    }
-
-    /// Merges the states still in flight and returns the merge.
-    pub fn finish(mut self) -> LayerMerge<'a> {
-        for i in 0..self.filled {
-            let slot = (self.next + PREFETCH_DISTANCE - self.filled + i) % PREFETCH_DISTANCE;
-            self.merge.reached(self.ring[slot]);
-        }
-        self.merge
-    }
-}
-
-impl ReachedSink for PrefetchedMerge<'_> {
-    #[inline]
-    fn reached(&mut self, state: u64) {
-        self.merge.codes.prefetch(state);
-        self.merge.depths.prefetch(self.merge.entry_of(state));
-        if self.filled == PREFETCH_DISTANCE {
-            self.merge.reached(self.ring[self.next]);
-        } else {
-            self.filled += 1;
-        }
-        self.ring[self.next] = state;
-        self.next = (self.next + 1) % PREFETCH_DISTANCE;
-    }
-}

@@ -13,11 +13,11 @@
 //!
 //! Minimized tables are not distance functions by themselves (each entry is the least over
 //! the placement's regions): their proof is a search that meets every (placement, region)
-//! at its distance ([`crate::layer_proof::prove_minimized`]).
+//! at its distance ([`crate::layers::prove_minimized`]).
 //!
 //! ```
 //! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
-//! use tilepdb_coordinator::bellman::check_distances;
+//! use tilepdb_proof::bellman::check_distances;
 //! use tilepdb_coordinator::build::{BuildOptions, build_table};
 //! let board: Board = "3x3".parse().unwrap();
 //! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
@@ -43,12 +43,11 @@ use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
 use rayon::prelude::*;
-use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
-use tilepdb_worker::region_expand::positions;
+use tilepdb_common::region_index::OrderMoves;
 
-use crate::check::{fail, for_all_ranks, set_chunks};
 use crate::error::Result;
-use crate::merge::UNREACHED;
+use crate::walks::{BlockMove, fail, for_all_ranks, for_each_block_move, set_chunks};
+use tilepdb_common::table::UNREACHED;
 
 /// Checks that `values` (one byte per entry, [`UNREACHED`] for unreached entries) is the exact
 /// distance function of `space`'s abstraction: the goal is 0, every other reached entry is one
@@ -86,7 +85,7 @@ pub enum Proof {
     /// nibbles ([`check_ignored_nibbles`]).
     BellmanCheck,
     /// One search from the goal that meets every state at its distance
-    /// ([`crate::layer_proof`]): zero-aware tables in packed entries, aware ones in nibbles,
+    /// ([`crate::layers`]): zero-aware tables in packed entries, aware ones in nibbles,
     /// ignored ones in min-nibble, minimized ones in every encoding.
     LayerSearch,
 }
@@ -225,90 +224,6 @@ fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
     })
 }
 
-/// A move of a pattern tile from cell `from` of set `c` into cell `to` of the blank's region
-/// on `index`: the child's block (its set's regions' first block plus the region that holds
-/// `from` among the child's free cells) and the positions of the moved tile among the cells of
-/// the two sets.
-pub(crate) struct BlockMove {
-    /// The child's block: (set, region) in the region index.
-    pub block: u64,
-    /// The child's set rank.
-    pub set: u64,
-    /// The moved tile's position among the cells of set `c`.
-    pub pa: usize,
-    /// Its position among the cells of the child's set.
-    pub pb: usize,
-}
-
-/// Calls `visit` with the [`BlockMove`] of every move out of the block of set `c` and the
-/// blank's `region`: each pattern tile next to the region stepping into each of its cells
-/// next to the tile. When `space` ignores the blank, `region` is every free cell of the set
-/// and a block is a set. Stops at the first error.
-pub(crate) fn for_each_block_move(
-    space: &StateSpace,
-    index: &RegionIndex,
-    c: u64,
-    region: u32,
-    mut visit: impl FnMut(BlockMove) -> Result<()>,
-) -> Result<()> {
-    let board = space.board();
-    let mut movers = board.dilate(region) & index.set_mask(c);
-    while movers != 0 {
-        let from = movers.trailing_zeros() as usize;
-        movers &= movers - 1;
-        let mut targets = board.neighbours(from) & region;
-        while targets != 0 {
-            let to = targets.trailing_zeros() as usize;
-            targets &= targets - 1;
-            visit(block_move(space, index, c, from, to)?)?;
-        }
-    }
-    Ok(())
-}
-
-/// The [`BlockMove`] of the tile on `from` of set `c` stepping to `to` (the child's block is
-/// its set when `space` ignores the blank); an error if the child's region is none of its
-/// set's (a region index that does not match its board).
-fn block_move(
-    space: &StateSpace,
-    index: &RegionIndex,
-    c: u64,
-    from: usize,
-    to: usize,
-) -> Result<BlockMove> {
-    let board = space.board();
-    let set = index.set_mask(c);
-    let child_set = set ^ (1 << from) ^ (1 << to);
-    let child_c = rank_set(child_set);
-    let (pa, pb) = positions(set, child_set, from, to);
-    if space.rule() == BlankRule::Ignored {
-        return Ok(BlockMove {
-            block: child_c,
-            set: child_c,
-            pa,
-            pb,
-        });
-    }
-    let child_free = board.all_cells() & !child_set;
-    let child_region = board.region(from, child_free);
-    let Some(r) = index
-        .regions_of(child_c)
-        .iter()
-        .position(|&m| m == child_region)
-    else {
-        return Err(fail(
-            space,
-            format!("set {c}: a move leads to no region of set {child_c}"),
-        ));
-    };
-    Ok(BlockMove {
-        block: index.first_block(child_c) + r as u64,
-        set: child_c,
-        pa,
-        pb,
-    })
-}
-
 fn check_ignored(space: &StateSpace, values: &[u8]) -> Result<()> {
     check_ignored_by(space, values, |h, least, any_unreached, is_goal, _| {
         bellman_rule(h, least, any_unreached, is_goal)
@@ -325,7 +240,7 @@ fn check_ignored(space: &StateSpace, values: &[u8]) -> Result<()> {
 ///
 /// ```
 /// use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
-/// use tilepdb_coordinator::bellman::check_ignored_nibbles;
+/// use tilepdb_proof::bellman::check_ignored_nibbles;
 /// use tilepdb_coordinator::build::{BuildOptions, build_table};
 /// let board: Board = "3x3".parse().unwrap();
 /// let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();

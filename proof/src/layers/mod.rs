@@ -32,7 +32,7 @@
 //! use tilepdb_common::table::write::EncodedTable;
 //! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 //! use tilepdb_coordinator::build::{BuildOptions, build_table};
-//! use tilepdb_coordinator::layer_proof::prove_zero_aware;
+//! use tilepdb_proof::layers::prove_zero_aware;
 //! let board: Board = "3x3".parse().unwrap();
 //! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
 //! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
@@ -56,9 +56,10 @@ use tilepdb_common::table::Encoding;
 use tilepdb_common::table::write::EncodedTable;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
 
-use crate::check::{fail, set_chunks};
 use crate::error::Result;
-use crate::merge::UNREACHED;
+use crate::walks::{fail, set_chunks};
+use tilepdb_common::table::UNREACHED;
+use tilepdb_common::table::header::histogram_of;
 
 mod order_ranks;
 mod search;
@@ -165,7 +166,7 @@ pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Re
     let (_, distances) = distances(&zero_aware, &index)?;
     let values = index.aware_from_zero_aware(space.ranker(), &distances);
     same_payload(space, encoding, &values, payload)?;
-    let (histogram, unreached) = crate::build::histogram(&values);
+    let (histogram, unreached) = histogram_of(&values);
     Ok(Layers {
         histogram,
         unreached,
@@ -239,7 +240,7 @@ pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -
             payload,
         )?;
     }
-    let (histogram, unreached) = crate::build::histogram(&least);
+    let (histogram, unreached) = histogram_of(&least);
     Ok(Layers {
         histogram,
         unreached,
@@ -263,7 +264,7 @@ pub fn prove_ignored(space: &StateSpace, payload: &[u8], encoding: Encoding) -> 
     let values = in_rank_order(&index, &OrderRanks::new(space, &index), &by_set);
     drop(by_set);
     same_payload(space, encoding, &values, payload)?;
-    let (histogram, unreached) = crate::build::histogram(&values);
+    let (histogram, unreached) = histogram_of(&values);
     Ok(Layers {
         histogram,
         unreached,

@@ -12,7 +12,7 @@
 //! ```
 //! use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 //! use tilepdb_common::{Board, LayerBitmap};
-//! use tilepdb_worker::region_expand::RegionKernel;
+//! use tilepdb_common::region_expand::RegionKernel;
 //! // Tile 1 alone on 3x3 with the blank ignored: from cell 1 it steps to 0, 2 and 4.
 //! let board: Board = "3x3".parse().unwrap();
 //! let index = RegionIndex::new(board, 1).unwrap();
@@ -36,11 +36,25 @@
 
 use std::ops::Range;
 
-use tilepdb_common::MAX_CELLS;
-use tilepdb_common::layer::CurrentLayer;
-use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
+use crate::MAX_CELLS;
+use crate::layer::CurrentLayer;
+use crate::region_index::{OrderMoves, RegionIndex, rank_set};
 
-use crate::expand::ExpandStats;
+/// What one expansion did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExpandStats {
+    /// Current-layer states expanded.
+    pub expanded: u64,
+    /// Successors generated (before duplicate detection).
+    pub generated: u64,
+}
+
+impl std::ops::AddAssign for ExpandStats {
+    fn add_assign(&mut self, o: ExpandStats) {
+        self.expanded += o.expanded;
+        self.generated += o.generated;
+    }
+}
 
 /// Where the region kernel reports a reached state: its state index and its placement index
 /// (`c * k! + order`, where a minimized build keeps its least depth).
@@ -210,7 +224,7 @@ impl<'a> RegionKernel<'a> {
 /// tile moved from cell `from` of `set` to cell `to` of `next_set`.
 ///
 /// ```
-/// use tilepdb_worker::region_expand::positions;
+/// use tilepdb_common::region_expand::positions;
 /// // {1, 4, 6}: the tile on 4 (position 1) steps to 7, the last of {1, 6, 7}.
 /// assert_eq!(positions(0b101_0010, 0b1100_0010, 4, 7), (1, 2));
 /// ```

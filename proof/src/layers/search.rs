@@ -11,10 +11,10 @@ use rayon::prelude::*;
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
-use crate::bellman::{BlockMove, for_each_block_move};
-use crate::check::{fail, set_chunks};
 use crate::error::{Error, Result};
-use crate::merge::UNREACHED;
+use crate::walks::{BlockMove, for_each_block_move};
+use crate::walks::{fail, set_chunks};
+use tilepdb_common::table::UNREACHED;
 
 /// A state the search meets: its index among the zero-aware states, and its placement as the
 /// rank of its set of cells and the rank of the order of the tiles on them.
