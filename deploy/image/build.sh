@@ -4,7 +4,8 @@
 #   deploy/image/build.sh [TAG]            # default tag: tilepdb:latest
 #
 # 1. `cargo build --profile dist` of the three programs (stripped release builds), unless
-#    TILEPDB_BIN names a directory that already holds them;
+#    TILEPDB_BIN names a directory that already holds them (CI's release build), which are
+#    stripped as they are copied;
 # 2. a root filesystem in a temporary directory: the programs in /usr/local/bin, every shared
 #    library `ldd` says they load (the dynamic loader included) at the same path, /etc/passwd
 #    and /etc/group with the user tilepdb (uid and gid 10001), /data owned by it, /tmp;
@@ -35,7 +36,7 @@ trap 'rm -rf "$context"' EXIT
 rootfs=$context/rootfs
 mkdir -p "$rootfs/usr/local/bin" "$rootfs/etc" "$rootfs/tmp" "$context/data"
 for p in "${programs[@]}"; do
-  install -m 0755 "$bin/$p" "$rootfs/usr/local/bin/$p"
+  install -m 0755 --strip "$bin/$p" "$rootfs/usr/local/bin/$p"
 done
 # Every library any program loads, at the path the loader looks for it ("=> /path" or, for the
 # loader itself, the bare absolute path), its symbolic links resolved.

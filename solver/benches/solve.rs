@@ -15,7 +15,7 @@
 //! figure in brackets, nodes per second of processor time, varies less than wall time.
 //! Tables are built once into `target/tilepdb-tables` (or `TILEPDB_CACHE`) and reused.
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/integration/support/mod.rs"]
 mod support;
 
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! Table files (issue 3): round trips of every encoding, determinism, corruption, table sets.
 //!
 //! The heavy test on a 15-puzzle 7-tile table is ignored by default; run it with
-//! `cargo test --release -p tilepdb-coordinator --test table_format -- --ignored`.
+//! `cargo test --release -p tilepdb-coordinator --test integration table_format:: -- --ignored`.
 
 #![allow(
     clippy::cast_possible_truncation,
@@ -778,7 +778,7 @@ fn build_inspect_and_verify_commands() {
 
 /// Sampled entries of 15-puzzle 7-tile tables: {1..7} minimized (57,657,600 entries) in byte,
 /// nibble and min-nibble; {1..7} ignored in mod3 (roots and parent chains).
-/// Run: `cargo test --release -p tilepdb-coordinator --test table_format -- --ignored`.
+/// Run: `cargo test --release -p tilepdb-coordinator --test integration table_format:: -- --ignored`.
 #[test]
 #[ignore = "builds two 15-puzzle 7-tile tables (about 90 s in release)"]
 fn sampled_entries_of_a_7_tile_table() {

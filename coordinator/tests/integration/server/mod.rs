@@ -87,7 +87,12 @@ pub fn table_files(out: &Path) -> Vec<(String, Vec<u8>)> {
 /// A running server process, its log lines collected.
 pub struct Server {
     pub child: Child,
+    /// Its gRPC address.
     pub addr: SocketAddr,
+    /// Its dashboard's address, when it serves one (`--http-listen`).
+    pub http: Option<SocketAddr>,
+    /// The workers' token it was started with (`TILEPDB_TOKEN`), for the status call.
+    token: Option<String>,
     log: Arc<Mutex<Vec<String>>>,
 }
 
@@ -102,6 +107,11 @@ impl Server {
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         let _ = std::fs::remove_file(&address_file);
+        let token = command
+            .get_envs()
+            .find(|(k, _)| *k == "TILEPDB_TOKEN")
+            .and_then(|(_, v)| v)
+            .map(|v| v.to_string_lossy().into_owned());
         let mut child = command
             .arg("--address-file")
             .arg(&address_file)
@@ -120,8 +130,66 @@ impl Server {
             }
         });
         let addr = wait_for_address(&address_file, &mut child, "grpc", &log);
+        // The file is written whole: the dashboard's address is there if it is served.
+        let http = read_address(&address_file, "http");
         let _ = std::fs::remove_file(&address_file);
-        Server { child, addr, log }
+        Server {
+            child,
+            addr,
+            http,
+            token,
+            log,
+        }
+    }
+
+    /// The job's status as `tilepdb-coordinator status --json` prints it; `None` while the
+    /// server does not answer.
+    pub fn status(&self) -> Option<serde_json::Value> {
+        let mut command = Command::new(coordinator_bin());
+        command.args(["status", "--json", "--coordinator", &self.url()]);
+        match &self.token {
+            Some(token) => command.env("TILEPDB_TOKEN", token),
+            None => command.env_remove("TILEPDB_TOKEN"),
+        };
+        let output = command.stderr(Stdio::null()).output().ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        serde_json::from_slice(&output.stdout).ok()
+    }
+
+    /// Waits until the job's status satisfies `done` (`what` names it in the panic); the
+    /// status then.
+    pub fn wait_status(
+        &self,
+        what: &str,
+        done: impl Fn(&serde_json::Value) -> bool,
+        timeout: Duration,
+    ) -> serde_json::Value {
+        let until = Instant::now() + timeout;
+        let mut last = None;
+        loop {
+            if let Some(status) = self.status() {
+                if done(&status) {
+                    return status;
+                }
+                last = Some(status);
+            }
+            if Instant::now() >= until {
+                let log = self.log.lock().unwrap().join("\n");
+                panic!("no status with {what} within {timeout:?}; last: {last:?}; log:\n{log}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the layer `depth` of table `table` is finished (the job is past it).
+    pub fn wait_layer_done(&self, table: u64, depth: u64, timeout: Duration) -> serde_json::Value {
+        self.wait_status(
+            &format!("table {table} past layer {depth}"),
+            |s| past_layer(s, table, depth),
+            timeout,
+        )
     }
 
     pub fn url(&self) -> String {
@@ -230,4 +298,13 @@ pub fn read_address(file: &Path, what: &str) -> Option<SocketAddr> {
         let (name, addr) = l.split_once(' ')?;
         (name == what).then(|| addr.parse().ok())?
     })
+}
+
+/// Whether a status is past the layer `depth` of table `table` (the job is done, in a later
+/// table, or expanding a deeper layer of it).
+pub fn past_layer(status: &serde_json::Value, table: u64, depth: u64) -> bool {
+    let at = |k: &str| status[k].as_u64().unwrap_or(0);
+    status["done"].as_bool() == Some(true)
+        || at("table") > table
+        || (at("table") == table && at("depth") > depth)
 }

@@ -4,14 +4,12 @@
 //! is refused and nothing is kept, a second fetch downloads nothing, a damaged cached copy
 //! is fetched again, and bad requests get the right status.
 
-mod server;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use server::{Server, coordinator_bin, scratch, serve_job, single_machine};
+use crate::server::{Server, coordinator_bin, scratch, serve_job, single_machine};
 use tilepdb_common::table::TableSet;
 use tilepdb_common::wire::proto::DownloadRequest;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
@@ -221,7 +219,11 @@ fn a_coordinator_keeps_serving_the_tables_of_its_job() {
         .status()
         .unwrap();
     assert!(worker.success());
-    coordinator.wait_for(&["serving the table sets"], Duration::from_secs(60));
+    coordinator.wait_status(
+        "the job done",
+        |s| s["done"] == true,
+        Duration::from_secs(60),
+    );
     let remote = remote(&coordinator);
     let sets = list_sets(&remote).unwrap();
     assert_eq!(sets.len(), 1);

@@ -7,13 +7,11 @@
 //! checkpoint (`next_depth` changed, `tables_written: 99`, garbage): refused with a message
 //! naming the file and what to do, a non-zero exit, no panic, no hang.
 
-mod server;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server::{Server, coordinator_bin, scratch, single_machine};
+use crate::server::{Server, coordinator_bin, scratch, single_machine};
 
 const TOKEN: &str = "checkpoint-test-token";
 const JOB: [&str; 4] = ["--pattern", "1,2,3,4,5", "--pattern", "6,7,8"];
@@ -113,7 +111,7 @@ fn killed_job(dir: &Path) -> PathBuf {
     let data = dir.join("killed");
     let first = start_coordinator(dir, &data);
     let _worker = Worker::start(&first.url(), &["--debug-task-delay-ms", "5"]);
-    first.wait_for(&["layer done", "table=0", "depth=6 "], MINUTES);
+    first.wait_layer_done(0, 6, MINUTES);
     let mut first = first;
     first.child.kill().unwrap();
     first.child.wait().unwrap();
@@ -174,7 +172,11 @@ fn a_damaged_data_directory_is_repaired_or_refused_never_a_wrong_table() {
         let _ = std::fs::remove_dir_all(dir.join("out"));
         let c = start_coordinator(&dir, &data);
         let _worker = Worker::start(&c.url(), &[]);
-        c.wait_for(&["starting the table again from its goal"], MINUTES);
+        c.wait_status("the job done", |s| s["done"] == true, MINUTES);
+        assert!(
+            c.has(&["starting the table again from its goal"]),
+            "{what}: the damage was not reported"
+        );
         c.finish(MINUTES);
         assert_eq!(
             tables(&dir.join("out")),

@@ -3,10 +3,8 @@
 //! in a heavy test.
 //!
 //! ```text
-//! cargo test --release -p tilepdb-solver --test korf100_sample -- --ignored   # the 7-8 set, all 100
+//! cargo test --release -p tilepdb-solver --test integration korf100_sample:: -- --ignored   # the 7-8 set, all 100
 //! ```
-
-mod support;
 
 use std::path::Path;
 
@@ -16,13 +14,13 @@ use tilepdb_solver::heuristic::{Heuristic, PdbHeuristic};
 use tilepdb_solver::search::{Limits, ida_star};
 
 fn solve(partition: &str, cache: &Path, count: usize) {
-    let (set, _) = support::open_set(cache, partition, BlankRule::Minimized, Encoding::Byte);
+    let (set, _) = crate::support::open_set(cache, partition, BlankRule::Minimized, Encoding::Byte);
     let h = PdbHeuristic::new(&set, true).unwrap();
     // The other way of searching than the one the set's size picks: the same nodes.
     let other_way = PdbHeuristic::new(&set, true)
         .unwrap()
         .with_look_ahead(!h.looks_ahead());
-    for instance in support::korf100().iter().take(count) {
+    for instance in crate::support::korf100().iter().take(count) {
         let start = PuzzleState::parse(set.board(), instance.state).unwrap();
         let r = ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap();
         assert_eq!(r.moves.len(), instance.optimal, "Korf #{}", instance.number);
@@ -48,5 +46,5 @@ fn ten_korf_instances_with_6_6_3() {
 #[test]
 #[ignore = "builds the 15-puzzle 7-8 set (minutes); run with --ignored"]
 fn all_korf_instances_with_7_8() {
-    solve("15:7-8", &support::cache_dir(), 100);
+    solve("15:7-8", &crate::support::cache_dir(), 100);
 }

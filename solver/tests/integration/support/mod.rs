@@ -63,8 +63,8 @@ fn numbers(text: &str) -> Vec<u64> {
 
 /// Korf's 100 15-puzzle instances with their optimal lengths.
 pub fn korf100() -> Vec<Instance> {
-    let optimal = numbers(include_str!("../../../data/korf100-optimal.txt"));
-    include_str!("../../../data/korf100.txt")
+    let optimal = numbers(include_str!("../../../../data/korf100-optimal.txt"));
+    include_str!("../../../../data/korf100.txt")
         .lines()
         .zip(optimal)
         .enumerate()
@@ -79,9 +79,9 @@ pub fn korf100() -> Vec<Instance> {
 
 /// Korf & Felner's 50 24-puzzle instances with their optimal lengths and published node counts.
 pub fn korf24() -> Vec<Instance> {
-    let optimal = numbers(include_str!("../../../data/korf24-50-optimal.txt"));
-    let nodes = numbers(include_str!("../../../data/korf24-50-kf2002-nodes.txt"));
-    include_str!("../../../data/korf24-50.txt")
+    let optimal = numbers(include_str!("../../../../data/korf24-50-optimal.txt"));
+    let nodes = numbers(include_str!("../../../../data/korf24-50-kf2002-nodes.txt"));
+    include_str!("../../../../data/korf24-50.txt")
         .lines()
         .zip(optimal.into_iter().zip(nodes))
         .enumerate()

@@ -6,8 +6,6 @@
 //! `--keep-serving`) the port still answers, every table is written and its histogram is the
 //! one in the table file's header; the dashboard page is served; unknown paths are 404.
 
-mod server;
-
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -15,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server::{Server, coordinator_bin, scratch};
+use crate::server::{Server, coordinator_bin, scratch};
 use tilepdb_common::table::Pdb;
 
 const TOKEN: &str = "observe-test-token";
@@ -124,16 +122,7 @@ pub fn serve_observed(dir: &Path, partition: &str) -> (Server, SocketAddr) {
         .arg(dir.join("out"))
         .env("TILEPDB_TOKEN", TOKEN);
     let server = Server::spawn(command);
-    let line = server.wait_for(
-        &["dashboard and metrics on http://"],
-        Duration::from_secs(30),
-    );
-    let addr: SocketAddr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no HTTP address in {line}"));
+    let addr = server.http.expect("the dashboard's address");
     (server, addr)
 }
 

@@ -11,14 +11,14 @@
 //! A client with the download token is refused every call of the job's service and may only
 //! list and download tables.
 
-mod server;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use server::client::{self, Client, register, request, result_header};
-use server::{Server, coordinator_bin, scratch, serve_job, single_machine, table_files as tables};
+use crate::server::client::{self, Client, register, request, result_header};
+use crate::server::{
+    Server, coordinator_bin, scratch, serve_job, single_machine, table_files as tables,
+};
 use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::chunk::encode_section;
 use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
@@ -221,7 +221,7 @@ fn forged_results_are_refused_or_caught_and_the_tables_are_the_single_machine_on
         }
         assert_eq!(forged, [true; 3]);
     });
-    c.wait_for(&["job done"], MINUTES);
+    c.wait_status("the job done", |s| s["done"] == true, MINUTES);
     let caught = c.lines(&["failed its proof"]).len();
     c.finish(MINUTES);
     assert_eq!(caught, 3, "each forged table was caught once");
@@ -284,8 +284,13 @@ fn a_zombie_that_leases_and_only_heartbeats_loses_its_task_at_the_deadline() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let handed_out = c.wait_for(&["past its deadline", "handed out again"], MINUTES);
-    println!("{handed_out}");
+    c.wait_status(
+        "a task handed out again",
+        |s| s["leases_expired"].as_u64() > Some(0),
+        MINUTES,
+    );
+    let handed_out = c.lines(&["past its deadline", "handed out again"]);
+    println!("{handed_out:?}");
     c.finish(MINUTES);
     zombie.abort();
     let mut worker = worker;

@@ -5,13 +5,11 @@
 //! program itself. Each test compares the tables with a single-machine build of the same job,
 //! byte for byte.
 
-mod server;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server::{Server, coordinator_bin, scratch, serve_job, single_machine};
+use crate::server::{Server, coordinator_bin, past_layer, scratch, serve_job, single_machine};
 
 const TOKEN: &str = "cluster-test-token";
 
@@ -143,7 +141,7 @@ fn one_and_three_workers_give_the_single_machine_tables() {
 }
 
 /// The 15-puzzle 7-8 set with 3 workers (heavy: about 1.5 GB of memory and several minutes on
-/// 2 cores): `cargo test --release -p tilepdb-coordinator --test cluster -- --ignored`.
+/// 2 cores): `cargo test --release -p tilepdb-coordinator --test integration cluster:: -- --ignored`.
 #[test]
 #[ignore = "heavy: the 7-8 set on three workers"]
 fn three_workers_give_the_single_machine_7_8_tables() {
@@ -177,7 +175,7 @@ fn a_worker_killed_mid_layer_loses_nothing() {
     // The victim sits on each task for a while, so that it holds one when it is killed.
     let victim = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
     let other = Worker::start(&c.url(), &[]);
-    c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
+    c.wait_layer_done(0, 9, MINUTES);
     // Layer 10 is published right after; the victim takes a task at once and holds it 300 ms.
     std::thread::sleep(Duration::from_millis(150));
     victim.signal("KILL");
@@ -197,7 +195,11 @@ fn a_worker_killed_mid_layer_loses_nothing() {
     assert!(status["tasks_total"].as_u64().unwrap() > 0, "{status}");
     assert!(status["states_found"].as_u64().unwrap() > 1, "{status}");
     assert!(!status["done"].as_bool().unwrap());
-    c.wait_for(&["lease expired"], Duration::from_secs(60));
+    c.wait_status(
+        "an expired lease",
+        |s| s["leases_expired"].as_u64() > Some(0),
+        Duration::from_secs(60),
+    );
     c.finish(MINUTES);
     assert!(other.wait(Duration::from_secs(30)));
     assert_same_tables(&dir.join("single"), &dir.join("out"));
@@ -217,11 +219,15 @@ fn a_worker_stalled_past_its_lease_loses_nothing() {
     // It sits on each task for a while, so that it holds one when it is stopped.
     let stalled = Worker::start(&c.url(), &["--debug-task-delay-ms", "300"]);
     let other = Worker::start(&c.url(), &[]);
-    c.wait_for(&["layer done", "table=0", "depth=9 "], MINUTES);
+    c.wait_layer_done(0, 9, MINUTES);
     std::thread::sleep(Duration::from_millis(150));
     stalled.signal("STOP");
     // Its lease expires, or its task's deadline passes first: either way the task goes again.
-    c.wait_for(&["task handed out again"], Duration::from_secs(60));
+    c.wait_status(
+        "a task handed out again",
+        |s| s["leases_expired"].as_u64() > Some(0),
+        Duration::from_secs(60),
+    );
     std::thread::sleep(Duration::from_millis(500));
     // Back to life: its late result is recognised (dropped or, if first, merged) and it goes on.
     stalled.signal("CONT");
@@ -241,7 +247,7 @@ fn a_coordinator_killed_and_restarted_resumes() {
     let slow = ["--debug-task-delay-ms", "5"];
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
     // Kill it in the middle of a layer of the first table, after a few checkpoints.
-    first.wait_for(&["layer done", "table=0", "depth=10 "], MINUTES);
+    first.wait_layer_done(0, 10, MINUTES);
     std::thread::sleep(Duration::from_millis(50));
     let mut first = first;
     first.child.kill().unwrap();
@@ -249,11 +255,9 @@ fn a_coordinator_killed_and_restarted_resumes() {
     drop(first);
     // Restarted on the same data directory and address, it resumes; the workers reconnect.
     let second = start_coordinator(&SMALL_JOB, &dir, &addr.to_string(), &MANY_TASKS);
-    second.wait_for(&["resuming from the data directory"], MINUTES);
-    assert!(
-        !second.has(&["layer done", "table=0", "depth=0 "]),
-        "started over"
-    );
+    // Its first status is past the layers the first one finished: it did not start over.
+    let status = second.wait_status("an answer", |_| true, MINUTES);
+    assert!(past_layer(&status, 0, 10), "started over: {status}");
     second.finish(MINUTES);
     for w in workers {
         assert!(w.wait(Duration::from_secs(60)), "a worker did not finish");
@@ -309,7 +313,7 @@ fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
     let slow = ["--debug-task-delay-ms", "5"];
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
     // Another program fills the disk in the middle of the first table.
-    first.wait_for(&["layer done", "table=0", "depth=8 "], MINUTES);
+    first.wait_layer_done(0, 8, MINUTES);
     let filler = small.fill();
     let mut first = first;
     let until = Instant::now() + MINUTES;
@@ -330,7 +334,8 @@ fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
     // Space freed, the coordinator started again: it resumes and writes the same tables.
     std::fs::remove_file(filler).unwrap();
     let second = start_coordinator(&SMALL_JOB, &disk, &addr.to_string(), &MANY_TASKS);
-    second.wait_for(&["resuming from the data directory"], MINUTES);
+    let status = second.wait_status("an answer", |_| true, MINUTES);
+    assert!(past_layer(&status, 0, 7), "started over: {status}");
     second.finish(MINUTES);
     for w in workers {
         assert!(w.wait(Duration::from_secs(60)), "a worker did not finish");
@@ -351,7 +356,7 @@ mod bad_clients {
     use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
     use tonic::Code;
 
-    use server::client::{Client, request};
+    use crate::server::client::{Client, request};
 
     fn register_request(version: u32, job: &str) -> RegisterRequest {
         RegisterRequest {
@@ -364,12 +369,14 @@ mod bad_clients {
 
     /// Registers with the workers' token; the job id and worker id.
     async fn register(client: &mut Client) -> (String, u64) {
-        server::client::register(client, TOKEN).await.unwrap()
+        crate::server::client::register(client, TOKEN)
+            .await
+            .unwrap()
     }
 
     /// Leases a task with the workers' token (waiting while the coordinator says to).
     async fn take(client: &mut Client, job: &str, worker: u64) -> Task {
-        let taken = server::client::take(client, job, worker, TOKEN)
+        let taken = crate::server::client::take(client, job, worker, TOKEN)
             .await
             .unwrap();
         taken.expect("a task before the job is done").0
@@ -398,7 +405,7 @@ mod bad_clients {
         header: ResultHeader,
         chunks: Vec<Chunk>,
     ) -> Result<bool, Code> {
-        server::client::deliver(client, header, chunks, TOKEN).await
+        crate::server::client::deliver(client, header, chunks, TOKEN).await
     }
 
     #[test]
@@ -640,7 +647,7 @@ mod region_index {
         let addr = first.addr;
         let slow = ["--debug-task-delay-ms", "5"];
         let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
-        first.wait_for(&["layer done", "table=0", "depth=10 "], MINUTES);
+        first.wait_layer_done(0, 10, MINUTES);
         std::thread::sleep(Duration::from_millis(50));
         let mut first = first;
         first.child.kill().unwrap();
@@ -654,11 +661,8 @@ mod region_index {
         assert_eq!(checkpoint["format"], 2, "{checkpoint}");
         assert!(checkpoint["table"]["next_depth"].as_u64().unwrap() >= 11);
         let second = start_coordinator(&job, &dir, &addr.to_string(), &tasks);
-        second.wait_for(&["resuming from the data directory"], MINUTES);
-        assert!(
-            !second.has(&["layer done", "table=0", "depth=0 "]),
-            "started over"
-        );
+        let status = second.wait_status("an answer", |_| true, MINUTES);
+        assert!(past_layer(&status, 0, 10), "started over: {status}");
         second.finish(MINUTES);
         for w in workers {
             assert!(w.wait(Duration::from_secs(60)), "a worker did not finish");
@@ -675,7 +679,7 @@ mod region_index {
         let job = ["--pattern", "1,2,3,4,5", "--pattern", "6,7,8"];
         let first = start_coordinator(&job, &dir, "127.0.0.1:0", &["--task-ranks", "16"]);
         let worker = Worker::start(&first.url(), &["--debug-task-delay-ms", "5"]);
-        first.wait_for(&["layer done", "table=0", "depth=3 "], MINUTES);
+        first.wait_layer_done(0, 3, MINUTES);
         drop(first); // killed mid-table: the checkpoint names table 0
         drop(worker);
         let path = dir.join("data").join("checkpoint.json");

@@ -6,12 +6,10 @@
 //! Needs root and a writable memory cgroup; where the machine has neither, the test prints
 //! why it is skipped and passes.
 
-mod server;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use server::{coordinator_bin, scratch};
+use crate::server::{coordinator_bin, scratch};
 
 /// The limit set on the test's cgroup.
 const LIMIT: u64 = 64 << 20;

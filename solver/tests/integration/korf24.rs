@@ -4,11 +4,9 @@
 //! four 6-tile tables (about 600 MB, minutes each) into the cache, then solves #38, #40 and #25.
 //!
 //! ```text
-//! cargo test --release -p tilepdb-solver --test korf24 -- --ignored
-//! TILEPDB_CACHE=/path/to/tables cargo test --release -p tilepdb-solver --test korf24 -- --ignored
+//! cargo test --release -p tilepdb-solver --test integration korf24:: -- --ignored
+//! TILEPDB_CACHE=/path/to/tables cargo test --release -p tilepdb-solver --test integration korf24:: -- --ignored
 //! ```
-
-mod support;
 
 use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, Goal, PuzzleState};
@@ -18,14 +16,14 @@ use tilepdb_solver::search::{Limits, ida_star};
 #[test]
 #[ignore = "builds the 24-puzzle 6-6-6-6 set (about 10 minutes on 2 cores); run with --ignored"]
 fn korf_felner_node_counts() {
-    let (set, _) = support::open_set(
-        &support::cache_dir(),
+    let (set, _) = crate::support::open_set(
+        &crate::support::cache_dir(),
         "24:6-6-6-6",
         BlankRule::Minimized,
         Encoding::Byte,
     );
     let h = PdbHeuristic::new(&set, true).unwrap();
-    let instances = support::korf24();
+    let instances = crate::support::korf24();
     for (number, nodes) in [
         (38usize, 38_173_507u64),
         (40, 65_099_578),

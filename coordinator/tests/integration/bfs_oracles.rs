@@ -15,7 +15,7 @@ use tilepdb_coordinator::build::{BuildOptions, build_table};
 
 /// The distribution of `board` (start at the corner) from the data file.
 fn distribution(board: &str) -> Vec<u64> {
-    let text = include_str!("../../data/stp-bfs-distributions.txt");
+    let text = include_str!("../../../data/stp-bfs-distributions.txt");
     let line = text
         .lines()
         .find(|l| l.starts_with(&format!("{board} start=corner ")))

@@ -20,10 +20,8 @@
 //! runs end with tables byte-identical to a single-machine build; the coordinator's peak
 //! resident memory (`VmHWM`) stays under the bound stated at [`rss_bound`]. The wall times of
 //! both builds, their ratio, the coordinator's CPU times and the download counts are printed
-//! (never asserted). About 15 s: `cargo test -p tilepdb-coordinator --test bounded_resources
+//! (never asserted). About 15 s: `cargo test -p tilepdb-coordinator --test integration bounded_resources::
 //! -- --nocapture` shows the figures.
-
-mod server;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -31,8 +29,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use server::client::{self, Client, register, request, result_header};
-use server::{Server, coordinator_bin, scratch, serve_job, set_files, single_machine};
+use crate::server::client::{self, Client, register, request, result_header};
+use crate::server::{Server, coordinator_bin, scratch, serve_job, set_files, single_machine};
 use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::chunk::encode_section;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
@@ -337,14 +335,8 @@ fn run(dir: &Path, served: &Path, attack: bool) -> Run {
         })
     });
     let mut worker = start_worker(&url);
-    let done = c.wait_for(&["job done"], BUILD_TIMEOUT);
-    let seconds: f64 = done
-        .split("seconds=")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|s| s.trim_matches('"').parse().ok())
-        .unwrap_or_else(|| panic!("no seconds in {done}"));
-    c.wait_for(&["serving the table sets until stopped"], BUILD_TIMEOUT);
+    let done = c.wait_status("the job done", |s| s["done"] == true, BUILD_TIMEOUT);
+    let seconds = done["elapsed_seconds"].as_f64().expect("the job's seconds");
     // Still running (--keep-serving): its peak so far is the job's.
     let (peak_rss, cpu) = (peak_rss(pid), cpu_seconds(pid));
     let _ = done_tx.send(true);

@@ -19,9 +19,7 @@
     reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
 )]
 
-mod support;
-
-use support::{Grid, falling};
+use crate::support::{Grid, falling};
 use tilepdb_common::table::UNREACHED;
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};

@@ -1,14 +1,11 @@
 //! `tilepdb-coordinator completions SHELL` prints a completion script that the shell parses and that knows
 //! the program's words; `tilepdb-coordinator man DIR` writes man pages.
 
-#[path = "../../common/tests/support/cli_docs.rs"]
-mod cli_docs;
-
 const PROGRAM: &str = env!("CARGO_BIN_EXE_tilepdb-coordinator");
 
 #[test]
 fn the_bash_completion_parses_and_knows_the_words() {
-    cli_docs::check_completions(
+    crate::cli_docs::check_completions(
         PROGRAM,
         "tilepdb-coordinator",
         &[
@@ -25,7 +22,7 @@ fn the_bash_completion_parses_and_knows_the_words() {
 
 #[test]
 fn man_pages_are_written() {
-    cli_docs::check_man_pages(
+    crate::cli_docs::check_man_pages(
         PROGRAM,
         "tilepdb-coordinator",
         "tilepdb-coordinator-build.1",

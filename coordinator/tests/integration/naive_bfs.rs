@@ -18,13 +18,13 @@
     reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
 )]
 
-mod support;
-
+use crate::support::{
+    Grid, blank_search, falling, free_index, goal_cell, naive_rank, placement_search,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use std::collections::HashMap;
-use support::{Grid, blank_search, falling, free_index, goal_cell, naive_rank, placement_search};
 
 use tilepdb_common::table::UNREACHED;
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, RegionIndex, StateSpace};

@@ -1,14 +1,11 @@
 //! `tilepdb-solve completions SHELL` prints a completion script that the shell parses and that knows
 //! the program's words; `tilepdb-solve man DIR` writes man pages.
 
-#[path = "../../common/tests/support/cli_docs.rs"]
-mod cli_docs;
-
 const PROGRAM: &str = env!("CARGO_BIN_EXE_tilepdb-solve");
 
 #[test]
 fn the_bash_completion_parses_and_knows_the_words() {
-    cli_docs::check_completions(
+    crate::cli_docs::check_completions(
         PROGRAM,
         "tilepdb-solve",
         &["solve", "eval", "fetch", "gen", "bench", "play"],
@@ -17,5 +14,5 @@ fn the_bash_completion_parses_and_knows_the_words() {
 
 #[test]
 fn man_pages_are_written() {
-    cli_docs::check_man_pages(PROGRAM, "tilepdb-solve", "tilepdb-solve-solve.1");
+    crate::cli_docs::check_man_pages(PROGRAM, "tilepdb-solve", "tilepdb-solve-solve.1");
 }

@@ -3,11 +3,9 @@
 //! the coordinator and table services, `serve --no-build` only the table service, and a name
 //! it does not offer is `NOT_FOUND`; the job's own service still refuses the token-less call.
 
-mod server;
-
 use std::process::Command;
 
-use server::{Server, coordinator_bin, scratch};
+use crate::server::{Server, coordinator_bin, scratch};
 use tilepdb_common::wire::proto::JobStatusRequest;
 use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
 use tilepdb_coordinator::observe::health::{COORDINATOR_SERVICE, TABLES_SERVICE};

@@ -1,0 +1,20 @@
+//! The integration tests of `solver`, one binary: each module was a test file of its own.
+//! One binary links the workspace once instead of once per file. Run one module with
+//! `cargo test -p tilepdb-solver --test integration MODULE::`.
+
+#[path = "../../../common/tests/support/cli_docs.rs"]
+mod cli_docs;
+mod support;
+
+mod bench;
+mod cli;
+mod closed_pipe;
+mod completions;
+mod fetch_cli;
+mod generate;
+mod json_scheme;
+mod korf100_sample;
+mod korf24;
+mod play;
+mod small_boards;
+mod textbook;
