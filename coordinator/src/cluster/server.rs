@@ -165,22 +165,28 @@ fn table_service(
     })
 }
 
-/// Resolves when the process is told to stop: Ctrl-C (SIGINT) or SIGTERM.
-pub async fn stop_signal() {
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
+/// Resolves when the process is told to stop: Ctrl-C (SIGINT) or SIGTERM. SIGTERM is caught
+/// from the call on (not from the first poll), so a SIGTERM between the call and the wait
+/// stops the server cleanly rather than killing the process.
+pub fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    async move {
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        #[cfg(unix)]
+        let term = async move {
+            match term {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = term => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
     }
 }
 
@@ -247,6 +253,9 @@ pub async fn serve_on(
         let result = done_rx
             .await
             .unwrap_or_else(|_| Err(Error::Serve("the driver thread died".into())));
+        // Listening for the stop from the moment the job is done: a SIGTERM while the workers
+        // hear of it stops the server cleanly instead of killing it.
+        let stop = (keep_serving && result.is_ok()).then(|| Box::pin(stop_signal()));
         if result.is_ok() {
             // Let the workers hear that the job is done (they ask for tasks or heartbeat).
             let until = Instant::now() + linger;
@@ -255,11 +264,10 @@ pub async fn serve_on(
             }
         }
         on_done(&result);
-        let serve_on = keep_serving && result.is_ok();
         let _ = result_tx.send(result);
-        if serve_on {
+        if let Some(stop) = stop {
             tracing::info!("the job is done; serving the table sets until stopped (Ctrl-C)");
-            stop_signal().await;
+            stop.await;
         }
     };
     let (_health, health) = crate::observe::health::service(true, tables.is_some()).await;

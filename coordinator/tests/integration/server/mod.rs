@@ -94,6 +94,8 @@ pub struct Server {
     /// The workers' token it was started with (`TILEPDB_TOKEN`), for the status call.
     token: Option<String>,
     log: Arc<Mutex<Vec<String>>>,
+    /// The thread that collects the log, until the server's standard error closes.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
@@ -123,7 +125,7 @@ impl Server {
         let log = Arc::new(Mutex::new(Vec::new()));
         let stderr = child.stderr.take().unwrap();
         let log2 = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
                 log2.lock().unwrap().push(line);
@@ -139,6 +141,7 @@ impl Server {
             http,
             token,
             log,
+            reader: Some(reader),
         }
     }
 
@@ -237,8 +240,8 @@ impl Server {
             .any(|l| words.iter().all(|w| l.contains(w)))
     }
 
-    /// Waits for the coordinator to exit; asserts it succeeded.
-    pub fn finish(mut self, timeout: Duration) {
+    /// Waits for the coordinator to exit; asserts it succeeded. Its whole log.
+    pub fn finish(mut self, timeout: Duration) -> Vec<String> {
         let until = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -246,7 +249,10 @@ impl Server {
                     let log = self.log.lock().unwrap().join("\n");
                     panic!("server failed: {status}; log:\n{log}");
                 }
-                return;
+                if let Some(reader) = self.reader.take() {
+                    reader.join().unwrap();
+                }
+                return self.log.lock().unwrap().clone();
             }
             if Instant::now() > until {
                 let _ = self.child.kill();
@@ -307,4 +313,10 @@ pub fn past_layer(status: &serde_json::Value, table: u64, depth: u64) -> bool {
     status["done"].as_bool() == Some(true)
         || at("table") > table
         || (at("table") == table && at("depth") > depth)
+}
+
+/// Whether a status shows the job under way: a state found beyond the goal, a later table or
+/// the job done (a coordinator answers before it has read its data directory).
+pub fn under_way(status: &serde_json::Value) -> bool {
+    status["states_found"].as_u64() > Some(1) || past_layer(status, 0, 0)
 }
