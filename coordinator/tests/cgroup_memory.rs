@@ -6,6 +6,9 @@
 //! Needs root and a writable memory cgroup; where the machine has neither, the test prints
 //! why it is skipped and passes.
 
+#[path = "../../common/tests/support/skip.rs"]
+mod skip;
+
 mod server;
 
 use std::path::{Path, PathBuf};
@@ -96,7 +99,10 @@ fn a_build_that_does_not_fit_the_cgroup_is_refused_and_one_that_fits_is_built() 
     let cgroup = match TestCgroup::create(LIMIT) {
         Ok(c) => c,
         Err(reason) => {
-            println!("skipped: cannot make a memory cgroup here ({reason})");
+            skip::skipped(
+                "a_build_that_does_not_fit_the_cgroup_is_refused_and_one_that_fits_is_built",
+                &format!("cannot make a memory cgroup here ({reason})"),
+            );
             return;
         }
     };

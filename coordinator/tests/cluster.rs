@@ -5,6 +5,9 @@
 //! program itself. Each test compares the tables with a single-machine build of the same job,
 //! byte for byte.
 
+#[path = "../../common/tests/support/skip.rs"]
+mod skip;
+
 mod server;
 
 use std::path::{Path, PathBuf};
@@ -301,7 +304,10 @@ fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
     single_machine(&SMALL_JOB, &dir.join("single"));
     let disk = dir.join("disk");
     let Some(small) = SmallDisk::mount(&disk, 64 << 20) else {
-        eprintln!("skipped: this test mounts a tmpfs, which needs root");
+        skip::skipped(
+            "a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed",
+            "this test mounts a tmpfs, which needs root",
+        );
         return;
     };
     let first = start_coordinator(&SMALL_JOB, &disk, "127.0.0.1:0", &MANY_TASKS);

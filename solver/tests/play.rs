@@ -2,6 +2,9 @@
 //! are optimal (checked against IDA*), and the solved message after following them. Skipped,
 //! with the reason printed, where tmux is not installed.
 
+#[path = "../../common/tests/support/skip.rs"]
+mod skip;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -88,7 +91,10 @@ fn optimal(board: Board, tiles: &str) -> usize {
 #[test]
 fn play_a_game_under_tmux() {
     if Command::new("tmux").arg("-V").output().is_err() {
-        println!("skipped: tmux is not installed (apt-get install tmux)");
+        skip::skipped(
+            "play_a_game_under_tmux",
+            "tmux is not installed (apt-get install tmux)",
+        );
         return;
     }
     let board: Board = "3x3".parse().unwrap();

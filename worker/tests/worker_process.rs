@@ -2,6 +2,9 @@
 //! builds a job's tables byte for byte as the single-machine build does and exits 0; it exits
 //! with a clear error when refused or when the coordinator stays unreachable.
 
+#[path = "../../common/tests/support/skip.rs"]
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
@@ -255,7 +258,10 @@ fn certificates(dir: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
 fn workers_build_over_tls() {
     let dir = scratch("tls");
     let Some((ca, cert, key)) = certificates(&dir) else {
-        eprintln!("no openssl program to make certificates with: TLS test skipped");
+        skip::skipped(
+            "workers_build_over_tls",
+            "no openssl program to make certificates with",
+        );
         return;
     };
     let partition = Partition::custom("4x4".parse().unwrap(), &["1,2,3".to_string()]).unwrap();
