@@ -41,7 +41,7 @@ pub fn print_completions(cmd: clap::Command, shell: Shell) {
 /// Writes `cmd`'s completion script for `shell` to `out` (clap's generator panics if `out`
 /// fails: write to memory, or use [`print_completions`]).
 ///
-/// clap_complete's bash script for a program whose name holds a hyphen completes nothing
+/// `clap_complete`'s bash script for a program whose name holds a hyphen completes nothing
 /// after a subcommand: the case labels of its subcommands spell the program's hyphen
 /// `__subcmd__` while the loop that finds the subcommand spells it `__`. The bash script is
 /// therefore generated for the name with `_` for `-` (every label then agrees) and

@@ -444,9 +444,8 @@ impl Heuristic for LinearConflict {
             .after_move(cells, tile, from, &parent.manhattan);
         // Only the tile's goal row and goal column change: its digit leaves the place of
         // `from` if that cell is in the line, and takes the place of `to` if that one is.
-        let contributions = &self.contributions[tile];
-        for side in 0..2 {
-            let (was, is) = (contributions[side][from], contributions[side][to]);
+        for (side, contributions) in self.contributions[tile].iter().enumerate() {
+            let (was, is) = (contributions[from], contributions[to]);
             if was == is {
                 // Neither cell lies in the line (two cells of a line differ in place).
                 continue;

@@ -73,11 +73,10 @@ fn options_of_name(name: &str) -> Option<String> {
         e.strip_prefix("min-nibble-")
             .map_or_else(|| e.to_string(), |c| format!("min-nibble:{c}"))
     });
-    let mut options = format!("--partition {puzzle}:{groups} --blank {rule} --goal {goal}");
-    if let Some(e) = encoding {
-        options.push_str(&format!(" --encoding {e}"));
-    }
-    Some(options)
+    let encoding = encoding.map_or_else(String::new, |e| format!(" --encoding {e}"));
+    Some(format!(
+        "--partition {puzzle}:{groups} --blank {rule} --goal {goal}{encoding}"
+    ))
 }
 
 #[cfg(test)]
