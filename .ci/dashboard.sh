@@ -2,7 +2,8 @@
 # The live dashboard in a real browser: a coordinator (`serve --http-listen --keep-serving`)
 # and two worker processes build a set on 127.0.0.1 while headless Chromium loads the page.
 # During the build its DOM must show a table in progress and both workers; after the job
-# (still served) every table written with its histogram. Screenshots of both moments are kept
+# (still served) every table written with its histogram and the states of each of its layers
+# (as /api/status has them, none missing or 0). Screenshots of both moments are kept
 # in $TILEPDB_ARTIFACTS (default target/test-artifacts): dashboard-during.png,
 # dashboard-after.png.
 #
@@ -88,4 +89,20 @@ tables=$(python3 -c 'import json,sys,urllib.request; print(len(json.load(urllib.
 grep -q 'data-done="yes"' "$work/after.html" || { echo "dashboard: the page does not show the job done" >&2; exit 1; }
 histograms=$(grep -o 'data-table="[0-9]*"' "$work/after.html" | wc -l)
 [ "$histograms" = "$tables" ] || { echo "dashboard: $histograms histogram(s) shown for $tables table(s)" >&2; exit 1; }
-echo "dashboard: during the build a table in progress and both workers, after it $tables histograms; screenshots in $artifacts"
+# Every layer of every table, as the coordinator recorded it (none 0, however fast the layer),
+# in /api/status and on the page.
+python3 - "$http" "$work/after.html" <<'PY' || exit 1
+import html, json, re, sys, urllib.request
+addr, page = sys.argv[1], open(sys.argv[2]).read()
+s = json.load(urllib.request.urlopen(f"http://{addr}/api/status", timeout=10))
+for t in s["tables"]:
+    layers = t["layers"]
+    if len(layers) < 2 or 0 in layers or sum(layers) != t["states_found"]:
+        sys.exit(f"dashboard: table {t['index'] + 1}'s layers {layers} are not every layer's states ({t['states_found']} found)")
+    cell = re.search(rf'data-layers="{t["index"]}">([^<]*)<', page)
+    shown = html.unescape(cell.group(1)) if cell else None
+    want = " · ".join(f"{n:,}" for n in layers)
+    if shown != want:
+        sys.exit(f"dashboard: table {t['index'] + 1}'s layers shown as {shown!r}, not {want!r}")
+PY
+echo "dashboard: during the build a table in progress and both workers, after it $tables histograms and every layer's states; screenshots in $artifacts"

@@ -4,13 +4,20 @@
 #   deploy/local-cluster.sh N [job arguments of `tilepdb-coordinator serve`...]
 #   deploy/local-cluster.sh 2 --partition 15:6-6-3 --out tables
 #
-# Uses tilepdb-coordinator and tilepdb-worker from $TILEPDB_BIN (default: target/release).
+# Uses tilepdb-coordinator and tilepdb-worker from $TILEPDB_BIN (default: the release directory
+# of cargo's target directory, $CARGO_TARGET_DIR if set, else target/ of this repository).
 # The data directory is $TILEPDB_DATA (default: a new temporary directory). `tilepdb-coordinator
 # build --workers N` does the same in one command.
 set -euo pipefail
 workers=${1:?usage: $0 WORKERS [serve arguments...]}
 shift
-bin=${TILEPDB_BIN:-$(dirname "$0")/../target/release}
+bin=${TILEPDB_BIN:-${CARGO_TARGET_DIR:-$(dirname "$0")/../target}/release}
+for program in tilepdb-coordinator tilepdb-worker; do
+  [ -x "$bin/$program" ] || {
+    echo "$0: no $bin/$program: build it (cargo build --release), or set TILEPDB_BIN to its directory" >&2
+    exit 1
+  }
+done
 data=${TILEPDB_DATA:-$(mktemp -d)}
 export TILEPDB_TOKEN=${TILEPDB_TOKEN:-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')}
 log=$(mktemp)

@@ -40,9 +40,37 @@ pub fn print_completions(cmd: clap::Command, shell: Shell) {
 
 /// Writes `cmd`'s completion script for `shell` to `out` (clap's generator panics if `out`
 /// fails: write to memory, or use [`print_completions`]).
+///
+/// `clap_complete`'s bash script for a program whose name holds a hyphen completes nothing
+/// after a subcommand: the case labels of its subcommands spell the program's hyphen
+/// `__subcmd__` while the loop that finds the subcommand spells it `__`. The bash script is
+/// therefore generated for the name with `_` for `-` (every label then agrees) and
+/// registered for the real name.
 pub fn write_completions(mut cmd: clap::Command, shell: Shell, out: &mut dyn Write) {
     let name = cmd.get_name().to_string();
-    clap_complete::generate(shell, &mut cmd, name, out);
+    if shell != Shell::Bash || !name.contains('-') {
+        clap_complete::generate(shell, &mut cmd, name, out);
+        return;
+    }
+    let stand_in = name.replace('-', "_");
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, stand_in.clone(), &mut script);
+    let script = String::from_utf8_lossy(&script);
+    let mut fixed = String::with_capacity(script.len());
+    for line in script.split_inclusive('\n') {
+        // `complete -F _FUNCTION OPTIONS... PROGRAM`: the program is the real name.
+        let registered = line.trim_start().starts_with("complete -F ");
+        match line.trim_end().strip_suffix(&format!(" {stand_in}")) {
+            Some(head) if registered => {
+                fixed.push_str(head);
+                fixed.push(' ');
+                fixed.push_str(&name);
+                fixed.push('\n');
+            }
+            _ => fixed.push_str(line),
+        }
+    }
+    let _ = out.write_all(fixed.as_bytes());
 }
 
 /// Writes the man pages of `cmd` and of each of its subcommands in `dir` (`NAME.1`,

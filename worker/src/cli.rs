@@ -23,7 +23,7 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
     /// Expansion threads (default: every core; at most 1024).
-    #[arg(long, default_value_t = 0, value_parser = tilepdb_common::units::parse_threads)]
+    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = tilepdb_common::units::parse_threads)]
     pub threads: usize,
     /// CA certificate (PEM) to trust for https:// (default: the system's roots are not used;
     /// give the CA that signed the coordinator's certificate).

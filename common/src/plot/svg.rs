@@ -141,6 +141,22 @@ fn format_number(v: f64) -> String {
     }
 }
 
+/// Width a legend label of 12-pixel sans-serif takes at most, per character (wide enough
+/// for digits and lower-case letters of the common fonts).
+const LEGEND_CHAR: f64 = 7.2;
+
+/// The chart's width: the plot's, and a legend column wide enough for the longest of
+/// `legend` (its swatch, a gap and the text), at least [`RIGHT`].
+fn chart_width<'a>(legend: impl IntoIterator<Item = &'a str>) -> f64 {
+    let longest = legend
+        .into_iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let column = 12.0 + 15.0 + LEGEND_CHAR * longest as f64 + 10.0;
+    WIDTH - RIGHT + column.max(RIGHT)
+}
+
 /// A chart under construction: the frame, the axes and their ticks.
 struct Canvas {
     out: String,
@@ -149,11 +165,20 @@ struct Canvas {
 }
 
 impl Canvas {
-    fn new(title: &str, x_label: &str, y_label: &str, x: Axis, y: Axis) -> Canvas {
+    /// A chart whose legend will show the labels `legend` (the page is widened for the
+    /// longest, so that none is cut).
+    fn new<'a>(
+        title: &str,
+        (x_label, y_label): (&str, &str),
+        x: Axis,
+        y: Axis,
+        legend: impl IntoIterator<Item = &'a str>,
+    ) -> Canvas {
+        let width = chart_width(legend);
         let mut out = String::new();
         let _ = writeln!(
             out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT}" viewBox="0 0 {width} {HEIGHT}" font-family="sans-serif" font-size="12">"#
         );
         let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
         let _ = writeln!(
@@ -261,7 +286,20 @@ pub fn scatter(
 ) -> String {
     let x = Axis::new(x_scale, points.iter().map(|p| p.x));
     let y = Axis::new(y_scale, points.iter().map(|p| p.y));
-    let mut canvas = Canvas::new(title, x_label, y_label, x, y);
+    let legend: Vec<String> = points
+        .iter()
+        .map(|p| {
+            let mark = if p.on_front { " (front)" } else { "" };
+            format!("{}{mark}", p.label)
+        })
+        .collect();
+    let mut canvas = Canvas::new(
+        title,
+        (x_label, y_label),
+        x,
+        y,
+        legend.iter().map(String::as_str),
+    );
     let mut front: Vec<&Point> = points.iter().filter(|p| p.on_front).collect();
     front.sort_by(|a, b| a.x.total_cmp(&b.x));
     if front.len() > 1 {
@@ -288,8 +326,7 @@ pub fn scatter(
             r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="6" fill="{colour}"{stroke}><title>{}</title></circle>"#,
             escape(&p.label)
         );
-        let mark = if p.on_front { " (front)" } else { "" };
-        canvas.legend(i, colour, &format!("{}{mark}", p.label));
+        canvas.legend(i, colour, &legend[i]);
     }
     canvas.finish()
 }
@@ -305,7 +342,13 @@ pub fn series(
     let longest = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
     let x = Axis::new(Scale::Linear, [1.0, longest.max(1) as f64].into_iter());
     let y = Axis::new(y_scale, lines.iter().flat_map(|(_, v)| v.iter().copied()));
-    let mut canvas = Canvas::new(title, x_label, y_label, x, y);
+    let mut canvas = Canvas::new(
+        title,
+        (x_label, y_label),
+        x,
+        y,
+        lines.iter().map(|(l, _)| l.as_str()),
+    );
     for (i, (label, values)) in lines.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let path: Vec<String> = values
@@ -341,7 +384,14 @@ pub fn histograms(title: &str, x_label: &str, series: &[(String, Vec<u64>)]) -> 
             .flat_map(|(_, c)| c.iter().map(|&n| n as f64))
             .chain([1.0]),
     );
-    let mut canvas = Canvas::new(title, x_label, "entries (log scale)", x, y);
+    let legend = if series.len() > 1 { series } else { &[] };
+    let mut canvas = Canvas::new(
+        title,
+        (x_label, "entries (log scale)"),
+        x,
+        y,
+        legend.iter().map(|(l, _)| l.as_str()),
+    );
     let bar = (canvas.px(1.0) - canvas.px(0.0)).max(1.0);
     let width = (bar * 0.9 / series.len().max(1) as f64).max(0.5);
     for (j, (label, counts)) in series.iter().enumerate() {
@@ -370,4 +420,53 @@ pub fn histograms(title: &str, x_label: &str, series: &[(String, Vec<u64>)]) -> 
         }
     }
     canvas.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `width` attribute of the chart's `<svg>`.
+    fn svg_width(text: &str) -> f64 {
+        let at = text.find("width=\"").expect("a width") + 7;
+        text[at..].split('"').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn the_legend_column_fits_the_longest_label() {
+        let short = series(
+            "t",
+            "x",
+            "y",
+            Scale::Linear,
+            &[("a".into(), vec![1.0, 2.0])],
+        );
+        assert_eq!(
+            svg_width(&short),
+            WIDTH,
+            "a short legend keeps the usual width"
+        );
+        let label = "4x4-7-8-zero-aware-blank-first-1-bit+reflect (front)";
+        let points = [
+            Point {
+                label: "4x4-6-6-3-minimized-blank-first".into(),
+                x: 1.0,
+                y: 2.0,
+                on_front: false,
+            },
+            Point {
+                label: label.trim_end_matches(" (front)").into(),
+                x: 2.0,
+                y: 1.0,
+                on_front: true,
+            },
+        ];
+        let text = scatter("t", "x", "y", (Scale::Log, Scale::Log), &points);
+        let width = svg_width(&text);
+        // The legend's text starts 27 px into its column; every character fits before the edge.
+        let end = WIDTH - RIGHT + 27.0 + LEGEND_CHAR * label.chars().count() as f64;
+        assert!(width >= end, "{width} < {end}");
+        assert!(text.contains(&format!("viewBox=\"0 0 {width} {HEIGHT}\"")));
+        assert!(text.contains(label));
+    }
 }

@@ -29,7 +29,7 @@ pub struct BuildArgs {
     #[command(flatten)]
     job: JobArgs,
     /// Worker threads (default: every core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     threads: usize,
     /// Where to write the table set (a directory per set is made inside). It is also a cache:
     /// a table whose valid file is already in the set's directory is not built again.
@@ -54,7 +54,7 @@ pub struct BuildArgs {
     memory_limit: Option<u64>,
     /// Build with a local cluster instead: a gRPC coordinator in this process and N worker
     /// processes on loopback (the distributed path, for trying it and comparing).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
     workers: usize,
     /// With --workers: the job's data directory (default: a directory in --out, removed
     /// when the build succeeds).

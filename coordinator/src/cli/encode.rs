@@ -29,7 +29,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     check: bool,
     /// Worker threads for --check (default: every core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     threads: usize,
 }
 

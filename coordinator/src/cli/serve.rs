@@ -96,7 +96,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     task_ranks: Option<u64>,
     /// Threads of the coordinator's own passes over the arrays (default: every core).
-    #[arg(long, default_value_t = 0, value_parser = tilepdb_common::units::parse_threads)]
+    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
     /// Seconds to wait, once the job is done, for every worker to hear so before exiting.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]

@@ -65,8 +65,8 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
     }
     let s = ask()?;
     let job = s.job.clone().unwrap_or_default();
+    let snapshot = Tracker::default().update(&s);
     if args.json {
-        let snapshot = Tracker::default().update(&s);
         let tables: Vec<_> = snapshot
             .tables
             .iter()
@@ -77,6 +77,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
                     "state": t.state,
                     "states_found": t.states_found,
                     "expected_states": t.expected_states,
+                    "states_by_depth": t.layers,
                 })
             })
             .collect();
@@ -86,6 +87,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
             "board": job.board,
             "goal": job.goal,
             "blank_rule": job.blank_rule,
+            "encoding": s.encoding,
             "phase": s.phase,
             "done": s.done,
             "table": s.table,
@@ -119,12 +121,13 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     tilepdb_common::outln!(
-        "job        {} ({} {} {} {})",
+        "job        {} ({} {} {} {} {})",
         s.job_id,
         job.name,
         job.board,
         job.blank_rule,
-        job.goal
+        job.goal,
+        s.encoding
     );
     tilepdb_common::outln!("phase      {}", s.phase);
     tilepdb_common::outln!(
@@ -139,6 +142,20 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         s.layer_states,
         s.states_found
     );
+    if let Some(t) = snapshot
+        .tables
+        .get(s.table as usize)
+        .filter(|t| !t.layers.is_empty())
+    {
+        tilepdb_common::outln!(
+            "layers     {}",
+            t.layers
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     tilepdb_common::outln!("tasks      {} of {} done", s.tasks_done, s.tasks_total);
     tilepdb_common::outln!("workers    {} alive", s.workers_alive);
     tilepdb_common::outln!(

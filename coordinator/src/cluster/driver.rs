@@ -25,6 +25,18 @@ use tilepdb_proof::Proof;
 /// How often the driver logs the progress of a layer.
 const PROGRESS_LOG: Duration = Duration::from_secs(5);
 
+/// Logs the job's progress (layers, tables, the end): at info level, or at debug level while
+/// the job's progress is drawn on a terminal ([`Job::progress_drawn`]), whose bars say the same.
+macro_rules! progress {
+    ($job:expr, $($event:tt)+) => {
+        if $job.progress_drawn() {
+            tracing::debug!($($event)+)
+        } else {
+            tracing::info!($($event)+)
+        }
+    };
+}
+
 impl Job {
     /// Runs every remaining layer of every remaining table, checkpointing in `data`, and
     /// writes the tables. Returns a report per table built by this run.
@@ -45,7 +57,8 @@ impl Job {
         )?;
         let reports = builder.reports;
         self.set_stage(Stage::Done);
-        tracing::info!(
+        progress!(
+            self,
             job = %self.id,
             seconds = format!("{:.2}", self.started.elapsed().as_secs_f64()),
             expanded = self.counters.expanded.load(Relaxed),
@@ -65,7 +78,8 @@ impl Job {
         let (space, index) = (&self.spaces[table], &self.indexes[table]);
         let table_started = Instant::now();
         let (arrays, mut progress) = checkpoint.begin_table(table, space, index)?;
-        tracing::info!(
+        progress!(
+            self,
             table,
             pattern = %space.pattern(),
             states = index.states(space),
@@ -74,6 +88,7 @@ impl Job {
             table + 1,
             self.spaces.len()
         );
+        self.record_layers(table, &progress.layer_counts);
         let arrays = Arc::new(arrays);
         let mut layer_started = Instant::now();
         let mut expanded = progress.layer_states;
@@ -88,12 +103,14 @@ impl Job {
             &(),
             |p| {
                 checkpoint.layer_done(table, space, &arrays, p)?;
+                self.record_layers(table, &p.layer_counts);
                 let (alive, tasks) = {
                     let st = self.lock();
                     (st.workers.alive(Instant::now()), st.tasks_total)
                 };
                 let secs = layer_started.elapsed().as_secs_f64();
-                tracing::info!(
+                progress!(
+                    self,
                     table,
                     depth = p.next_depth - 1,
                     expanded,
@@ -121,6 +138,15 @@ impl Job {
             &self.pool,
             table_started,
         ))
+    }
+
+    /// Records the states of each layer of table `table` so far, for the status.
+    fn record_layers(&self, table: usize, layer_counts: &[u64]) {
+        let mut st = self.lock();
+        if let Some(layers) = st.table_layers.get_mut(table) {
+            layers.clear();
+            layers.extend_from_slice(layer_counts);
+        }
     }
 
     /// Publishes the tasks of `layer` to the workers and waits until each one's result is
@@ -190,7 +216,8 @@ impl Job {
                     );
                 } else {
                     let secs = self.started.elapsed().as_secs_f64();
-                    tracing::info!(
+                    progress!(
+                        self,
                         table,
                         depth,
                         layer_states,
@@ -278,7 +305,7 @@ impl TableBuilder for JobBuilder<'_> {
         let report = TableReport::new(space, table, peak_rss_bytes(), None)
             .with_table_file(pdb)
             .with_proof(self.proof.take());
-        tracing::info!(table = index, pattern = %space.pattern(), "{}", report.line());
+        progress!(self.job, table = index, pattern = %space.pattern(), "{}", report.line());
         self.reports.push(report);
         Ok(())
     }

@@ -61,6 +61,11 @@ pub struct SearchProgress {
     /// histogram of a table whose depth store keeps only a packed code.
     #[serde(default)]
     pub layer_entries: Vec<u64>,
+    /// States of each layer reached so far, by depth (`layer_counts[0]` is the goal's 1):
+    /// every layer's count, as the loop finished it. Empty in a checkpoint of an earlier
+    /// version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layer_counts: Vec<u64>,
 }
 
 impl SearchProgress {
@@ -74,6 +79,7 @@ impl SearchProgress {
             expanded: 0,
             generated: 0,
             layer_entries: Vec::new(),
+            layer_counts: vec![1],
         }
     }
 }
@@ -162,6 +168,9 @@ pub fn search_table(
         progress.expanded += stats.expanded;
         progress.generated += stats.generated;
         progress.layer_entries.push(entries);
+        if added > 0 && !progress.layer_counts.is_empty() {
+            progress.layer_counts.push(added);
+        }
         layer_done(progress)?;
     }
     Ok(())

@@ -100,7 +100,12 @@ impl View {
                 states_found: t.states_found,
                 expected_states: t.expected_states,
                 depth: s.depth,
-                states_per_second: s.layer_states_per_second,
+                // Until a rate over a layer is measured, the rate over the whole job.
+                states_per_second: if s.layer_states_per_second > 0.0 {
+                    s.layer_states_per_second
+                } else {
+                    s.job_states_per_second
+                },
                 eta_seconds: t.eta_seconds,
             });
         View {
@@ -347,9 +352,13 @@ pub struct Watch {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Shows `job`'s progress in bars on a terminal, sampled from its status.
+/// Shows `job`'s progress in bars on a terminal, sampled from its status; the job's driver
+/// then logs its layers and tables at debug level ([`Job::set_progress_drawn`]), as a
+/// single-machine build with bars does not log them.
 pub fn watch(job: Arc<Job>) -> Option<Watch> {
     let bars = SetBars::on_terminal()?;
+    // The bars own the terminal: the driver's layer and table log lines go to debug level.
+    job.set_progress_drawn();
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
     let thread = std::thread::Builder::new()

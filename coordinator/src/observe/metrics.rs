@@ -21,6 +21,16 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// ```
 pub fn render(s: &Snapshot) -> String {
     let mut m = Metrics::default();
+    job_metrics(&mut m, s);
+    layer_metrics(&mut m, s);
+    wire_metrics(&mut m, s);
+    table_metrics(&mut m, s);
+    worker_metrics(&mut m, s);
+    m.text
+}
+
+/// The job: its identity, whether it is done, its time, states and tables.
+fn job_metrics(m: &mut Metrics, s: &Snapshot) {
     m.family(
         "tilepdb_job_info",
         "gauge",
@@ -34,6 +44,7 @@ pub fn render(s: &Snapshot) -> String {
             ("board", &s.board),
             ("goal", &s.goal),
             ("blank_rule", &s.blank_rule),
+            ("encoding", &s.encoding),
         ],
         1.0,
     );
@@ -67,6 +78,10 @@ pub fn render(s: &Snapshot) -> String {
         "Tables of the job written so far.",
         s.tables_written as f64,
     );
+}
+
+/// The layer being expanded: its depth, states, rates and tasks.
+fn layer_metrics(m: &mut Metrics, s: &Snapshot) {
     m.gauge(
         "tilepdb_layer_depth",
         "Depth of the layer being expanded.",
@@ -97,6 +112,10 @@ pub fn render(s: &Snapshot) -> String {
         "Tasks of the current layer.",
         f64::from(s.tasks_total),
     );
+}
+
+/// The workers alive, the bytes on the wire, the results and leases, the estimate.
+fn wire_metrics(m: &mut Metrics, s: &Snapshot) {
     m.gauge(
         "tilepdb_workers_alive",
         "Workers heard within the lease timeout.",
@@ -151,7 +170,10 @@ pub fn render(s: &Snapshot) -> String {
             s.eta_seconds.unwrap_or(f64::NAN),
         );
     }
+}
 
+/// Per table: states found and expected, the states of each layer, whether written.
+fn table_metrics(m: &mut Metrics, s: &Snapshot) {
     let tables: Vec<(String, &_)> = s
         .tables
         .iter()
@@ -182,6 +204,21 @@ pub fn render(s: &Snapshot) -> String {
         );
     }
     m.family(
+        "tilepdb_table_layer_states",
+        "gauge",
+        "States of each layer of each table, by depth, as the job recorded them.",
+    );
+    for (label, t) in &tables {
+        for (depth, states) in t.layers.iter().enumerate() {
+            let depth = depth.to_string();
+            m.sample(
+                "tilepdb_table_layer_states",
+                &[("table", label), ("depth", &depth)],
+                *states as f64,
+            );
+        }
+    }
+    m.family(
         "tilepdb_table_written",
         "gauge",
         "1 for each table written.",
@@ -193,7 +230,10 @@ pub fn render(s: &Snapshot) -> String {
             bool_value(t.state == "written"),
         );
     }
+}
 
+/// Per worker: its last call and its tasks.
+fn worker_metrics(m: &mut Metrics, s: &Snapshot) {
     m.family(
         "tilepdb_worker_seconds_since_heartbeat",
         "gauge",
@@ -220,7 +260,6 @@ pub fn render(s: &Snapshot) -> String {
             f64::from(w.tasks_held),
         );
     }
-    m.text
 }
 
 /// `1-2-3` for tiles 1, 2, 3.
@@ -325,6 +364,7 @@ mod tests {
             tables: vec![TableProgress {
                 tiles: vec![1, 2, 3],
                 state: "written",
+                layers: vec![1, 2],
                 ..Default::default()
             }],
             ..Default::default()
@@ -336,6 +376,7 @@ mod tests {
         assert!(text.contains("tilepdb_results_refused_total{reason=\"invalid argument\"} 3\n"));
         assert!(text.contains("tilepdb_worker_tasks_held{worker=\"w\\\"1\",id=\"7\"} 0\n"));
         assert!(text.contains("tilepdb_table_written{table=\"1-2-3\"} 1\n"));
+        assert!(text.contains("tilepdb_table_layer_states{table=\"1-2-3\",depth=\"1\"} 2\n"));
         assert!(text.contains("tilepdb_eta_seconds NaN\n"));
         assert_eq!(number(f64::INFINITY), "+Inf");
     }

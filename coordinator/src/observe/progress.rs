@@ -1,6 +1,6 @@
 //! A job's progress from successive status samples: each table's states found against the
-//! states it will have, the states of each layer as it grows, the rate over the current
-//! layer, and estimates of when each table and the set will end.
+//! states it will have, the states of each layer (as the job recorded them), the rate over
+//! the current layer, and estimates of when each table and the set will end.
 //!
 //! The same [`Tracker`] runs inside the coordinator (for the dashboard and the metrics) and in
 //! `tilepdb-coordinator status --watch` (on the samples it asks for over gRPC), so both show
@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
 use serde::Serialize;
-use tilepdb_common::wire::proto::JobStatusResponse;
+use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse};
 use tilepdb_common::{BlankRule, StateSpace};
 
 /// States a table's search reaches when done: the searches run on the region index, so one
@@ -65,8 +65,9 @@ pub struct TableProgress {
     pub expected_states: u64,
     /// `states_found / expected_states`, at most 1; below 1 until the table is written.
     pub fraction: f64,
-    /// States of each layer seen so far, by depth (0 for a layer that began and ended between
-    /// two samples).
+    /// States of each layer so far, by depth, as the job recorded them (from a coordinator
+    /// that does not record them: as sampled, 0 for a layer that began and ended between two
+    /// samples).
     pub layers: Vec<u64>,
     /// Seconds until the table is written, at the recent rate of states found.
     pub eta_seconds: Option<f64>,
@@ -102,6 +103,8 @@ pub struct Snapshot {
     pub goal: String,
     /// The blank rule.
     pub blank_rule: String,
+    /// How the tables' values are stored (empty from a coordinator that does not say).
+    pub encoding: String,
     /// The job's phase.
     pub phase: String,
     /// Whether every table is written.
@@ -122,8 +125,8 @@ pub struct Snapshot {
     pub tasks_total: u32,
     /// States expanded over the whole job.
     pub states_expanded: u64,
-    /// States expanded per second over the current layer (the last one's for the first
-    /// second of a layer).
+    /// States expanded per second over the current layer (for its first second, since the
+    /// layer sampled before it began).
     pub layer_states_per_second: f64,
     /// States expanded per second over the whole job.
     pub job_states_per_second: f64,
@@ -184,13 +187,55 @@ impl Tracker {
 
     /// Takes in one status sample; the snapshot it gives.
     pub fn update(&mut self, s: &JobStatusResponse) -> Snapshot {
+        self.record_layers(s);
+        self.measure_layer_rate(s);
+        let found_rate = self.measure_found_rate(s);
+        let spec = s.job.clone().unwrap_or_default();
+        let tables: Vec<TableProgress> = (0..s.tables as usize)
+            .map(|index| self.table_progress(s, &spec, index, found_rate))
+            .collect();
+        let remaining: u64 = tables
+            .iter()
+            .map(|t| {
+                if t.state == "written" {
+                    0
+                } else {
+                    t.expected_states.saturating_sub(t.states_found)
+                }
+            })
+            .sum();
+        let eta_seconds = if s.done {
+            Some(0.0)
+        } else {
+            found_rate.map(|r| remaining as f64 / r)
+        };
+        Snapshot {
+            tables,
+            eta_seconds,
+            layer_states_per_second: self.layer_rate,
+            ..Snapshot::of_status(s, &spec)
+        }
+    }
+
+    /// Keeps the states of each layer of each table: the job's own records when it sends
+    /// them (every layer, however fast); from a coordinator that does not, the layer of each
+    /// sample (a layer that began and ended between two samples stays 0).
+    fn record_layers(&mut self, s: &JobStatusResponse) {
         let tables = s.tables as usize;
         if self.layers.len() < tables {
             self.layers.resize(tables, Vec::new());
         }
-        let now = s.elapsed_seconds;
-        let building = !s.done && (s.table as usize) < tables;
-        if building {
+        if !s.table_layers.is_empty() {
+            for (layers, recorded) in self.layers.iter_mut().zip(&s.table_layers) {
+                // A table written before the coordinator restarted has no record there:
+                // what was seen of it stays.
+                if !recorded.states.is_empty() {
+                    layers.clone_from(&recorded.states);
+                }
+            }
+            return;
+        }
+        if !s.done && (s.table as usize) < tables {
             let layers = &mut self.layers[s.table as usize];
             let depth = s.depth as usize;
             if layers.len() <= depth {
@@ -198,9 +243,14 @@ impl Tracker {
             }
             layers[depth] = s.layer_states;
         }
+    }
 
-        // The rate over the current layer.
+    /// The rate of states expanded over the current layer once it has lasted a second; until
+    /// then the rate since the layer seen before it began (layers shorter than the time
+    /// between two samples are measured together).
+    fn measure_layer_rate(&mut self, s: &JobStatusResponse) {
         let key = (s.table, s.depth);
+        let now = s.elapsed_seconds;
         match self.layer {
             Some((t, d, since, expanded_then)) if (t, d) == key => {
                 let dt = now - since;
@@ -208,91 +258,98 @@ impl Tracker {
                     self.layer_rate = s.states_expanded.saturating_sub(expanded_then) as f64 / dt;
                 }
             }
-            _ => self.layer = Some((key.0, key.1, now, s.states_expanded)),
+            previous => {
+                if let Some((_, _, since, expanded_then)) = previous {
+                    let dt = now - since;
+                    if dt > 0.0 && s.states_expanded > expanded_then {
+                        self.layer_rate = (s.states_expanded - expanded_then) as f64 / dt;
+                    }
+                }
+                self.layer = Some((key.0, key.1, now, s.states_expanded));
+            }
         }
+    }
 
-        // The rate of states found, over the recent samples of this table.
+    /// The rate of states found over the recent samples of the table being built, once
+    /// they span a second and found some.
+    fn measure_found_rate(&mut self, s: &JobStatusResponse) -> Option<f64> {
+        let now = s.elapsed_seconds;
         self.recent
             .retain(|&(t, table, _)| table == s.table && now - t <= RATE_WINDOW && t <= now);
         self.recent.push_back((now, s.table, s.states_found));
-        let found_rate = match (self.recent.front(), self.recent.back()) {
+        match (self.recent.front(), self.recent.back()) {
             (Some(&(t0, _, f0)), Some(&(t1, _, f1))) if t1 - t0 >= 1.0 && f1 > f0 => {
                 Some((f1 - f0) as f64 / (t1 - t0))
             }
             _ => None,
-        };
-
-        let spec = s.job.clone().unwrap_or_default();
-        let mut progress = Vec::with_capacity(tables);
-        let mut remaining_all = 0u64;
-        for index in 0..tables {
-            let expected = s.table_states.get(index).copied().unwrap_or(0);
-            let written = index < s.tables_written as usize || s.done;
-            let current = index == s.table as usize && !written;
-            let found = if written {
-                self.layers[index].iter().sum::<u64>().max(expected)
-            } else if current {
-                s.states_found
-            } else {
-                0
-            };
-            let fraction = if written {
-                1.0
-            } else if expected == 0 {
-                0.0
-            } else {
-                (found as f64 / expected as f64).min(0.999)
-            };
-            let remaining = if written {
-                0
-            } else {
-                expected.saturating_sub(found)
-            };
-            remaining_all += remaining;
-            let eta_seconds = if written {
-                Some(0.0)
-            } else if current {
-                found_rate.map(|r| remaining as f64 / r)
-            } else {
-                None
-            };
-            progress.push(TableProgress {
-                index,
-                tiles: spec
-                    .patterns
-                    .get(index)
-                    .map(|p| p.tiles.clone())
-                    .unwrap_or_default(),
-                state: if written {
-                    "written"
-                } else if current {
-                    "building"
-                } else {
-                    "waiting"
-                },
-                states_found: found,
-                expected_states: expected,
-                fraction,
-                layers: self.layers[index].clone(),
-                eta_seconds,
-                histogram: self.histograms.get(index).cloned().flatten(),
-            });
         }
-        let eta_seconds = if s.done {
-            Some(0.0)
-        } else {
-            found_rate.map(|r| remaining_all as f64 / r)
-        };
+    }
 
+    /// The progress of table `index`: written, building (with its estimate at `found_rate`)
+    /// or waiting.
+    fn table_progress(
+        &self,
+        s: &JobStatusResponse,
+        spec: &JobSpec,
+        index: usize,
+        found_rate: Option<f64>,
+    ) -> TableProgress {
+        let expected = s.table_states.get(index).copied().unwrap_or(0);
+        let written = index < s.tables_written as usize || s.done;
+        let current = index == s.table as usize && !written;
+        let layers = self.layers.get(index).cloned().unwrap_or_default();
+        let (state, found) = if written {
+            ("written", layers.iter().sum::<u64>().max(expected))
+        } else if current {
+            ("building", s.states_found)
+        } else {
+            ("waiting", 0)
+        };
+        let fraction = if written {
+            1.0
+        } else if expected == 0 {
+            0.0
+        } else {
+            (found as f64 / expected as f64).min(0.999)
+        };
+        let eta_seconds = if written {
+            Some(0.0)
+        } else if current {
+            found_rate.map(|r| expected.saturating_sub(found) as f64 / r)
+        } else {
+            None
+        };
+        TableProgress {
+            index,
+            tiles: spec
+                .patterns
+                .get(index)
+                .map(|p| p.tiles.clone())
+                .unwrap_or_default(),
+            state,
+            states_found: found,
+            expected_states: expected,
+            fraction,
+            layers,
+            eta_seconds,
+            histogram: self.histograms.get(index).cloned().flatten(),
+        }
+    }
+}
+
+impl Snapshot {
+    /// The figures a status sample gives as they are (no table, rate or estimate).
+    fn of_status(s: &JobStatusResponse, spec: &JobSpec) -> Snapshot {
         Snapshot {
             job_id: s.job_id.clone(),
             partition: spec.name.clone(),
             board: spec.board.clone(),
             goal: spec.goal.clone(),
             blank_rule: spec.blank_rule.clone(),
+            encoding: s.encoding.clone(),
             phase: s.phase.clone(),
             done: s.done,
-            elapsed_seconds: now,
+            elapsed_seconds: s.elapsed_seconds,
             table: s.table as usize,
             tables_written: s.tables_written as usize,
             depth: s.depth,
@@ -300,7 +357,7 @@ impl Tracker {
             tasks_done: s.tasks_done,
             tasks_total: s.tasks_total,
             states_expanded: s.states_expanded,
-            layer_states_per_second: self.layer_rate,
+            layer_states_per_second: 0.0,
             job_states_per_second: s.states_per_second,
             bytes_received: s.bytes_received,
             bytes_sent: s.bytes_sent,
@@ -325,8 +382,8 @@ impl Tracker {
                     alive: w.alive,
                 })
                 .collect(),
-            tables: progress,
-            eta_seconds,
+            tables: Vec::new(),
+            eta_seconds: None,
         }
     }
 }
@@ -334,7 +391,7 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tilepdb_common::wire::proto::{JobSpec, PatternSpec};
+    use tilepdb_common::wire::proto::{LayerCounts, PatternSpec};
 
     fn sample(
         elapsed: f64,
@@ -411,5 +468,29 @@ mod tests {
         );
         assert_eq!(s.tables[1].histogram, Some(vec![1, 2]));
         assert_eq!(s.eta_seconds, Some(0.0));
+    }
+
+    #[test]
+    fn the_jobs_layer_records_win_over_samples() {
+        let mut t = Tracker::default();
+        t.update(&sample(0.0, 0, 0, 1, 1, 0));
+        // Layers 1 to 4 began and ended between two samples: the job recorded them.
+        let mut later = sample(1.0, 0, 5, 9, 40, 30);
+        later.table_layers = vec![
+            LayerCounts {
+                states: vec![1, 2, 4, 8, 16, 9],
+            },
+            LayerCounts::default(),
+        ];
+        later.encoding = "nibble".into();
+        let s = t.update(&later);
+        assert_eq!(s.tables[0].layers, vec![1, 2, 4, 8, 16, 9]);
+        assert!(s.tables[1].layers.is_empty());
+        assert_eq!(s.encoding, "nibble");
+        // Without records (an older coordinator) the samples are all there is.
+        let mut t = Tracker::default();
+        t.update(&sample(0.0, 0, 0, 1, 1, 0));
+        let s = t.update(&sample(1.0, 0, 3, 9, 40, 30));
+        assert_eq!(s.tables[0].layers, vec![1, 0, 0, 9]);
     }
 }

@@ -9,8 +9,9 @@ use crate::build::human_bytes;
 /// Width of the progress bars, in characters.
 const BAR: usize = 30;
 
-/// The snapshot as lines of text: the job, a progress bar and ETA per table, the current
-/// layer, the rates, a row per worker, the wire and the results.
+/// The snapshot as lines of text: the job, a progress bar and ETA per table (columns
+/// aligned), the current layer, the states of each layer of the table being built, the
+/// rates, a row per worker, the wire and the results.
 ///
 /// ```
 /// use tilepdb_coordinator::observe::{progress::Snapshot, text::render};
@@ -18,9 +19,24 @@ const BAR: usize = 30;
 /// ```
 pub fn render(s: &Snapshot) -> String {
     let mut out = String::new();
+    job_lines(&mut out, s);
+    table_lines(&mut out, s);
+    layer_lines(&mut out, s);
+    worker_lines(&mut out, s);
+    wire_lines(&mut out, s);
+    out
+}
+
+/// The job and where it is.
+fn job_lines(out: &mut String, s: &Snapshot) {
+    let encoding = if s.encoding.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", s.encoding)
+    };
     let _ = writeln!(
         out,
-        "job      {} ({} {} {} {})",
+        "job      {} ({} {} {} {}{encoding})",
         s.job_id, s.partition, s.board, s.blank_rule, s.goal
     );
     let _ = writeln!(
@@ -36,18 +52,30 @@ pub fn render(s: &Snapshot) -> String {
             duration(s.eta_seconds)
         }
     );
-    for t in &s.tables {
-        let tiles = t
-            .tiles
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
+}
+
+/// A row per table, every column aligned: tiles, bar, percentage, state, states found of
+/// states expected, ETA.
+fn table_lines(out: &mut String, s: &Snapshot) {
+    let tiles: Vec<String> = s.tables.iter().map(|t| tiles_list(&t.tiles)).collect();
+    let tiles_width = tiles.iter().map(String::len).max().unwrap_or(0);
+    let number_width = s
+        .tables
+        .iter()
+        .map(|t| {
+            t.states_found
+                .to_string()
+                .len()
+                .max(t.expected_states.to_string().len())
+        })
+        .max()
+        .unwrap_or(0);
+    let index_width = s.tables.len().to_string().len();
+    for (t, tiles) in s.tables.iter().zip(&tiles) {
         let _ = writeln!(
             out,
-            "table {:<2} {:<20} {} {:>5.1} % {:>8} {} of {} states, ETA {}",
+            "table {:<index_width$}  {tiles:<tiles_width$}  {} {:>5.1} %  {:<8}  {:>number_width$} of {:>number_width$} states  ETA {}",
             t.index + 1,
-            tiles,
             bar(t.fraction),
             100.0 * t.fraction,
             t.state,
@@ -60,6 +88,11 @@ pub fn render(s: &Snapshot) -> String {
             }
         );
     }
+}
+
+/// The layer being expanded and the states of each layer of the table being built (or,
+/// once the job is done, of the last table).
+fn layer_lines(out: &mut String, s: &Snapshot) {
     if !s.done {
         let tasks = if s.tasks_total > 0 {
             f64::from(s.tasks_done) / f64::from(s.tasks_total)
@@ -76,6 +109,23 @@ pub fn render(s: &Snapshot) -> String {
             s.tasks_total
         );
     }
+    let shown = s
+        .tables
+        .iter()
+        .find(|t| t.state == "building")
+        .or_else(|| s.tables.iter().rev().find(|t| !t.layers.is_empty()));
+    if let Some(t) = shown.filter(|t| !t.layers.is_empty()) {
+        let _ = writeln!(
+            out,
+            "layers   table {}, states by depth: {}",
+            t.index + 1,
+            t.layers
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     let _ = writeln!(
         out,
         "rate     {:.2} M states/s this layer, {:.2} M states/s over the job ({} expanded)",
@@ -83,16 +133,32 @@ pub fn render(s: &Snapshot) -> String {
         s.job_states_per_second / 1e6,
         s.states_expanded
     );
+}
+
+/// A row per worker, aligned.
+fn worker_lines(out: &mut String, s: &Snapshot) {
     let _ = writeln!(
         out,
         "workers  {} alive of {} seen",
         s.workers_alive,
         s.workers.len()
     );
+    let id_width = s
+        .workers
+        .iter()
+        .map(|w| w.id.to_string().len())
+        .max()
+        .unwrap_or(0);
+    let name_width = s
+        .workers
+        .iter()
+        .map(|w| w.name.chars().count())
+        .max()
+        .unwrap_or(0);
     for w in &s.workers {
         let _ = writeln!(
             out,
-            "  {:>4} {:<28} {:<7} last heard {:>6.1} s ago, {} task(s) held",
+            "  {:>id_width$}  {:<name_width$}  {:<6}  last heard {:>6.1} s ago, {} task(s) held",
             w.id,
             w.name,
             if w.alive { "alive" } else { "silent" },
@@ -100,6 +166,10 @@ pub fn render(s: &Snapshot) -> String {
             w.tasks_held
         );
     }
+}
+
+/// The wire, the results and the memory.
+fn wire_lines(out: &mut String, s: &Snapshot) {
     let refused = if s.results_refused.is_empty() {
         "none".to_string()
     } else {
@@ -120,7 +190,15 @@ pub fn render(s: &Snapshot) -> String {
         s.leases_expired
     );
     let _ = writeln!(out, "memory   {} peak", human_bytes(s.peak_rss_bytes));
-    out
+}
+
+/// `1,2,3` for tiles 1, 2, 3.
+fn tiles_list(tiles: &[u32]) -> String {
+    tiles
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// `[#####-----]` for a fraction in 0..=1.
@@ -184,18 +262,44 @@ mod tests {
                     ..Default::default()
                 },
             ],
-            tables: vec![TableProgress {
-                tiles: vec![1, 2],
-                fraction: 0.25,
-                state: "building",
-                ..Default::default()
-            }],
+            tables: vec![
+                TableProgress {
+                    tiles: vec![1, 2],
+                    fraction: 0.25,
+                    state: "building",
+                    states_found: 8,
+                    expected_states: 32,
+                    layers: vec![1, 2, 5],
+                    ..Default::default()
+                },
+                TableProgress {
+                    index: 1,
+                    tiles: vec![3, 4, 5, 6],
+                    state: "waiting",
+                    expected_states: 123_456,
+                    ..Default::default()
+                },
+            ],
             ..Default::default()
         };
         let text = render(&s);
         assert!(text.contains("workers  0 alive of 2 seen"), "{text}");
-        assert!(text.contains("  1 a"), "{text}");
+        assert!(text.contains("  1  a  alive "), "{text}");
         assert!(text.contains(" silent "), "{text}");
-        assert!(text.contains(" 25.0 % building"), "{text}");
+        assert!(text.contains(" 25.0 %  building"), "{text}");
+        assert!(
+            text.contains("layers   table 1, states by depth: 1 2 5"),
+            "{text}"
+        );
+        // The columns of the table rows line up whatever the widths of their numbers.
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("table")).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        for column in [" of ", "ETA"] {
+            let at: Vec<_> = rows.iter().map(|r| r.find(column)).collect();
+            assert!(
+                at[0].is_some() && at[0] == at[1],
+                "{column:?} misaligned:\n{text}"
+            );
+        }
     }
 }

@@ -94,7 +94,10 @@ fn a_build_that_does_not_fit_the_cgroup_is_refused_and_one_that_fits_is_built() 
     let cgroup = match TestCgroup::create(LIMIT) {
         Ok(c) => c,
         Err(reason) => {
-            println!("skipped: cannot make a memory cgroup here ({reason})");
+            crate::skip::skipped(
+                "a_build_that_does_not_fit_the_cgroup_is_refused_and_one_that_fits_is_built",
+                &format!("cannot make a memory cgroup here ({reason})"),
+            );
             return;
         }
     };

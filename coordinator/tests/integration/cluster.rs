@@ -307,7 +307,10 @@ fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
     single_machine(&SMALL_JOB, &dir.join("single"));
     let disk = dir.join("disk");
     let Some(small) = SmallDisk::mount(&disk, 64 << 20) else {
-        eprintln!("skipped: this test mounts a tmpfs, which needs root");
+        crate::skip::skipped(
+            "a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed",
+            "this test mounts a tmpfs, which needs root",
+        );
         return;
     };
     let first = start_coordinator(&SMALL_JOB, &disk, "127.0.0.1:0", &MANY_TASKS);

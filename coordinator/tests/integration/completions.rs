@@ -1,5 +1,6 @@
 //! `tilepdb-coordinator completions SHELL` prints a completion script that the shell parses and that knows
-//! the program's words; `tilepdb-coordinator man DIR` writes man pages.
+//! the program's words, and that completes in bash (sourced, its function called as at a TAB)
+//! subcommands and the options after a subcommand; `tilepdb-coordinator man DIR` writes man pages.
 
 const PROGRAM: &str = env!("CARGO_BIN_EXE_tilepdb-coordinator");
 
@@ -26,5 +27,20 @@ fn man_pages_are_written() {
         PROGRAM,
         "tilepdb-coordinator",
         "tilepdb-coordinator-build.1",
+    );
+}
+
+#[test]
+fn bash_completes_subcommands_and_their_options() {
+    let name = "tilepdb-coordinator";
+    cli_docs::check_completes(PROGRAM, name, &[name, "bu"], "build");
+    cli_docs::check_completes(PROGRAM, name, &[name, "build", "--par"], "--partition");
+    cli_docs::check_completes(PROGRAM, name, &[name, "encode", "--enc"], "--encoding");
+    cli_docs::check_completes(PROGRAM, name, &[name, "status", "--wa"], "--watch");
+    cli_docs::check_completes(
+        PROGRAM,
+        name,
+        &[name, "serve", "--download-t"],
+        "--download-token-file",
     );
 }

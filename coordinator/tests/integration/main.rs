@@ -4,6 +4,8 @@
 
 #[path = "../../../common/tests/support/cli_docs.rs"]
 mod cli_docs;
+#[path = "../../../common/tests/support/skip.rs"]
+mod skip;
 mod server;
 mod support;
 
@@ -30,3 +32,5 @@ mod progress_bars;
 mod rough_edges;
 mod table_facts;
 mod table_format;
+mod layer_records;
+mod new_user;

@@ -17,7 +17,7 @@ struct Tmux {
 impl Tmux {
     fn start(name: &str, command: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("skipped: tmux is not installed (apt-get install tmux)");
+            crate::skip::skipped(name, "tmux is not installed (apt-get install tmux)");
             return None;
         }
         let tmux = Tmux {
@@ -135,6 +135,53 @@ fn a_local_cluster_build_shows_the_same_bars_from_the_jobs_status() {
         dir.path(),
         2,
     );
+}
+
+/// `build --workers N` in a terminal: the bars own it as in a single-machine build. No layer's
+/// log line is printed through them, each table's summary line appears once (below the bars,
+/// not also as a log line), and the table bar's rate is never 0 once the first layer is done.
+#[test]
+fn a_local_cluster_build_leaves_the_terminal_to_its_bars() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!(
+        "RUST_LOG=info {PROGRAM} build --workers 2 --threads 2 --puzzle 4x3 --pattern 1,2,3,4 \
+         --pattern 5,6,7 --out {}",
+        dir.path().display()
+    );
+    let Some(tmux) = Tmux::start("owner", &command) else {
+        return;
+    };
+    let (during, last) = tmux.until_exit(Duration::from_secs(300));
+    assert!(last.contains("EXIT=0"), "the build failed:\n{last}");
+    for screen in during.iter().chain([&last]) {
+        assert!(
+            !screen.contains("layer done") && !screen.contains("building table"),
+            "a log line of the job's progress through the bars:\n{screen}"
+        );
+        // "layer D, found/expected states, R states/s, ETA": a rate once past layer 0.
+        if let Some(bar) = line_with(screen, "table ") {
+            let past_first = bar
+                .split("layer ")
+                .nth(1)
+                .and_then(|rest| rest.split(',').next())
+                .and_then(|d| d.trim().parse::<u32>().ok())
+                .is_some_and(|d| d > 1);
+            assert!(
+                !(past_first && bar.contains(" 0 states/s")),
+                "the table bar shows no rate:\n{screen}"
+            );
+        }
+    }
+    for tiles in ["{1,2,3,4}: ", "{5,6,7}: "] {
+        assert_eq!(
+            last.matches(tiles).count(),
+            1,
+            "table {tiles} is not summed up exactly once:\n{last}"
+        );
+    }
+    let table = line_with(&last, "table ").unwrap_or_else(|| panic!("no table bar:\n{last}"));
+    assert!(!table.contains(" 0 states/s"), "{table}");
+    println!("owner: the last screen:\n{last}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use tilepdb_common::table::TableSet;
+use tilepdb_common::table::Load;
 use tilepdb_common::{Board, Goal};
 use tilepdb_solver::bench::{self, Entry, HeuristicSpec, Protocol};
 use tilepdb_solver::search::Limits;
@@ -65,8 +65,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     });
     let (board, goal) = match first_set {
         Some(dir) => {
-            let set = TableSet::open(&dir)
-                .with_context(|| format!("opening the table set {}", dir.display()))?;
+            let set = super::tables::open_set(&dir, Load::Map)?;
             if let Some(b) = asked_board.filter(|&b| b != set.board()) {
                 bail!(
                     "the table set {} is for the {} board, not {b}",
@@ -103,8 +102,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     };
     let report = bench::run(&entries, &instances, board, goal, &protocol)?;
     let written = bench::output::write(&report, &args.out)?;
+    // The first column as wide as the longest label: labels are never cut.
+    let w = report
+        .summaries
+        .iter()
+        .map(|s| s.entry.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("entry".len());
     tilepdb_common::outln!(
-        "{:<28} {:>10} {:>8} {:>14} {:>14} {:>10} {:>8} {:>8}",
+        "{:<w$}  {:>10} {:>8} {:>14} {:>14} {:>10} {:>8} {:>8}",
         "entry",
         "tables MiB",
         "solved",
@@ -116,7 +123,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     );
     for s in &report.summaries {
         tilepdb_common::outln!(
-            "{:<28} {:>10.1} {:>8} {:>14.0} {:>14.0} {:>10.2} {:>8.2} {:>8.2}",
+            "{:<w$}  {:>10.1} {:>8} {:>14.0} {:>14.0} {:>10.2} {:>8.2} {:>8.2}",
             s.entry,
             s.table_bytes as f64 / (1024.0 * 1024.0),
             format!("{}/{}", s.solved, s.instances),

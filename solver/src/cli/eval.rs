@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
-use tilepdb_common::table::TableSet;
+use tilepdb_common::table::Load;
 use tilepdb_solver::heuristic::PdbHeuristic;
 
 use super::input::StateInput;
@@ -33,8 +33,7 @@ struct Evaluation {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let set = TableSet::open(&args.tables)
-        .with_context(|| format!("opening the table set {}", args.tables.display()))?;
+    let set = super::tables::open_set(&args.tables, Load::Map)?;
     let reflect = set.reflection();
     let h = PdbHeuristic::new(&set, reflect)?;
     let states = args.input.read(set.board())?;

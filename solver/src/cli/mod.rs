@@ -8,6 +8,7 @@ mod generate;
 mod input;
 mod play;
 mod solve;
+mod tables;
 
 use std::process::ExitCode;
 

@@ -7,6 +7,7 @@
 )]
 
 use std::fmt::Write;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -14,7 +15,7 @@ use clap::Args;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
-use tilepdb_common::table::TableSet;
+use tilepdb_common::table::Load;
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::generate::Generator;
 use tilepdb_solver::heuristic::{Heuristic, LinearConflict, PdbHeuristic};
@@ -51,12 +52,18 @@ pub struct PlayArgs {
 }
 
 pub fn run(args: PlayArgs) -> anyhow::Result<()> {
+    // The game reads keys and redraws the screen: without a terminal on both ends the
+    // terminal library fails with a bare system error (`No such device or address`).
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        bail!(
+            "play needs a terminal: its standard input and output must be one (run it in a \
+             terminal window, not through a pipe, a file or a service)"
+        );
+    }
     let set = args
         .tables
         .as_deref()
-        .map(|d| {
-            TableSet::open(d).with_context(|| format!("opening the table set {}", d.display()))
-        })
+        .map(|d| super::tables::open_set(d, Load::Map))
         .transpose()?;
     let asked: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
     let (board, goal) = match &set {

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use serde::Serialize;
-use tilepdb_common::table::{Load, TableSet};
+use tilepdb_common::table::Load;
 use tilepdb_common::units::{parse_seconds, parse_threads};
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
@@ -103,7 +103,7 @@ pub struct SolveArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<Duration>,
     /// Instances solved at once (default: every core).
-    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
+    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = parse_threads)]
     threads: usize,
     /// Print JSON for scripts.
     #[arg(long)]
@@ -164,10 +164,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
     let set = args
         .tables
         .as_deref()
-        .map(|dir| {
-            TableSet::open_with(dir, args.load.into())
-                .with_context(|| format!("opening the table set {}", dir.display()))
-        })
+        .map(|dir| super::tables::open_set(dir, args.load.into()))
         .transpose()?;
     let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
     let (board, goal): (Board, Goal) = match &set {

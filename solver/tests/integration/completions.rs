@@ -16,3 +16,17 @@ fn the_bash_completion_parses_and_knows_the_words() {
 fn man_pages_are_written() {
     crate::cli_docs::check_man_pages(PROGRAM, "tilepdb-solve", "tilepdb-solve-solve.1");
 }
+
+#[test]
+fn bash_completes_subcommands_and_their_options() {
+    let name = "tilepdb-solve";
+    cli_docs::check_completes(PROGRAM, name, &[name, "so"], "solve");
+    cli_docs::check_completes(PROGRAM, name, &[name, "solve", "--heu"], "--heuristic");
+    cli_docs::check_completes(
+        PROGRAM,
+        name,
+        &[name, "solve", "--heuristic", "linear"],
+        "linear-conflict",
+    );
+    cli_docs::check_completes(PROGRAM, name, &[name, "bench", "--max-n"], "--max-nodes");
+}

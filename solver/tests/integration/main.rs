@@ -4,6 +4,8 @@
 
 #[path = "../../../common/tests/support/cli_docs.rs"]
 mod cli_docs;
+#[path = "../../../common/tests/support/skip.rs"]
+mod skip;
 mod support;
 
 mod bench;
@@ -18,3 +20,5 @@ mod korf24;
 mod play;
 mod small_boards;
 mod textbook;
+mod linear_conflict;
+mod new_user;

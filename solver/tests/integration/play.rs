@@ -88,7 +88,10 @@ fn optimal(board: Board, tiles: &str) -> usize {
 #[test]
 fn play_a_game_under_tmux() {
     if Command::new("tmux").arg("-V").output().is_err() {
-        println!("skipped: tmux is not installed (apt-get install tmux)");
+        crate::skip::skipped(
+            "play_a_game_under_tmux",
+            "tmux is not installed (apt-get install tmux)",
+        );
         return;
     }
     let board: Board = "3x3".parse().unwrap();

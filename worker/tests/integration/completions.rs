@@ -16,3 +16,11 @@ fn the_bash_completion_parses_and_knows_the_words() {
 fn man_pages_are_written() {
     crate::cli_docs::check_man_pages(PROGRAM, "tilepdb-worker", "tilepdb-worker-completions.1");
 }
+
+#[test]
+fn bash_completes_options_and_subcommands() {
+    let name = "tilepdb-worker";
+    cli_docs::check_completes(PROGRAM, name, &[name, "--coord"], "--coordinator");
+    cli_docs::check_completes(PROGRAM, name, &[name, "compl"], "completions");
+    cli_docs::check_completes(PROGRAM, name, &[name, "completions", "ba"], "bash");
+}

@@ -4,6 +4,9 @@
 
 #[path = "../../../common/tests/support/cli_docs.rs"]
 mod cli_docs;
+#[path = "../../../common/tests/support/skip.rs"]
+mod skip;
 
 mod completions;
 mod worker_process;
+mod help;

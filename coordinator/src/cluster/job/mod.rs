@@ -25,12 +25,12 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tilepdb_common::StateSpace;
-use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse};
+use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, LayerCounts};
 use tilepdb_common::wire::{TaskId, saturating_u32};
 
 use super::lease::{LayerTasks, Rejection};
@@ -160,6 +160,9 @@ pub(super) struct JobState {
     /// Tasks done and in all of the last layer published (for the status).
     pub(super) tasks_done: usize,
     pub(super) tasks_total: usize,
+    /// States of each layer of each table, by depth, as the driver recorded them (the
+    /// search's [`crate::engine::SearchProgress::layer_counts`]).
+    pub(super) table_layers: Vec<Vec<u64>>,
     pub(super) workers: Workers,
 }
 
@@ -257,6 +260,9 @@ pub struct Job {
     pub counters: Counters,
     pub(super) started: Instant,
     pub(super) pool: rayon::ThreadPool,
+    /// The job's progress is drawn on a terminal ([`crate::observe::bars::watch`]): the
+    /// driver logs its layers and tables at debug level, not through the bars.
+    progress_drawn: AtomicBool,
 }
 
 impl Job {
@@ -268,6 +274,7 @@ impl Job {
             .map(StateIndex::region)
             .collect::<Result<Vec<_>>>()?;
         let pool = thread_pool(config.threads, "tilepdb-merge")?;
+        let tables = spaces.len();
         Ok(Job {
             id: config.spec.job_id(),
             spec: JobSpec::new(&config.spec.partition, config.spec.goal, config.spec.rule),
@@ -282,6 +289,7 @@ impl Job {
                 states_found: 0,
                 tasks_done: 0,
                 tasks_total: 0,
+                table_layers: vec![Vec::new(); tables],
                 // Random ids: a worker of a previous run of the coordinator is unknown here
                 // (and registers again), and no client can guess another's.
                 workers: Workers::new(config.lease_timeout),
@@ -292,6 +300,7 @@ impl Job {
             counters: Counters::default(),
             started: Instant::now(),
             pool,
+            progress_drawn: AtomicBool::new(false),
         })
     }
 
@@ -542,6 +551,14 @@ impl Job {
             results_dropped: self.counters.results_dropped.load(Relaxed),
             leases_expired: self.counters.releases.load(Relaxed),
             results_refused: self.counters.refused.snapshot().into_iter().collect(),
+            table_layers: st
+                .table_layers
+                .iter()
+                .map(|states| LayerCounts {
+                    states: states.clone(),
+                })
+                .collect(),
+            encoding: self.config.spec.encoding.to_string(),
         }
     }
 
@@ -553,6 +570,18 @@ impl Job {
     /// How many workers have been told that the job is done.
     pub fn workers_told(&self) -> usize {
         self.lock().workers.told()
+    }
+
+    /// Says that the job's progress is drawn on a terminal from its status (progress bars):
+    /// from now on the driver logs each layer, each table written and the job's end at debug
+    /// level, so that one renderer owns the terminal.
+    pub fn set_progress_drawn(&self) {
+        self.progress_drawn.store(true, Relaxed);
+    }
+
+    /// Whether the job's progress is drawn on a terminal ([`Job::set_progress_drawn`]).
+    pub fn progress_drawn(&self) -> bool {
+        self.progress_drawn.load(Relaxed)
     }
 
     /// Marks the job failed (the driver's error ends the server).

@@ -124,12 +124,15 @@ impl<'d> Checkpoint<'d> {
             }
             Some(c) => {
                 check_fields(dir, &c, spaces)?;
+                let at = c.table.as_ref().map_or_else(
+                    || "no table in progress".to_string(),
+                    |t| format!("table {} at depth {}", t.table + 1, t.progress.next_depth),
+                );
                 tracing::info!(
                     job = %job_id,
                     tables_written = c.tables_written,
-                    table = ?c.table.as_ref().map(|t| t.table),
-                    next_depth = ?c.table.as_ref().map(|t| t.progress.next_depth),
-                    "resuming from the data directory"
+                    "resuming from the data directory: {} table(s) written, {at}",
+                    c.tables_written
                 );
                 c
             }
@@ -320,6 +323,17 @@ pub(super) fn check_fields(dir: &DataDir, c: &JobCheckpoint, spaces: &[StateSpac
             "states_found {}, layer_states {} and expanded {} do not fit a table of {states} \
              states",
             p.states_found, p.layer_states, p.expanded
+        )));
+    }
+    if !p.layer_counts.is_empty()
+        && p.layer_counts
+            .iter()
+            .try_fold(0u64, |sum, &c| sum.checked_add(c))
+            != Some(p.states_found)
+    {
+        return Err(bad(format!(
+            "the layers' states {:?} do not add up to states_found {}",
+            p.layer_counts, p.states_found
         )));
     }
     Ok(())
