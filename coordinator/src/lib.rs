@@ -24,6 +24,7 @@ pub mod build;
 pub mod cache;
 pub mod check;
 pub mod cluster;
+pub mod connections;
 pub mod engine;
 pub mod error;
 pub mod layer_proof;

@@ -28,7 +28,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     check: bool,
     /// Worker threads for --check (default: every core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
 }
 
