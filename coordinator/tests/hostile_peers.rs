@@ -120,6 +120,25 @@ fn idle_connections_under_a_low_file_limit_do_not_end_the_job() {
         started.elapsed().as_secs_f64()
     );
     assert!(idle.len() >= 1024, "only {} connections opened", idle.len());
+    // A connection that says nothing is closed by the server within seconds.
+    let mut first = &idle[1];
+    first
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    // (An HTTP/2 server speaks first: its settings, then nothing.)
+    let mut bytes = [0u8; 256];
+    let closed = loop {
+        match first.read(&mut bytes) {
+            Ok(0) => break true,
+            Ok(_) => {}
+            Err(e) => break e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    };
+    assert!(closed, "a silent connection was not closed");
+    println!(
+        "the first silent connection closed by the coordinator {:.2} s after the first was opened",
+        started.elapsed().as_secs_f64()
+    );
 
     let mut worker = start_worker(&c.url());
     c.wait_for(&["job done"], JOB_TIMEOUT);
