@@ -22,6 +22,7 @@ pub mod board;
 #[cfg(feature = "cli-docs")]
 pub mod cli_docs;
 pub mod error;
+pub mod files;
 pub mod generate;
 pub mod json;
 pub mod layer;

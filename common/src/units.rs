@@ -48,6 +48,44 @@ pub fn parse_threads(text: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// Most random states a statistic of a set is taken over (`--random-states`): about a
+/// minute of lookups.
+pub const MAX_RANDOM_STATES: usize = 100_000_000;
+/// Most moves of a random walk (`--walk`).
+pub const MAX_WALK: usize = 100_000_000;
+/// Most instances one `gen` writes (`--count`).
+pub const MAX_COUNT: usize = 100_000_000;
+
+/// A count from the command line, from 0 to `max`; `what` names it in the refusal.
+///
+/// ```
+/// use tilepdb_common::units::parse_count;
+/// assert_eq!(parse_count("12", 100, "random states"), Ok(12));
+/// for bad in ["101", "-1", "NaN", "inf", "18446744073709551616", "many"] {
+///     assert!(parse_count(bad, 100, "random states").is_err(), "{bad}");
+/// }
+/// ```
+pub fn parse_count(text: &str, max: usize, what: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of {what} (a whole number from 0)"))?;
+    if n > max {
+        return Err(format!("{n} {what} is too many: at most {max}"));
+    }
+    Ok(n)
+}
+
+/// `--random-states`: a count of random states, at most [`MAX_RANDOM_STATES`].
+pub fn parse_random_states(text: &str) -> Result<usize, String> {
+    parse_count(text, MAX_RANDOM_STATES, "random states")
+}
+
+/// `--walk`: a number of moves, at most [`MAX_WALK`].
+pub fn parse_walk(text: &str) -> Result<usize, String> {
+    parse_count(text, MAX_WALK, "moves")
+}
+
 /// A number of seconds from the command line: finite, above zero, small enough for a
 /// [`std::time::Duration`].
 ///

@@ -74,6 +74,20 @@ pub enum Error {
     /// The coordinator's service could not start or stopped.
     #[error("cannot serve: {0}")]
     Serve(String),
+    /// A file system without room for what the job will write there.
+    #[error(
+        "{path} has {free} free, the job needs {needed} there ({what}); free some space or use another directory"
+    )]
+    NoRoom {
+        /// The directory (or the nearest existing one above it).
+        path: PathBuf,
+        /// Bytes free there, for people.
+        free: String,
+        /// Bytes needed there, for people.
+        needed: String,
+        /// What they are for.
+        what: String,
+    },
 }
 
 /// The result of the coordinator library's functions.

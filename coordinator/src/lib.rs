@@ -17,6 +17,7 @@
 pub mod build;
 pub mod cache;
 pub mod cluster;
+pub mod connections;
 pub mod engine;
 pub mod error;
 pub mod memory;

@@ -33,12 +33,15 @@ use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::chunk::decode_chunk;
 use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::tables_client::TablesClient;
-use tilepdb_common::wire::proto::{DownloadRequest, ListSetsRequest, Section, TableSetInfo};
+use tilepdb_common::wire::proto::{Chunk, DownloadRequest, ListSetsRequest, Section, TableSetInfo};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::error::{Error, Result};
 
+/// How long a download refused for now (`RESOURCE_EXHAUSTED`: the server's download slots
+/// are taken) is tried again, with exponential backoff, before the fetch gives up.
+const REFUSED_RETRY_FOR: Duration = Duration::from_secs(120);
 /// Longest wait for the next chunk of a download.
 const CHUNK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Where downloads in progress live, inside the cache.
@@ -221,6 +224,18 @@ pub fn fetch_set(
             seconds: 0.0,
         };
 
+        // A complete, intact copy is used as it is, without taking the lock: a read-only
+        // cache serves what it has.
+        if report.dir.exists() && cached_copy(&report.dir, &info.manifest_json).is_ok() {
+            report.already_present = true;
+            progress(Progress {
+                bytes: total,
+                total,
+            });
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+
         let partial = cache.join(PARTIAL_DIR);
         create_dir(&partial)?;
         // One fetch of a set at a time (another process may be fetching it).
@@ -364,8 +379,7 @@ async fn download_file(
             offset,
             checksum: entry.checksum.clone(),
         };
-        let mut stream = client
-            .download(request)
+        let mut stream = download_retrying(client, request)
             .await
             .map_err(|s| remote_error(remote, &format!("downloading {}", entry.file), s))?
             .into_inner();
@@ -395,6 +409,34 @@ async fn download_file(
         downloaded: entry.size - resumed,
         resumed,
     })
+}
+
+/// Opens a download, trying again with exponential backoff (100 ms to 5 s, for
+/// [`REFUSED_RETRY_FOR`] in all) while the server refuses it for now.
+async fn download_retrying(
+    client: &mut Client,
+    request: DownloadRequest,
+) -> std::result::Result<tonic::Response<tonic::Streaming<Chunk>>, tonic::Status> {
+    let started = Instant::now();
+    let mut delay = Duration::from_millis(100);
+    loop {
+        match client.download(request.clone()).await {
+            Err(status)
+                if status.code() == tonic::Code::ResourceExhausted
+                    && started.elapsed() + delay < REFUSED_RETRY_FOR =>
+            {
+                tracing::info!(
+                    file = %request.file,
+                    retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    "download refused for now: {}",
+                    status.message()
+                );
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn create_dir(dir: &Path) -> Result<()> {

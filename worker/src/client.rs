@@ -133,19 +133,44 @@ impl Backoff {
 
     async fn failed(&mut self, status: &Status) -> Result<()> {
         let since = *self.failing_since.get_or_insert_with(Instant::now);
+        // The coordinator answered and refused for now (its limits): say so, not
+        // "unreachable".
+        let busy = status.code() == Code::ResourceExhausted;
         if since.elapsed() > self.give_up_after {
-            return Err(Error::Unreachable {
-                address: self.address.clone(),
-                seconds: since.elapsed().as_secs(),
-                last: status.message().to_string(),
+            let (address, seconds, last) = (
+                self.address.clone(),
+                since.elapsed().as_secs(),
+                status.message().to_string(),
+            );
+            return Err(if busy {
+                Error::Busy {
+                    address,
+                    seconds,
+                    last,
+                }
+            } else {
+                Error::Unreachable {
+                    address,
+                    seconds,
+                    last,
+                }
             });
         }
-        tracing::warn!(
-            code = ?status.code(),
-            retry_in_ms = u64::try_from(self.delay.as_millis()).unwrap_or(u64::MAX),
-            "coordinator unreachable: {}",
-            status.message()
-        );
+        let retry_in_ms = u64::try_from(self.delay.as_millis()).unwrap_or(u64::MAX);
+        if busy {
+            tracing::warn!(
+                retry_in_ms,
+                "the coordinator refused for now: {}",
+                status.message()
+            );
+        } else {
+            tracing::warn!(
+                code = ?status.code(),
+                retry_in_ms,
+                "coordinator unreachable: {}",
+                status.message()
+            );
+        }
         tokio::time::sleep(self.delay).await;
         self.delay = (self.delay * 2).min(Duration::from_secs(2));
         Ok(())

@@ -21,6 +21,17 @@ pub enum Error {
         /// The last connection error.
         last: String,
     },
+    /// The coordinator answered, but kept refusing for now (busy, full) for longer than the
+    /// worker waits.
+    #[error("the coordinator at {address} kept refusing for {seconds} s; giving up ({last})")]
+    Busy {
+        /// The coordinator's address.
+        address: String,
+        /// How long the worker tried.
+        seconds: u64,
+        /// The last refusal.
+        last: String,
+    },
     /// The worker could not start (runtime, address).
     #[error("cannot start the worker: {0}")]
     Start(String),

@@ -89,6 +89,9 @@ pub struct ManifestEntry {
     pub payload_crc32: String,
 }
 
+/// Most bytes of a manifest read from disk (one takes a few hundred bytes per table).
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
 impl Manifest {
     /// An empty manifest of a set.
     pub fn new(
@@ -136,7 +139,8 @@ impl Manifest {
     /// Reads and checks the manifest of the set in `dir`.
     pub fn read(dir: &Path) -> Result<Manifest, TableError> {
         let path = Manifest::path_in(dir);
-        let text = std::fs::read_to_string(&path).map_err(|e| TableError::io(&path, e))?;
+        let text = crate::files::read_text(&path, MAX_MANIFEST_BYTES)
+            .map_err(|e| TableError::io(&path, e))?;
         Manifest::parse(&text, &path)
     }
 

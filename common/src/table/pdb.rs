@@ -175,7 +175,8 @@ impl Pdb {
     /// says, and validates it.
     pub fn open_with(path: impl AsRef<Path>, load: Load) -> Result<Pdb, TableError> {
         let path = path.as_ref().to_path_buf();
-        let mut file = File::open(&path).map_err(|e| TableError::io(&path, e))?;
+        // A regular file only: a FIFO would block, a device be read for ever.
+        let mut file = crate::files::open_regular(&path).map_err(|e| TableError::io(&path, e))?;
         let len = file.metadata().map_err(|e| TableError::io(&path, e))?.len();
         let bytes = if len < HEADER_LEN as u64 {
             let mut v = Vec::with_capacity(len as usize);

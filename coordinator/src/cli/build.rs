@@ -29,7 +29,7 @@ pub struct BuildArgs {
     #[command(flatten)]
     job: JobArgs,
     /// Worker threads (default: every core).
-    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
     /// Where to write the table set (a directory per set is made inside). It is also a cache:
     /// a table whose valid file is already in the set's directory is not built again.
@@ -47,14 +47,14 @@ pub struct BuildArgs {
     #[arg(long)]
     check: bool,
     /// Most ranks (placements) per task; by default each thread gets about 16 tasks a layer.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::job::parse_task_ranks)]
     task_ranks: Option<u64>,
     /// Most memory a table's build may hold, e.g. 8G or 512M (default: the memory available).
     #[arg(long, value_name = "BYTES", value_parser = super::job::parse_bytes)]
     memory_limit: Option<u64>,
     /// Build with a local cluster instead: a gRPC coordinator in this process and N worker
     /// processes on loopback (the distributed path, for trying it and comparing).
-    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true, value_parser = parse_workers)]
     workers: usize,
     /// With --workers: the job's data directory (default: a directory in --out, removed
     /// when the build succeeds).
@@ -331,6 +331,14 @@ fn worker_program() -> anyhow::Result<(PathBuf, Vec<String>)> {
     } else {
         (me, vec!["worker".to_string()])
     })
+}
+
+/// Most local worker processes of `build --workers`.
+const MAX_LOCAL_WORKERS: usize = 256;
+
+/// `--workers`: from 0 (no local cluster) to [`MAX_LOCAL_WORKERS`].
+fn parse_workers(text: &str) -> Result<usize, String> {
+    tilepdb_common::units::parse_count(text, MAX_LOCAL_WORKERS, "local worker processes")
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     check: bool,
     /// Worker threads for --check (default: every core).
-    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
 }
 

@@ -55,7 +55,12 @@ pub struct InspectArgs {
     encoding: Encoding,
     /// For a set: the uniformly random solvable states its mean heuristic is taken over
     /// [default: 1000; 0 for none].
-    #[arg(long, value_name = "N", conflicts_with = "plan")]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "plan",
+        value_parser = tilepdb_common::units::parse_random_states
+    )]
     random_states: Option<usize>,
     /// The seed of those states [default: 1].
     #[arg(long, conflicts_with = "plan")]

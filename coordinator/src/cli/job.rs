@@ -55,12 +55,11 @@ pub struct JobArgs {
     /// admissible. Lookup: one load plus the Manhattan distance.
     #[arg(long, default_value = "byte", value_name = "ENCODING")]
     pub encoding: Encoding,
-    /// Write each table without checking it first. By default every table built is checked
-    /// before its file appears, and built again if it fails: every table but the nibbles of an
-    /// ignored one is proven to hold the exact value of each entry (the Bellman check, which
-    /// reads every entry's neighbours once, or one search from the goal that meets every
-    /// state at its distance); those nibbles get the checks that hold for them. The summary
-    /// says what each check proved.
+    /// Write each table without proving it first. By default every table built, of every
+    /// kind in every encoding, is proven before its file appears, and built again if it
+    /// fails: each entry must be its exact distance, or that distance's encoding (the Bellman
+    /// check, which reads every entry's neighbours once, or one search from the goal that
+    /// meets every state at its distance). The summary says which proof ran.
     #[arg(long)]
     pub no_proof: bool,
 }
@@ -171,4 +170,16 @@ pub(super) fn seconds(s: f64, what: &str) -> anyhow::Result<Duration> {
         bail!("{what} must be a positive number of seconds, not {s}");
     }
     Ok(Duration::from_secs_f64(s))
+}
+
+/// `--task-ranks`: a whole number of ranks above zero.
+pub(super) fn parse_task_ranks(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("0 ranks per task: give at least 1 (or leave the option out)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "{s:?} is not a number of ranks (a whole number from 1 to {})",
+            u64::MAX
+        )),
+    }
 }

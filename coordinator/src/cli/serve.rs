@@ -19,7 +19,8 @@ use tilepdb_coordinator::cluster::store::DataDir;
 use tilepdb_coordinator::cluster::{
     Job, JobConfig, ServeOptions, TableService, TlsFiles, bind, serve_on, serve_tables,
 };
-use tilepdb_coordinator::report::TableReport;
+use tilepdb_coordinator::connections::{ConnectionLimit, raise_file_limit};
+use tilepdb_coordinator::report::{TableReport, available_memory_bytes};
 use tilepdb_worker::cli::read_token;
 
 use super::job::{JobArgs, seconds};
@@ -93,7 +94,7 @@ pub struct ServeArgs {
     tls_client_ca: Option<PathBuf>,
     /// Most tile sets per task (default: tasks follow each layer along the tile sets, about
     /// 16 a layer).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::job::parse_task_ranks)]
     task_ranks: Option<u64>,
     /// Threads of the coordinator's own passes over the arrays (default: every core).
     #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = tilepdb_common::units::parse_threads)]
@@ -108,6 +109,11 @@ pub struct ServeArgs {
     /// Print the summary as JSON on standard output.
     #[arg(long)]
     json: bool,
+    /// Most memory a table's build may hold, e.g. 8G or 512M (default: the memory available);
+    /// a job with a table that needs more, or whose files do not fit on the disks of
+    /// --data-dir and --out, is refused before anything is created.
+    #[arg(long, value_name = "BYTES", value_parser = super::job::parse_bytes, conflicts_with = "no_build")]
+    memory_limit: Option<u64>,
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -120,18 +126,20 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let token = read_token(args.token_file.as_deref())?;
-    if token.is_none() && !args.no_token {
+    let download_token = if args.no_token {
+        None
+    } else {
+        read_download_token(args.download_token_file.as_deref())?
+    };
+    // A table server (--no-build) needs no workers' token: the download token will do.
+    let downloads_only = args.no_build && download_token.is_some();
+    if token.is_none() && !args.no_token && !downloads_only {
         bail!(
             "no token: give --token-file FILE or set TILEPDB_TOKEN (workers present it; solvers \
              too, or a download token: --download-token-file), or pass --no-token to let any \
              client in"
         );
     }
-    let download_token = if args.no_token {
-        None
-    } else {
-        read_download_token(args.download_token_file.as_deref())?
-    };
     for (t, what) in [
         (&token, "the workers' token"),
         (&download_token, "the download token"),
@@ -151,6 +159,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         }),
         _ => None,
     };
+    // Connections are counted against the file limit: raised to the hard limit first.
+    let files = raise_file_limit();
+    let connections = ConnectionLimit::for_this_process();
+    tracing::debug!(
+        files,
+        connections = connections.max(),
+        "open files allowed, connections served at once"
+    );
     let options = ServeOptions {
         token,
         download_token,
@@ -158,6 +174,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         linger: seconds(args.linger, "--linger")?,
         tables: Some(TableService::new(&args.out, args.download_limit)),
         keep_serving: args.keep_serving,
+        connection_limit: Some(connections.clone()),
     };
     let Some(data_dir) = args.data_dir.clone() else {
         return serve_existing(&args, options);
@@ -169,6 +186,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.threads = args.threads;
     config.prove = !args.job.no_proof;
     let job = Arc::new(Job::new(config)?);
+    // Refused before anything is created in --data-dir or --out.
+    job.check_room(args.memory_limit.or_else(available_memory_bytes))?;
     let data = DataDir::open(&data_dir)?;
     let started = Instant::now();
     let json = args.json;
@@ -183,7 +202,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             http_addr = Some(bound);
             let observed = job.clone();
             tokio::spawn(async move {
-                if let Err(e) = tilepdb_coordinator::observe::http::serve(http, observed).await {
+                if let Err(e) =
+                    tilepdb_coordinator::observe::http::serve(http, observed, connections).await
+                {
                     tracing::error!("the dashboard and metrics stopped: {e}");
                 }
             });

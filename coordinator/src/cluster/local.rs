@@ -91,6 +91,7 @@ impl LocalCluster {
             linger: Duration::from_secs(5),
             tables: None,
             keep_serving: false,
+            connection_limit: None,
         };
         let children: Arc<Mutex<Vec<Child>>> = Arc::default();
         let runtime = tokio::runtime::Builder::new_multi_thread()

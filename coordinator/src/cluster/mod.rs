@@ -16,12 +16,14 @@
 //! `tilepdb-coordinator build --workers N` (a local cluster) runs this coordinator in its own
 //! process and N worker processes on loopback ([`local::LocalCluster`]).
 
+pub mod budget;
 pub mod driver;
 pub mod job;
 pub mod lease;
 pub mod local;
 pub mod plan;
 pub mod results;
+mod room;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -2,9 +2,10 @@
 //! done and every worker has heard so; serve finished table sets to solvers alongside, and on
 //! after the job if asked, until the process is told to stop (Ctrl-C, SIGTERM).
 
-use std::net::SocketAddr;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::proto::coordinator_server::CoordinatorServer;
@@ -14,7 +15,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_stream::StreamExt;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
 
@@ -22,6 +22,7 @@ use super::job::{Job, Phase};
 use super::service::{CoordinatorService, TokenCheck, check_token};
 use super::store::DataDir;
 use super::tables::TableService;
+use crate::connections::{Connection, ConnectionLimit};
 use crate::error::{Error, Result};
 use crate::report::TableReport;
 
@@ -55,6 +56,17 @@ pub struct ServeOptions {
     pub tables: Option<TableService>,
     /// Once the job is done, go on serving the table sets until stopped.
     pub keep_serving: bool,
+    /// The connections of both ports (`None`: [`ConnectionLimit::for_this_process`]).
+    pub connection_limit: Option<ConnectionLimit>,
+}
+
+impl ServeOptions {
+    /// The connection limit of the ports served.
+    pub fn connections(&self) -> ConnectionLimit {
+        self.connection_limit
+            .clone()
+            .unwrap_or_else(ConnectionLimit::for_this_process)
+    }
 }
 
 /// Binds `listen` (port 0 picks a free port); the listener and the address it got.
@@ -68,9 +80,14 @@ pub async fn bind(listen: SocketAddr) -> Result<(TcpListener, SocketAddr)> {
     Ok((listener, addr))
 }
 
-/// Most downloads served at once (each holds a blocking thread while it runs; the build's
-/// own blocking work must never wait behind them).
+/// Most downloads served at once (each reads its file a chunk at a time on a blocking
+/// thread; the build's own blocking work must never wait behind them). A download whose
+/// client takes no chunk for [`super::tables::SEND_DEADLINE`] is dropped, freeing its slot.
 pub const MAX_DOWNLOADS: usize = 32;
+/// Most downloads open at once on one connection.
+pub const MAX_DOWNLOADS_PER_CONNECTION: usize = 8;
+/// Most downloads open at once from one address (over all its connections).
+pub const MAX_DOWNLOADS_PER_ADDRESS: usize = 24;
 
 /// Most concurrent streams of one connection.
 const MAX_STREAMS_PER_CONNECTION: u32 = 64;
@@ -96,29 +113,90 @@ fn server(options: &ServeOptions) -> Result<Server> {
     Ok(builder)
 }
 
-/// The incoming connections of `listener`: small messages must not wait for the peer's
-/// delayed ACK (Nagle's algorithm).
-fn incoming(listener: TcpListener) -> TcpIncoming {
-    TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(Some(Duration::from_secs(30)))
+/// The incoming connections of `listener`, within `options.connections` (counted, timed out
+/// when silent or idle; see [`crate::connections`]); small messages must not wait for the
+/// peer's delayed ACK (Nagle's algorithm).
+fn incoming(
+    listener: TcpListener,
+    options: &ServeOptions,
+) -> impl tokio_stream::Stream<Item = std::io::Result<Connection>> + Send + 'static {
+    options.connections().incoming(listener)
 }
 
-/// The table service with at most [`MAX_DOWNLOADS`] downloads at once: one more is refused
-/// with `RESOURCE_EXHAUSTED` (the client tries again later).
+/// The table service with at most [`MAX_DOWNLOADS`] downloads served at once,
+/// [`MAX_DOWNLOADS_PER_CONNECTION`] open on one connection and [`MAX_DOWNLOADS_PER_ADDRESS`]
+/// from one address: one more is refused with `RESOURCE_EXHAUSTED` (the client tries again
+/// later). A stream counts against its connection and address until it is closed, even once
+/// dropped for its slowness (it may still hold chunks in its buffers).
 #[derive(Clone)]
 pub struct BoundedTables {
     tables: TableService,
     downloads: Arc<Semaphore>,
+    open: Arc<Mutex<OpenDownloads>>,
+}
+
+#[derive(Default)]
+struct OpenDownloads {
+    per_connection: HashMap<Option<SocketAddr>, usize>,
+    per_address: HashMap<Option<IpAddr>, usize>,
+}
+
+fn count_down<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
+    if let Some(n) = map.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(key);
+        }
+    }
+}
+
+/// One open download, counted until its stream is dropped.
+struct OpenDownload {
+    open: Arc<Mutex<OpenDownloads>>,
+    client: Option<SocketAddr>,
+}
+
+impl Drop for OpenDownload {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        count_down(&mut open.per_connection, &self.client);
+        count_down(&mut open.per_address, &self.client.map(|c| c.ip()));
+    }
 }
 
 impl BoundedTables {
-    /// `tables`, with at most `downloads` downloads at once.
+    /// `tables`, with at most `downloads` downloads served at once.
     pub fn new(tables: TableService, downloads: usize) -> BoundedTables {
         BoundedTables {
             tables,
             downloads: Arc::new(Semaphore::new(downloads)),
+            open: Arc::default(),
         }
+    }
+
+    /// Counts a download of the connection from `client`, unless it or its address has as
+    /// many open as it may.
+    fn open(&self, client: Option<SocketAddr>) -> Result<OpenDownload, Status> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let address = client.map(|c| c.ip());
+        if open.per_connection.get(&client).copied().unwrap_or(0) >= MAX_DOWNLOADS_PER_CONNECTION {
+            return Err(Status::resource_exhausted(format!(
+                "this connection has {MAX_DOWNLOADS_PER_CONNECTION} downloads open, as many as \
+                 one may; try again when one is done"
+            )));
+        }
+        if open.per_address.get(&address).copied().unwrap_or(0) >= MAX_DOWNLOADS_PER_ADDRESS {
+            return Err(Status::resource_exhausted(format!(
+                "this address has {MAX_DOWNLOADS_PER_ADDRESS} downloads open, as many as one \
+                 client may; try again when one is done"
+            )));
+        }
+        *open.per_connection.entry(client).or_default() += 1;
+        *open.per_address.entry(address).or_default() += 1;
+        Ok(OpenDownload {
+            open: self.open.clone(),
+            client,
+        })
     }
 }
 
@@ -137,15 +215,19 @@ impl Tables for BoundedTables {
         &self,
         request: Request<DownloadRequest>,
     ) -> Result<Response<Self::DownloadStream>, Status> {
-        let Ok(permit) = self.downloads.clone().try_acquire_owned() else {
+        let counted = self.open(request.remote_addr())?;
+        let Ok(slot) = self.downloads.clone().try_acquire_owned() else {
             return Err(Status::resource_exhausted(
                 "as many downloads are running as this coordinator serves at once; try again shortly",
             ));
         };
-        let stream = self.tables.download(request).await?.into_inner();
-        // The permit goes when the stream does (finished, or the client went away).
+        let stream = self
+            .tables
+            .download_holding(request.into_inner(), Some(slot))?
+            .into_inner();
+        // Counted until the stream goes (finished, dropped, or the client went away).
         let stream = stream.map(move |chunk| {
-            let _held = &permit;
+            let _counted = &counted;
             chunk
         });
         Ok(Response::new(Box::pin(stream)))
@@ -200,7 +282,7 @@ pub async fn serve_tables(listener: TcpListener, options: ServeOptions) -> Resul
     server(&options)?
         .add_service(health)
         .add_service(tables)
-        .serve_with_incoming_shutdown(incoming(listener), stop_signal())
+        .serve_with_incoming_shutdown(incoming(listener, &options), stop_signal())
         .await
         .map_err(|e| Error::Serve(e.to_string()))
 }
@@ -275,7 +357,7 @@ pub async fn serve_on(
         .add_service(health)
         .add_service(service)
         .add_optional_service(tables)
-        .serve_with_incoming_shutdown(incoming(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming(listener, &options), shutdown)
         .await
         .map_err(|e| Error::Serve(e.to_string()))?;
     let result = result_rx

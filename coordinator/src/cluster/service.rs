@@ -33,12 +33,14 @@ use tokio_stream::Stream;
 use tonic::service::Interceptor;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::budget::{ResultBudget, ResultCharge};
 use super::job::{Job, Lease, Refusal};
 use super::results::{AcceptedResult, ResultCheck};
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
-/// Longest silence inside a result stream.
+/// Longest silence inside a result stream (shorter with a shorter lease timeout: a stream
+/// that makes no progress for a lease timeout loses its lease).
 const CHUNK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The `Status` of a request the job refuses.
@@ -51,15 +53,20 @@ fn refused(r: Refusal) -> Status {
     }
 }
 
-/// Most bytes of results read and decoded at once (a result larger than this is read alone).
-pub const RESULT_BYTES_IN_FLIGHT: u64 = 128 << 20;
+/// Most bytes of results read and decoded at once (see [`super::budget`]).
+pub use super::budget::RESULT_BYTES_IN_FLIGHT;
+
+/// The slowest a result may arrive, on top of its [`CHUNK_TIMEOUT`]s: past
+/// `lease timeout + bytes / MIN_RESULT_RATE` it is dropped and its lease given up.
+const MIN_RESULT_RATE: u64 = 64 << 10;
 
 /// The service of one job.
 pub struct CoordinatorService {
     /// The job served.
     pub job: Arc<Job>,
-    /// Kibibytes of results being read and decoded ([`RESULT_BYTES_IN_FLIGHT`] in all).
-    results_in_flight: Arc<tokio::sync::Semaphore>,
+    /// The results being received: one stream per attempt, their bytes counted per worker
+    /// ([`RESULT_BYTES_IN_FLIGHT`] in all).
+    results: ResultBudget,
 }
 
 /// Checks the `authorization` metadata against the tokens of the roles a service lets in
@@ -113,9 +120,7 @@ impl CoordinatorService {
     pub fn new(job: Arc<Job>) -> CoordinatorService {
         CoordinatorService {
             job,
-            results_in_flight: Arc::new(tokio::sync::Semaphore::new(
-                (RESULT_BYTES_IN_FLIGHT >> 10) as usize,
-            )),
+            results: ResultBudget::default(),
         }
     }
 
@@ -129,6 +134,12 @@ impl CoordinatorService {
         Ok(())
     }
 
+    /// Longest silence inside a result stream: [`CHUNK_TIMEOUT`], or the lease timeout if
+    /// shorter (at least a second).
+    fn silence(&self) -> Duration {
+        CHUNK_TIMEOUT.min(self.job.config.lease_timeout.max(Duration::from_secs(1)))
+    }
+
     fn count_received(&self, bytes: usize) {
         self.job
             .counters
@@ -137,10 +148,19 @@ impl CoordinatorService {
     }
 }
 
-/// The next message of a result stream, unless it stalls.
-async fn next(stream: &mut Streaming<ResultMessage>) -> Result<Option<ResultMessage>, Status> {
-    match tokio::time::timeout(CHUNK_TIMEOUT, stream.message()).await {
+/// The next message of a result stream, unless it stalls for `silence` or goes past
+/// `deadline`.
+async fn next(
+    stream: &mut Streaming<ResultMessage>,
+    silence: Duration,
+    deadline: tokio::time::Instant,
+) -> Result<Option<ResultMessage>, Status> {
+    let until = deadline.min(tokio::time::Instant::now() + silence);
+    match tokio::time::timeout_at(until, stream.message()).await {
         Ok(r) => r,
+        Err(_) if until == deadline => Err(Status::deadline_exceeded(
+            "result stream too slow: past the time its size allows",
+        )),
         Err(_) => Err(Status::deadline_exceeded("result stream stalled")),
     }
 }
@@ -153,6 +173,7 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<RegisterRequest>,
     ) -> Result<Response<RegisterResponse>, Status> {
+        let peer = request.remote_addr().map(|a| a.ip());
         let r = request.into_inner();
         self.count_received(r.encoded_len());
         if r.protocol_version != PROTOCOL_VERSION {
@@ -165,7 +186,7 @@ impl Coordinator for CoordinatorService {
             self.check_job(&r.job_id)?;
         }
         let name: String = r.worker_name.chars().take(100).collect();
-        let worker_id = self.job.register(&name).map_err(refused)?;
+        let worker_id = self.job.register_from(&name, peer).map_err(refused)?;
         Ok(Response::new(RegisterResponse {
             job_id: self.job.id.clone(),
             worker_id,
@@ -291,9 +312,14 @@ impl CoordinatorService {
         request: Request<Streaming<ResultMessage>>,
     ) -> Result<Response<DeliverResultResponse>, Status> {
         let mut stream = request.into_inner();
-        let first = next(&mut stream)
-            .await?
-            .ok_or_else(|| Status::invalid_argument("empty result stream"))?;
+        let silence = self.silence();
+        let first = next(
+            &mut stream,
+            silence,
+            tokio::time::Instant::now() + 2 * silence,
+        )
+        .await?
+        .ok_or_else(|| Status::invalid_argument("empty result stream"))?;
         self.count_received(first.encoded_len());
         let Some(result_message::Kind::Header(header)) = first.kind else {
             return Err(Status::invalid_argument("a result starts with its header"));
@@ -315,11 +341,27 @@ impl CoordinatorService {
             ResultCheck::Accept(a) => a,
         };
         let lease = accepted.lease;
-        let merged = self.read_and_merge(accepted, stream).await;
+        // One stream per attempt; its bytes charged as they arrive.
+        let charge = self
+            .results
+            .open(
+                lease.worker,
+                header.task_id,
+                lease.attempt,
+                accepted
+                    .reached_bytes
+                    .saturating_add(accepted.reached_states.saturating_mul(8)),
+            )
+            .map_err(|r| Status::resource_exhausted(r.to_string()))?;
+        let merged = self.read_and_merge(accepted, stream, charge).await;
         if let Err(refusal) = &merged
-            && refusal.code() == tonic::Code::InvalidArgument
+            && matches!(
+                refusal.code(),
+                tonic::Code::InvalidArgument | tonic::Code::DeadlineExceeded
+            )
         {
-            // Its holder's own result, and wrong: the task goes to the next worker that asks.
+            // Its holder's own result, and wrong or too slow: the task goes to the next
+            // worker that asks.
             self.job.give_up_lease(lease, refusal.message());
         }
         let merged = merged?;
@@ -342,24 +384,25 @@ impl CoordinatorService {
         &self,
         accepted: AcceptedResult,
         mut stream: Streaming<ResultMessage>,
+        mut charge: ResultCharge,
     ) -> Result<bool, Status> {
-        // The result's bytes and its decoded states (8 bytes each) count against the bytes
-        // of results in flight; over them, the worker is told to try again.
-        let kib = (accepted.reached_bytes + 8 * accepted.reached_states)
-            .div_ceil(1024)
-            .min(RESULT_BYTES_IN_FLIGHT >> 10) as u32;
-        let Ok(_in_flight) = self.results_in_flight.clone().try_acquire_many_owned(kib) else {
-            return Err(Status::resource_exhausted(
-                "as many results are being read as this coordinator holds at once; try again shortly",
-            ));
-        };
+        // The result's bytes as they arrive, then its decoded states (8 bytes each), count
+        // against the bytes of results in flight, its worker's and in all; over them, the
+        // worker is told to try again.
+        let exhausted = |r: super::budget::BudgetRefusal| Status::resource_exhausted(r.to_string());
         let mut reader = SectionReader::new(
             Section::ReachedStates,
             accepted.reached_bytes,
             MAX_CHUNK_BYTES,
         );
-        while let Some(msg) = next(&mut stream).await? {
-            self.count_received(msg.encoded_len());
+        let silence = self.silence();
+        let deadline = tokio::time::Instant::now()
+            + silence
+            + Duration::from_secs(accepted.reached_bytes / MIN_RESULT_RATE);
+        while let Some(msg) = next(&mut stream, silence, deadline).await? {
+            let len = msg.encoded_len();
+            self.count_received(len);
+            charge.charge(len as u64).map_err(exhausted)?;
             let Some(result_message::Kind::Chunk(chunk)) = msg.kind else {
                 return Err(Status::invalid_argument("a second header in a result"));
             };
@@ -367,8 +410,12 @@ impl CoordinatorService {
                 .push(&chunk)
                 .map_err(|e| Status::invalid_argument(e.to_string()))?;
         }
+        charge
+            .charge(accepted.reached_states.saturating_mul(8))
+            .map_err(exhausted)?;
         let job = self.job.clone();
         tokio::task::spawn_blocking(move || -> Result<bool, Status> {
+            let _charge = charge;
             let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
             let bytes = reader.finish().map_err(invalid)?;
             // Checked in full before anything is merged: states of the next layer.

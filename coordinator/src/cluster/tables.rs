@@ -11,6 +11,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tilepdb_common::table::manifest::MANIFEST_NAME;
@@ -21,7 +23,8 @@ use tilepdb_common::wire::proto::tables_server::Tables;
 use tilepdb_common::wire::proto::{
     Chunk, DownloadRequest, ListSetsRequest, ListSetsResponse, Section, TableFileInfo, TableSetInfo,
 };
-use tokio_stream::Stream;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 /// Chunks a download keeps in flight ahead of the client.
@@ -195,7 +198,25 @@ impl Tables for TableService {
         &self,
         request: Request<DownloadRequest>,
     ) -> Result<Response<ChunkStream>, Status> {
-        let r = request.into_inner();
+        self.download_holding(request.into_inner(), None)
+    }
+}
+
+/// Longest wait for a client to take the next chunk of a download: past it the download is
+/// dropped (its file closed, its reading slot freed) and the client, if it reads again, gets
+/// `DEADLINE_EXCEEDED`.
+pub const SEND_DEADLINE: Duration = Duration::from_secs(30);
+
+impl TableService {
+    /// A download (`Download`) that holds `slot`, if given, until its last chunk is taken or
+    /// its client takes none for [`SEND_DEADLINE`] (then the download is dropped). Its file
+    /// is read on a blocking thread a chunk at a time; waiting for the client holds none.
+    /// Call it within a tokio runtime (the download runs on a task of its own).
+    pub fn download_holding(
+        &self,
+        r: DownloadRequest,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> Result<Response<ChunkStream>, Status> {
         let set = self.find(&r.set)?;
         let entry = set.entry(&r.file)?.clone();
         if !r.checksum.is_empty() && r.checksum != entry.checksum {
@@ -213,10 +234,16 @@ impl Tables for TableService {
         let path = set.dir.join(&entry.file);
         let mut file = std::fs::File::open(&path)
             .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?;
-        let len = file
+        let meta = file
             .metadata()
-            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?
-            .len();
+            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?;
+        if !meta.is_file() {
+            return Err(Status::failed_precondition(format!(
+                "{} is not a regular file",
+                path.display()
+            )));
+        }
+        let len = meta.len();
         if len != entry.size {
             return Err(Status::failed_precondition(format!(
                 "{} has {len} bytes, its manifest lists {}: the set is being replaced",
@@ -236,31 +263,64 @@ impl Tables for TableService {
         let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
         let (chunk_bytes, rate, level) = (self.chunk_bytes(), self.rate_limit, self.zstd_level);
         let (mut offset, end) = (r.offset, entry.size);
-        tokio::task::spawn_blocking(move || {
+        let stalled = Arc::new(AtomicBool::new(false));
+        let gave_up = stalled.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
             let started = Instant::now();
-            let mut piece = vec![0u8; chunk_bytes];
+            let mut file = Some((file, vec![0u8; chunk_bytes]));
             while offset < end {
                 let n =
                     usize::try_from(end - offset).map_or(chunk_bytes, |left| left.min(chunk_bytes));
-                let message = match file.read_exact(&mut piece[..n]) {
-                    Ok(()) => Ok(encode_chunk(Section::TableFile, offset, &piece[..n], level)),
-                    Err(e) => Err(Status::unavailable(format!("{}: {e}", path.display()))),
+                let (mut f, mut piece) = file.take().expect("the file between reads");
+                let read_path = path.clone();
+                let Ok((f, piece, message)) = tokio::task::spawn_blocking(move || {
+                    let message = match f.read_exact(&mut piece[..n]) {
+                        Ok(()) => Ok(encode_chunk(Section::TableFile, offset, &piece[..n], level)),
+                        Err(e) => Err(Status::unavailable(format!("{}: {e}", read_path.display()))),
+                    };
+                    (f, piece, message)
+                })
+                .await
+                else {
+                    return;
                 };
+                file = Some((f, piece));
                 let failed = message.is_err();
-                if tx.blocking_send(message).is_err() || failed {
-                    return; // the client went away, or the file could not be read
+                match tokio::time::timeout(SEND_DEADLINE, tx.send(message)).await {
+                    Ok(Ok(())) if !failed => {}
+                    // The client went away, or the file could not be read.
+                    Ok(_) => return,
+                    Err(_) => {
+                        tracing::warn!(
+                            file = %path.display(),
+                            offset,
+                            "a download's client took no chunk for {} s: dropped",
+                            SEND_DEADLINE.as_secs()
+                        );
+                        gave_up.store(true, Ordering::Release);
+                        return;
+                    }
                 }
                 offset += n as u64;
                 if let Some(rate) = rate {
                     let due = Duration::from_secs_f64((offset - r.offset) as f64 / rate as f64);
                     if let Some(wait) = due.checked_sub(started.elapsed()) {
-                        std::thread::sleep(wait);
+                        tokio::time::sleep(wait).await;
                     }
                 }
             }
         });
-        Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
-        )))
+        // A download dropped for its slowness ends with an error, not as if complete.
+        let chunks = tokio_stream::wrappers::ReceiverStream::new(rx).chain(
+            tokio_stream::once(()).filter_map(move |()| {
+                stalled.load(Ordering::Acquire).then(|| {
+                    Err::<Chunk, Status>(Status::deadline_exceeded(
+                        "the download was dropped: no chunk taken for too long",
+                    ))
+                })
+            }),
+        );
+        Ok(Response::new(Box::pin(chunks)))
     }
 }

@@ -6,6 +6,7 @@
 //! from the worker it was leased to.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::proto::WorkerStatus;
@@ -26,6 +27,10 @@ pub struct WorkerInfo {
     pub told_done: bool,
     /// Whether it ever leased a task.
     pub leased_any: bool,
+    /// When it last asked for a task (its registration, until it asks).
+    pub last_asked: Instant,
+    /// The address it registered from, if known.
+    pub peer: Option<IpAddr>,
 }
 
 /// A request from a worker the job does not know (say, after a coordinator restart).
@@ -33,13 +38,26 @@ pub struct WorkerInfo {
 #[error("unknown worker {0} (the coordinator may have restarted): register again")]
 pub struct UnknownWorker(pub u64);
 
-/// A registration refused: the job knows as many workers as it keeps.
+/// A registration refused: the job knows as many workers as it keeps, every one of them
+/// holding or having leased a task (registrations that never leased one make room).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the coordinator already knows {0} workers, as many as it keeps; try again later")]
-pub struct TooManyWorkers(pub usize);
+pub enum TooManyWorkers {
+    /// As many workers as the job keeps.
+    #[error(
+        "the coordinator already knows {0} workers, as many as it keeps, all of them working; try again later"
+    )]
+    Job(usize),
+    /// As many workers from one address as the job keeps.
+    #[error(
+        "the coordinator already knows {0} workers from this address, as many as it keeps from one, all of them working; try again later"
+    )]
+    Peer(usize),
+}
 
 /// Most workers a job keeps at once (live ones, and silent ones not yet forgotten).
 pub const MAX_WORKERS: usize = 4096;
+/// Most workers a job keeps from one address.
+pub const MAX_WORKERS_PER_PEER: usize = 1024;
 
 /// The workers of a job. A worker silent for longer than the lease timeout is lost: its
 /// leases may go to others.
@@ -63,13 +81,43 @@ impl Workers {
 
     /// Adds a worker seen at `now` under a new random id; its id.
     pub fn register(&mut self, name: &str, now: Instant) -> Result<u64, TooManyWorkers> {
+        self.register_from(name, None, now)
+    }
+
+    /// Adds a worker from `peer` seen at `now` under a new random id; its id.
+    pub fn register_from(
+        &mut self,
+        name: &str,
+        peer: Option<IpAddr>,
+        now: Instant,
+    ) -> Result<u64, TooManyWorkers> {
         let id = loop {
             let id = rand::random::<u64>();
             if id != 0 && !self.workers.contains_key(&id) {
                 break id;
             }
         };
-        self.register_as(id, name, now)
+        self.register_as_from(id, name, peer, now)
+    }
+
+    /// The registration to forget to make room for one more (among those from `peer` if
+    /// given): one that never leased a task and holds none, the one that asked for a task
+    /// least recently (a registration kept alive by heartbeats alone goes before a worker
+    /// that waits for tasks).
+    fn evictable(&self, peer: Option<IpAddr>) -> Option<u64> {
+        self.workers
+            .iter()
+            .filter(|(_, w)| !w.leased_any && w.holding.is_empty())
+            .filter(|(_, w)| peer.is_none() || w.peer == peer)
+            .min_by_key(|(_, w)| w.last_asked)
+            .map(|(&id, _)| id)
+    }
+
+    /// Records that worker `id` asked for a task at `now`.
+    pub fn asked(&mut self, id: u64, now: Instant) {
+        if let Some(w) = self.workers.get_mut(&id) {
+            w.last_asked = w.last_asked.max(now);
+        }
     }
 
     /// Adds a worker seen at `now` with id `id` (unused: [`Workers::register`] draws it);
@@ -82,13 +130,39 @@ impl Workers {
         name: &str,
         now: Instant,
     ) -> Result<u64, TooManyWorkers> {
+        self.register_as_from(id, name, None, now)
+    }
+
+    /// [`Workers::register_as`] from `peer`: when [`MAX_WORKERS_PER_PEER`] remain from `peer`
+    /// or [`MAX_WORKERS`] in all, the registration that never leased a task and asked for
+    /// one least recently is forgotten to make room (it registers again if it is still
+    /// there); refused only if every one is working.
+    pub fn register_as_from(
+        &mut self,
+        id: u64,
+        name: &str,
+        peer: Option<IpAddr>,
+        now: Instant,
+    ) -> Result<u64, TooManyWorkers> {
         let (timeout, forget) = (self.timeout, 10 * self.timeout);
         self.workers.retain(|_, w| {
             let silent = now.saturating_duration_since(w.last_seen);
             !w.holding.is_empty() || silent < forget && (w.leased_any || silent <= timeout)
         });
+        if let Some(p) = peer {
+            let from_peer = self.workers.values().filter(|w| w.peer == Some(p)).count();
+            if from_peer >= MAX_WORKERS_PER_PEER {
+                let Some(old) = self.evictable(Some(p)) else {
+                    return Err(TooManyWorkers::Peer(from_peer));
+                };
+                self.workers.remove(&old);
+            }
+        }
         if self.workers.len() >= MAX_WORKERS {
-            return Err(TooManyWorkers(self.workers.len()));
+            let Some(old) = self.evictable(None) else {
+                return Err(TooManyWorkers::Job(self.workers.len()));
+            };
+            self.workers.remove(&old);
         }
         self.registered += 1;
         self.workers.insert(
@@ -100,6 +174,8 @@ impl Workers {
                 holding: Vec::new(),
                 told_done: false,
                 leased_any: false,
+                last_asked: now,
+                peer,
             },
         );
         Ok(id)
@@ -195,6 +271,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_full_registry_forgets_idle_registrations_and_bounds_each_peer() {
+        let t0 = Instant::now();
+        let mut w = Workers::new(Duration::from_secs(10));
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let first: Vec<u64> = (0..MAX_WORKERS_PER_PEER)
+            .map(|_| w.register_from("idle", Some(a), t0).unwrap())
+            .collect();
+        // The peer's oldest idle registration makes room for its next one.
+        w.register_from("next", Some(a), t0).unwrap();
+        assert_eq!(
+            first.iter().filter(|&&id| w.seen(id, t0).is_ok()).count(),
+            MAX_WORKERS_PER_PEER - 1
+        );
+        // Every one of a peer's workers leasing: its next registration is refused, with
+        // the true reason; another peer still gets in.
+        for id in w.workers.keys().copied().collect::<Vec<_>>() {
+            w.seen(id, t0).unwrap().leased_any = true;
+        }
+        assert_eq!(
+            w.register_from("refused", Some(a), t0),
+            Err(TooManyWorkers::Peer(MAX_WORKERS_PER_PEER))
+        );
+        assert!(w.register_from("other", Some(b), t0).is_ok());
+    }
+
+    #[test]
     fn workers_are_lost_after_the_timeout_and_forgotten_later() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
@@ -238,17 +340,23 @@ mod tests {
             ids.windows(2).all(|p| p[1] != p[0].wrapping_add(1)),
             "not sequential"
         );
-        // Full: refused, with the count.
-        assert_eq!(
-            w.register("one more", ms(5)),
-            Err(TooManyWorkers(MAX_WORKERS))
-        );
-        // One that leased a task stays; the idle ones expire one lease timeout later.
+        // Full: the registration that asked for a task least recently makes room; one that
+        // leased a task stays, and the idle ones expire one lease timeout later.
         w.seen(ids[0], ms(5)).unwrap().leased_any = true;
+        for &id in &ids[2..] {
+            w.asked(id, ms(1));
+        }
+        let more = w.register("one more", ms(5)).unwrap();
+        assert!(
+            w.seen(ids[1], ms(5)).is_err(),
+            "never asked: forgotten first"
+        );
+        assert!(w.seen(ids[0], ms(5)).is_ok());
         let late = w.register("late", ms(12)).unwrap();
         assert!(w.seen(ids[0], ms(12)).is_ok());
-        assert!(w.seen(ids[1], ms(12)).is_err());
-        assert_eq!(w.alive(ms(12)), 2);
-        assert_eq!(w.name(late), format!("late (#{})", MAX_WORKERS + 1));
+        assert!(w.seen(ids[2], ms(12)).is_err());
+        assert!(w.seen(more, ms(12)).is_ok());
+        assert_eq!(w.alive(ms(12)), 3);
+        assert_eq!(w.name(late), format!("late (#{})", MAX_WORKERS + 2));
     }
 }

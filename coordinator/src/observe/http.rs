@@ -1,5 +1,9 @@
-//! The coordinator's HTTP port: the live dashboard (`/`), Prometheus metrics (`/metrics`)
-//! and the snapshot they are drawn from as JSON (`/api/status`).
+//! The coordinator's HTTP port: the live dashboard (`/`), Prometheus metrics (`/metrics`),
+//! the snapshot they are drawn from as JSON (`/api/status`) and a liveness probe
+//! (`/healthz`: `200 ok`).
+//!
+//! Its connections count against the coordinator's [`ConnectionLimit`] and are timed out
+//! like the gRPC port's; a request's headers must arrive within [`HEADER_READ_TIMEOUT`].
 //!
 //! A sampler reads the job's status four times a second into a [`Tracker`], so that the
 //! states of each layer are seen as they grow; each request takes a fresh sample too. The
@@ -23,6 +27,7 @@ use tokio::net::TcpListener;
 use super::metrics;
 use super::progress::{Snapshot, Tracker};
 use crate::cluster::Job;
+use crate::connections::ConnectionLimit;
 use crate::error::{Error, Result};
 use crate::output::table_file_name;
 
@@ -96,13 +101,21 @@ pub fn router(observer: Arc<Observer>) -> Router {
         .route("/", get(dashboard))
         .route("/metrics", get(metrics_text))
         .route("/api/status", get(status_json))
+        .route("/healthz", get(healthz))
         .fallback(not_found)
         .with_state(observer)
 }
 
+/// How long a request's headers may take to arrive.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves the dashboard and metrics of `job` on `listener` until the process ends, sampling
-/// its status meanwhile.
-pub async fn serve(listener: TcpListener, job: Arc<Job>) -> Result<()> {
+/// its status meanwhile; its connections within `connections`.
+pub async fn serve(
+    listener: TcpListener,
+    job: Arc<Job>,
+    connections: ConnectionLimit,
+) -> Result<()> {
     let observer = Arc::new(Observer::new(job));
     let sampler = observer.clone();
     tokio::spawn(async move {
@@ -120,9 +133,25 @@ pub async fn serve(listener: TcpListener, job: Arc<Job>) -> Result<()> {
             }
         }
     });
-    axum::serve(listener, router(observer))
-        .await
-        .map_err(|e| Error::Serve(format!("HTTP: {e}")))
+    let router = router(observer);
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(64 << 10);
+    loop {
+        let (connection, _peer) = connections.accept(&listener).await;
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let serving = http.serve_connection(hyper_util::rt::TokioIo::new(connection), service);
+        tokio::spawn(async move {
+            if let Err(e) = serving.await {
+                tracing::debug!("HTTP connection: {e}");
+            }
+        });
+    }
+}
+
+async fn healthz() -> Response {
+    ([(header::CACHE_CONTROL, "no-store")], "ok\n").into_response()
 }
 
 async fn dashboard() -> Response {
@@ -148,7 +177,7 @@ async fn status_json(State(observer): State<Arc<Observer>>) -> Response {
 async fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
-        "not found: this port serves / (the dashboard), /metrics and /api/status\n",
+        "not found: this port serves / (the dashboard), /metrics, /api/status and /healthz\n",
     )
         .into_response()
 }

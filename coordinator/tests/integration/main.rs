@@ -34,3 +34,5 @@ mod table_facts;
 mod table_format;
 mod layer_records;
 mod new_user;
+mod hostile_flags;
+mod hostile_peers;

@@ -33,13 +33,13 @@ pub struct BenchArgs {
     #[arg(long)]
     max_nodes: Option<u64>,
     /// Per instance: give up after this many seconds (the same for every entry).
-    #[arg(long, value_name = "SECONDS")]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = tilepdb_common::units::parse_seconds)]
+    timeout: Option<Duration>,
     /// Instances searched at once, the same for every entry (0: every core).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
     /// Uniformly random solvable states the mean heuristic value is also taken over.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = tilepdb_common::units::parse_random_states)]
     random_states: usize,
     /// The seed of those states.
     #[arg(long, default_value_t = 1)]
@@ -87,14 +87,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             args.goal.unwrap_or_default(),
         ),
     };
-    if let Some(t) = args.timeout.filter(|t| !(t.is_finite() && *t > 0.0)) {
-        bail!("--timeout must be a positive number of seconds, not {t}");
-    }
     let instances = args.input.read(board)?;
     let protocol = Protocol {
         limits: Limits {
             max_nodes: args.max_nodes,
-            timeout: args.timeout.map(Duration::from_secs_f64),
+            timeout: args.timeout,
         },
         threads: args.threads,
         random_states: args.random_states,

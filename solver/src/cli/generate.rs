@@ -23,13 +23,18 @@ pub struct GenArgs {
     goal: Goal,
     /// Random walks of this many moves of the blank from the goal, never undoing the last move
     /// (each state is at most this many moves from the goal).
-    #[arg(long, value_name = "MOVES", conflicts_with = "uniform")]
+    #[arg(
+        long,
+        value_name = "MOVES",
+        conflicts_with = "uniform",
+        value_parser = tilepdb_common::units::parse_walk
+    )]
     walk: Option<usize>,
     /// States drawn uniformly from those that reach the goal.
     #[arg(long)]
     uniform: bool,
     /// How many states.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = parse_instance_count)]
     count: usize,
     /// The seed of the random stream: the same seed, board, goal and kind give the same file.
     #[arg(long, default_value_t = 1)]
@@ -66,4 +71,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         None => tilepdb_common::out!("{text}"),
     }
     Ok(())
+}
+
+/// `--count`: at most [`tilepdb_common::units::MAX_COUNT`] states.
+fn parse_instance_count(text: &str) -> Result<usize, String> {
+    tilepdb_common::units::parse_count(text, tilepdb_common::units::MAX_COUNT, "states")
 }

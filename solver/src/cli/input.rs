@@ -18,6 +18,9 @@ pub struct StateInput {
     pub states: Vec<String>,
 }
 
+/// Most bytes of an instances file: 100 million 24-puzzle states.
+const MAX_INSTANCES_BYTES: u64 = 8 << 30;
+
 impl StateInput {
     /// The states, each with a label (`file:line` or `--state N`).
     pub fn read(&self, board: Board) -> anyhow::Result<Vec<(String, PuzzleState)>> {
@@ -35,7 +38,8 @@ impl StateInput {
                     .context("reading standard input")?;
                 ("stdin".to_string(), text)
             } else {
-                let text = std::fs::read_to_string(path)
+                // A regular file only (a FIFO would block, a device be read for ever).
+                let text = tilepdb_common::files::read_text(path, MAX_INSTANCES_BYTES)
                     .with_context(|| format!("reading {}", path.display()))?;
                 (path.display().to_string(), text)
             };

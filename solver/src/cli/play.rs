@@ -41,7 +41,12 @@ pub struct PlayArgs {
     #[arg(long, value_name = "TILES")]
     state: Option<String>,
     /// The length of the random walk that scrambles the start.
-    #[arg(long, default_value_t = 30, value_name = "MOVES")]
+    #[arg(
+        long,
+        default_value_t = 30,
+        value_name = "MOVES",
+        value_parser = tilepdb_common::units::parse_walk
+    )]
     walk: usize,
     /// The seed of the scramble (default: from the clock).
     #[arg(long)]

@@ -22,3 +22,5 @@ mod small_boards;
 mod textbook;
 mod linear_conflict;
 mod new_user;
+mod fetch_read_only;
+mod hostile_flags;

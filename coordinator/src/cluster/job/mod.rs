@@ -361,9 +361,18 @@ impl Job {
 
     /// Adds a worker; its id (its credential: never logged).
     pub fn register(&self, name: &str) -> Result<u64, Refusal> {
+        self.register_from(name, None)
+    }
+
+    /// Adds a worker that registered from `peer`; its id (its credential: never logged).
+    pub fn register_from(
+        &self,
+        name: &str,
+        peer: Option<std::net::IpAddr>,
+    ) -> Result<u64, Refusal> {
         let now = Instant::now();
         let mut st = self.lock();
-        let id = st.workers.register(name, now)?;
+        let id = st.workers.register_from(name, peer, now)?;
         let alive = st.workers.alive(now);
         let name = st.workers.name(id);
         drop(st);
@@ -429,6 +438,7 @@ impl Job {
         let mut guard = self.lock();
         let st = &mut *guard;
         let w = st.workers.seen(worker, asked_at.min(now))?;
+        w.last_asked = w.last_asked.max(asked_at.min(now));
         if matches!(st.stage, Stage::Done) {
             w.told_done = true;
             return Ok(Lease::Done);

@@ -63,6 +63,14 @@ pub struct DataDir {
 impl DataDir {
     /// Opens (creating it if needed) and locks the data directory.
     pub fn open(path: &Path) -> Result<DataDir> {
+        if path.exists() && !path.is_dir() {
+            return Err(Error::DataDir {
+                path: path.to_path_buf(),
+                reason: "it is a file, not a directory: name a directory (it is created if \
+                         missing)"
+                    .into(),
+            });
+        }
         fs::create_dir_all(path).map_err(|e| Error::io(path, e))?;
         let lock_path = path.join("lock");
         let lock = OpenOptions::new()

@@ -186,6 +186,30 @@ impl Server {
         }
     }
 
+    /// Waits until the job is done: its status says so, or the server has exited successfully
+    /// (it exits soon after the job is done unless it goes on serving).
+    pub fn wait_job_done(&mut self, timeout: Duration) {
+        let until = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait().unwrap() {
+                Some(status) if status.success() => return,
+                Some(status) => {
+                    let log = self.log.lock().unwrap().join("\n");
+                    panic!("server failed: {status}; log:\n{log}");
+                }
+                None => {}
+            }
+            if self.status().is_some_and(|s| s["done"] == true) {
+                return;
+            }
+            if Instant::now() >= until {
+                let log = self.log.lock().unwrap().join("\n");
+                panic!("the job was not done within {timeout:?}; log:\n{log}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until the layer `depth` of table `table` is finished (the job is past it).
     pub fn wait_layer_done(&self, table: u64, depth: u64, timeout: Duration) -> serde_json::Value {
         self.wait_status(

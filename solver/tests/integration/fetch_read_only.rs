@@ -1,0 +1,78 @@
+//! A cache that cannot be written (read-only, or its `.partial` directory impossible to
+//! make) still serves the complete, intact sets it holds: a second fetch uses them without
+//! taking the lock (issue 21). The tables are served by the coordinator's table service on a
+//! real socket on 127.0.0.1, run in this test's process.
+
+use std::path::Path;
+
+use tilepdb_common::table::{Encoding, TableSet};
+use tilepdb_common::{BlankRule, Board, Goal, Partition};
+use tilepdb_coordinator::build::BuildOptions;
+use tilepdb_coordinator::cache::open_or_build;
+use tilepdb_coordinator::cluster::{ServeOptions, TableService, bind, serve_tables};
+use tilepdb_solver::fetch::{Remote, fetch_set};
+
+const TOKEN: &str = "fetch-read-only-token";
+
+/// Serves the sets in `dir`; the URL.
+fn serve(dir: &Path) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let (listener, addr) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+            tx.send(format!("http://{addr}")).unwrap();
+            let options = ServeOptions {
+                token: Some(TOKEN.into()),
+                tables: Some(TableService::new(dir, None)),
+                ..ServeOptions::default()
+            };
+            serve_tables(listener, options).await.unwrap();
+        });
+    });
+    rx.recv().unwrap()
+}
+
+#[test]
+fn a_cache_that_cannot_be_written_serves_its_complete_sets() {
+    let served = tempfile::tempdir().unwrap();
+    let board: Board = "3x3".parse().unwrap();
+    let partition = Partition::custom(board, &["1,2,3".into(), "4,5".into()]).unwrap();
+    let (set, _) = open_or_build(
+        served.path(),
+        &partition,
+        Goal::BlankFirst,
+        BlankRule::Minimized,
+        Encoding::Byte,
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    let name = set.dir().file_name().unwrap().to_str().unwrap().to_string();
+    let mut remote = Remote::new(serve(served.path()));
+    remote.token = Some(TOKEN.into());
+    let cache = tempfile::tempdir().unwrap();
+    let first = fetch_set(&remote, &name, cache.path(), |_| {}).unwrap();
+    assert!(!first.already_present);
+
+    // Nothing can be made in the cache any more: its working directory is a file (and the
+    // cache is read-only, for a user whom permissions stop).
+    let partial = cache.path().join(".partial");
+    std::fs::remove_dir_all(&partial).unwrap();
+    std::fs::write(&partial, b"").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let again = fetch_set(&remote, &name, cache.path(), |_| {});
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let again = again.expect("the complete copy is served");
+    assert!(again.already_present);
+    assert_eq!(again.dir, first.dir);
+    TableSet::open(&again.dir).unwrap();
+}
