@@ -7,10 +7,14 @@
 //! each file as `<file>.part`, appended chunk by checked chunk, so an interrupted download
 //! resumes where it stopped. When every file is complete the set is opened and checked as a
 //! whole ([`TableSet::open`]: sizes, CRC-32 of every header and payload, each file against
-//! the manifest); only then is the directory moved into place, in one rename. A partial or
-//! corrupt file is therefore never in a directory that can be opened as a set; a set that
-//! fails its check is deleted, not kept. Fetching a set that is already cached checks the
-//! cached copy and downloads nothing.
+//! the manifest) and **proven** ([`tilepdb_proof::verify_deep`] on every file: each entry the
+//! exact distance of its abstraction, or that distance's encoding, so a server that raises
+//! entries and recomputes every checksum is found out); only then is the directory moved into
+//! place, in one rename, with a mark that it was proven. A partial, corrupt or forged file is
+//! therefore never in a directory that can be opened as a set; a set that fails its check or
+//! its proof is deleted, not kept. Fetching a set that is already cached checks the cached
+//! copy, proves it if it was kept unproven ([`FetchOptions::prove`] off), and downloads
+//! nothing.
 //!
 //! ```no_run
 //! use tilepdb_solver::fetch::{Remote, default_cache_dir, fetch_set};
@@ -28,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tilepdb_common::table::manifest::MANIFEST_NAME;
-use tilepdb_common::table::{Manifest, ManifestEntry, TableSet};
+use tilepdb_common::table::{Manifest, ManifestEntry, Pdb, TableSet};
 use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::chunk::decode_chunk;
 use tilepdb_common::wire::connect::{Auth, channel};
@@ -95,6 +99,23 @@ pub struct Progress {
     pub total: u64,
 }
 
+/// How a fetch treats what it downloads.
+#[derive(Clone, Copy, Debug)]
+pub struct FetchOptions {
+    /// Prove every table before the set is kept (on by default). Off, the set is kept after
+    /// its checksums alone, and marked unproven.
+    pub prove: bool,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions { prove: true }
+    }
+}
+
+/// The file a set's directory holds once every table in it was proven: the manifest's key.
+pub const PROVEN_MARK: &str = ".proven";
+
 /// What a fetch did.
 #[derive(Clone, Debug, Serialize)]
 pub struct FetchReport {
@@ -112,6 +133,10 @@ pub struct FetchReport {
     pub resumed: u64,
     /// The set was in the cache already, intact: nothing was downloaded.
     pub already_present: bool,
+    /// Every table of the set is proven (by this fetch or an earlier one).
+    pub proven: bool,
+    /// Seconds this fetch spent proving tables.
+    pub proof_seconds: f64,
     /// Seconds the fetch took.
     pub seconds: f64,
 }
@@ -171,13 +196,24 @@ pub fn list_sets(remote: &Remote) -> Result<Vec<TableSetInfo>> {
 }
 
 /// Downloads the set `name` from `remote` into `cache` (resuming an interrupted download,
-/// checking everything; see the module's documentation), calling `progress` as bytes arrive.
-/// A set already in the cache, intact, is not downloaded again. Blocks (on a runtime of its
-/// own): call it from a plain thread, not from async code.
+/// checking and proving everything; see the module's documentation), calling `progress` as
+/// bytes arrive. A set already in the cache, intact and proven, is not downloaded again.
+/// Blocks (on a runtime of its own): call it from a plain thread, not from async code.
 pub fn fetch_set(
     remote: &Remote,
     name: &str,
     cache: &Path,
+    progress: impl FnMut(Progress),
+) -> Result<FetchReport> {
+    fetch_set_with(remote, name, cache, FetchOptions::default(), progress)
+}
+
+/// [`fetch_set`] with `options` (whether to prove the tables).
+pub fn fetch_set_with(
+    remote: &Remote,
+    name: &str,
+    cache: &Path,
+    options: FetchOptions,
     mut progress: impl FnMut(Progress),
 ) -> Result<FetchReport> {
     let started = Instant::now();
@@ -221,13 +257,20 @@ pub fn fetch_set(
             downloaded: 0,
             resumed: 0,
             already_present: false,
+            proven: false,
+            proof_seconds: 0.0,
             seconds: 0.0,
         };
+        let from = format!("set {name} from {}", remote.url);
 
         // A complete, intact copy is used as it is, without taking the lock: a read-only
         // cache serves what it has.
-        if report.dir.exists() && cached_copy(&report.dir, &info.manifest_json).is_ok() {
+        if report.dir.exists()
+            && cached_copy(&report.dir, &info.manifest_json).is_ok()
+            && (!options.prove || is_proven(&report.dir, &key))
+        {
             report.already_present = true;
+            report.proven = is_proven(&report.dir, &key);
             progress(Progress {
                 bytes: total,
                 total,
@@ -247,9 +290,19 @@ pub fn fetch_set(
         }
 
         if report.dir.exists() {
-            match cached_copy(&report.dir, &info.manifest_json) {
+            let dir = report.dir.clone();
+            let checked = cached_copy(&dir, &info.manifest_json).and_then(|()| {
+                if options.prove && !is_proven(&dir, &key) {
+                    // Kept unproven by an earlier fetch: proven now, in place.
+                    report.proof_seconds = prove_set(&dir, &manifest, &from)?;
+                    mark_proven(&dir, &key)?;
+                }
+                Ok(())
+            });
+            match checked {
                 Ok(()) => {
                     report.already_present = true;
+                    report.proven = is_proven(&report.dir, &key);
                     progress(Progress {
                         bytes: total,
                         total,
@@ -288,9 +341,19 @@ pub fn fetch_set(
         if let Err(e) = TableSet::open(&staging) {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(Error::Fetch(format!(
-                "set {name} from {} failed its check and was deleted: {e}",
-                remote.url
+                "{from} failed its check and was deleted: {e}"
             )));
+        }
+        if options.prove {
+            match prove_set(&staging, &manifest, &from) {
+                Ok(seconds) => report.proof_seconds = seconds,
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&staging);
+                    return Err(e);
+                }
+            }
+            mark_proven(&staging, &key)?;
+            report.proven = true;
         }
         sync_dir(&staging)?;
         std::fs::rename(&staging, &report.dir).map_err(|e| Error::io(&report.dir, e))?;
@@ -302,10 +365,40 @@ pub fn fetch_set(
             dir = %report.dir.display(),
             downloaded = report.downloaded,
             resumed = report.resumed,
+            proven = report.proven,
             "fetched"
         );
         Ok(report)
     })
+}
+
+/// Proves every table of the set in `dir` ([`tilepdb_proof::verify_deep`]); the seconds it
+/// took. The error names the first table that fails and says the set is not kept.
+fn prove_set(dir: &Path, manifest: &Manifest, from: &str) -> Result<f64> {
+    let started = Instant::now();
+    for entry in &manifest.tables {
+        let path = dir.join(&entry.file);
+        let pdb = Pdb::open(&path)?;
+        if let Err(e) = tilepdb_proof::verify_deep(&pdb) {
+            return Err(Error::Fetch(format!(
+                "{from}: {} failed its proof, so the set was deleted, not kept (its entries are \
+                 not the exact distances of their abstraction, whatever its checksums say): {e}",
+                entry.file
+            )));
+        }
+    }
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// Whether the set in `dir` carries the mark that its tables were proven, for the manifest
+/// of `key`.
+fn is_proven(dir: &Path, key: &str) -> bool {
+    std::fs::read_to_string(dir.join(PROVEN_MARK)).is_ok_and(|k| k.trim() == key)
+}
+
+/// Marks the set in `dir` (of the manifest of `key`) as proven.
+fn mark_proven(dir: &Path, key: &str) -> Result<()> {
+    write_synced(&dir.join(PROVEN_MARK), format!("{key}\n").as_bytes())
 }
 
 /// Checks a cached set: its manifest is the server's, byte for byte, and it opens.

@@ -6,7 +6,9 @@
 //! opened from there the way `verify --deep` reads files, checked ([`prove_file`]: the
 //! Bellman check for the exact encodings of consistent rules) and only then renamed into the
 //! set's directory. A table that fails is removed and built again, once, with a warning (and
-//! [`TableBuilder::rejected`]); a second failure is an error.
+//! [`TableBuilder::rejected`]); a second failure is an error. A table found already in the
+//! set's directory is proven the same way before it is used: one that fails is built again
+//! ([`Reuse::ValidFiles`]), or is an error when the job says it wrote it ([`Reuse::Written`]).
 
 use std::path::{Path, PathBuf};
 
@@ -145,6 +147,36 @@ pub fn build_set<B: TableBuilder>(
                 }
                 None => None,
             },
+        };
+        // A file found in the directory is proven like a table built (unless the builder
+        // does not prove): a header that matches says nothing of the entries.
+        let found = match found {
+            Some(pdb) if builder.proves() => match prove_file(&pdb) {
+                Ok(_) => Some(pdb),
+                Err(e) if reuse == Reuse::ValidFiles => {
+                    tracing::warn!(
+                        table = index,
+                        pattern = %space.pattern(),
+                        "the file in the set's directory failed its proof; building it again: {e}"
+                    );
+                    let path = pdb.path().to_path_buf();
+                    drop(pdb);
+                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                    None
+                }
+                Err(e) => {
+                    return Err(Error::Check {
+                        table: space.pattern().to_string(),
+                        reason: format!(
+                            "{} was written by this job, but fails its proof now: something \
+                             other than the job changed it ({e})",
+                            pdb.path().display()
+                        ),
+                    }
+                    .into());
+                }
+            },
+            found => found,
         };
         let pdb = if let Some(pdb) = found {
             builder.reused(index, space, &pdb)?;

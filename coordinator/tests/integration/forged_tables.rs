@@ -163,3 +163,56 @@ fn verify_deep_finds_a_raised_entry_of_every_kind_in_every_encoding() {
     // aware 5, zero-aware 5, minimized 3 (no mod3 or 1-bit), ignored 5.
     assert_eq!(proven, 18);
 }
+
+/// Raises the deepest entry of the table file at `path` by two and writes it again with its
+/// checksums and histogram recomputed, and the set's manifest in `dir` with them: a forged
+/// file that passes every check but a proof.
+fn forge_file(dir: &std::path::Path, path: &std::path::Path) {
+    use tilepdb_common::table::{EncodedTable, Manifest, Pdb};
+    let (space, encoding, mut values) = {
+        let pdb = Pdb::open(path).unwrap();
+        (pdb.space().clone(), pdb.encoding(), pdb.decode_all().unwrap())
+    };
+    let (at, _) = values.iter().enumerate().max_by_key(|&(_, v)| *v).unwrap();
+    values[at] += 2;
+    std::fs::remove_file(path).unwrap();
+    EncodedTable::new(&space, encoding, &values)
+        .unwrap()
+        .write(path)
+        .unwrap();
+    let m = Manifest::read(dir).unwrap();
+    let mut manifest = Manifest::new(m.partition.clone(), m.board, m.goal, m.blank_rule, m.encoding);
+    for entry in &m.tables {
+        manifest.push(&Pdb::open(dir.join(&entry.file)).unwrap());
+    }
+    manifest.write(dir).unwrap();
+}
+
+/// `build` on an output directory where a forged table was planted (every checksum matching):
+/// the file is proven before it is reused, fails, and is built again; the set ends byte for
+/// byte the honest one.
+#[test]
+fn build_never_reuses_a_planted_table() {
+    let out = tempfile::tempdir().unwrap();
+    let build = || {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
+            .args(["build", "--partition", "8:4-4", "--out"])
+            .arg(out.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+        String::from_utf8_lossy(&status.stderr).into_owned()
+    };
+    build();
+    let dir = out.path().join("3x3-4-4-minimized-blank-first");
+    let file = dir.join("pattern-1-2-3-4.pdb");
+    let honest = std::fs::read(&file).unwrap();
+    forge_file(&dir, &file);
+    assert_ne!(std::fs::read(&file).unwrap(), honest);
+    let log = build();
+    assert!(log.contains("failed its proof"), "{log}");
+    assert_eq!(std::fs::read(&file).unwrap(), honest, "the planted table was kept");
+    tilepdb_common::table::TableSet::open(&dir).unwrap();
+}

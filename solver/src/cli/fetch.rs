@@ -13,7 +13,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tilepdb_common::human_bytes;
 use tilepdb_common::wire::connect::read_token;
-use tilepdb_solver::fetch::{Remote, default_cache_dir, fetch_set, list_sets};
+use tilepdb_solver::fetch::{FetchOptions, Remote, default_cache_dir, fetch_set_with, list_sets};
 
 #[derive(Args)]
 pub struct FetchArgs {
@@ -41,6 +41,11 @@ pub struct FetchArgs {
     /// The name the coordinator's certificate is for, if not the host of --from.
     #[arg(long, value_name = "NAME")]
     tls_domain: Option<String>,
+    /// Keep the set after its checksums alone, without proving its tables (a server you
+    /// trust; the summary and --json say the set is unproven, and a later fetch without this
+    /// flag proves it).
+    #[arg(long)]
+    no_proof: bool,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -69,7 +74,10 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
     if let Some(bar) = &bar {
         bar.set_message(name.clone());
     }
-    let report = fetch_set(&remote, name, &cache, |p| {
+    let options = FetchOptions {
+        prove: !args.no_proof,
+    };
+    let report = fetch_set_with(&remote, name, &cache, options, |p| {
         if let Some(bar) = &bar {
             bar.set_length(p.total);
             bar.set_position(p.bytes);
@@ -90,21 +98,32 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
                 "downloaded_bytes": report.downloaded,
                 "resumed_bytes": report.resumed,
                 "already_present": report.already_present,
+                "proven": report.proven,
+                "proof_seconds": report.proof_seconds,
                 "total_seconds": report.seconds,
             }),
         )?;
         return Ok(());
     }
+    let proof = if report.proven {
+        if report.proof_seconds > 0.0 {
+            format!("checked and proven ({:.2} s of proof)", report.proof_seconds)
+        } else {
+            "checked and proven".to_string()
+        }
+    } else {
+        "checked, NOT proven (--no-proof): its entries are the server's word".to_string()
+    };
     if report.already_present {
         eprintln!(
-            "{} is already in the cache ({} files, {}), checked: nothing to download",
+            "{} is already in the cache ({} files, {}), {proof}: nothing to download",
             report.set,
             report.files,
             human_bytes(report.bytes)
         );
     } else {
         eprintln!(
-            "fetched {}: {} files, {} ({} downloaded{}) in {:.2} s, checked",
+            "fetched {}: {} files, {} ({} downloaded{}) in {:.2} s, {proof}",
             report.set,
             report.files,
             human_bytes(report.bytes),

@@ -210,3 +210,164 @@ fn bad_fetches_are_refused_clearly() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("Unauthenticated"), "{}", stderr(&out));
 }
+
+/// Raises one entry of every table of the set in `dir` by two (the same parity, still above the
+/// Manhattan distance, so every check but the proof passes) and writes each file and the
+/// manifest again with their checksums and histograms recomputed: a forged set that only a
+/// proof tells from the real one.
+fn forge(dir: &Path) {
+    use tilepdb_common::table::{EncodedTable, Manifest, Pdb, TableSet};
+    let set = TableSet::open(dir).unwrap();
+    let m = set.manifest().clone();
+    let mut manifest = Manifest::new(m.partition.clone(), m.board, m.goal, m.blank_rule, m.encoding);
+    for entry in &m.tables {
+        let path = dir.join(&entry.file);
+        let (space, mut values) = {
+            let pdb = Pdb::open(&path).unwrap();
+            (pdb.space().clone(), pdb.decode_all().unwrap())
+        };
+        // The deepest entry: raising it keeps the heuristic's values plausible.
+        let (at, _) = values.iter().enumerate().max_by_key(|&(_, v)| *v).unwrap();
+        values[at] += 2;
+        let forged = EncodedTable::new(&space, m.encoding, &values).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        forged.write(&path).unwrap();
+        manifest.push(&Pdb::open(&path).unwrap());
+    }
+    manifest.write(dir).unwrap();
+    TableSet::open(dir).expect("the forged set passes every checksum");
+}
+
+/// A server that raises entries and recomputes every checksum: `fetch` proves the set, refuses
+/// it and keeps nothing, so `solve` has no directory to use; with `--no-proof` the set is kept
+/// and reported unproven, and the next fetch without it proves the copy and deletes it.
+#[test]
+fn a_forged_set_is_refused_by_its_proof_and_never_kept() {
+    let served = tempfile::tempdir().unwrap();
+    let partition = Partition::named("8:4-4").unwrap();
+    let (set, _) = open_or_build(
+        served.path(),
+        &partition,
+        Goal::BlankFirst,
+        BlankRule::Minimized,
+        Encoding::Byte,
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    let set_dir = set.dir().to_path_buf();
+    let name = set_dir.file_name().unwrap().to_string_lossy().into_owned();
+    drop(set);
+    forge(&set_dir);
+    let url = serve(served.path(), u64::MAX);
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let fetch = [
+        "fetch", "--from", &url, "--set", &name, "--cache", cache_dir, "--json",
+    ];
+
+    let out = run(&fetch);
+    assert!(!out.status.success(), "a forged set was accepted");
+    let err = stderr(&out);
+    assert!(err.contains("failed its proof"), "{err}");
+    assert!(err.contains("deleted, not kept"), "{err}");
+    assert!(out.stdout.is_empty(), "a directory was printed");
+    // Nothing but the partial area is left, and it holds no table.
+    let kept: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert!(kept.is_empty(), "kept {kept:?}");
+    let pdbs = walk_files(cache.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "pdb"))
+        .count();
+    assert_eq!(pdbs, 0, "a table file was kept");
+
+    // solve given the directory the fetch would have made: nothing to use, no length printed.
+    let manifest = std::fs::read(set_dir.join("manifest.json")).unwrap();
+    let would_be = cache
+        .path()
+        .join(format!("{name}-{:08x}", crc32fast::hash(&manifest)));
+    let out = run(&[
+        "solve",
+        "--tables",
+        would_be.to_str().unwrap(),
+        "--json",
+        "--state",
+        "8 6 7 2 5 4 3 0 1",
+    ]);
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("\"optimal\""));
+
+    // --no-proof keeps it, and says it is unproven.
+    let mut unproven = fetch.to_vec();
+    unproven.push("--no-proof");
+    let out = run(&unproven);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["proven"], false, "{report}");
+    let dir = report["set_dir"].as_str().unwrap().to_string();
+    assert!(Path::new(&dir).join("manifest.json").exists());
+
+    // The next fetch, proving, finds the cached copy forged: refused and deleted.
+    let out = run(&fetch);
+    assert!(!out.status.success(), "the forged copy was accepted");
+    assert!(stderr(&out).contains("failed its proof"), "{}", stderr(&out));
+    assert!(!Path::new(&dir).exists(), "the forged copy was kept");
+}
+
+/// Every file under `dir`.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// An honest set is proven by the fetch, and the report says so; a second fetch downloads and
+/// proves nothing again.
+#[test]
+fn an_honest_set_is_fetched_proven() {
+    let served = tempfile::tempdir().unwrap();
+    let partition = Partition::named("8:4-4").unwrap();
+    let (set, _) = open_or_build(
+        served.path(),
+        &partition,
+        Goal::BlankFirst,
+        BlankRule::ZeroAware,
+        Encoding::OneBit,
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    let name = set.dir().file_name().unwrap().to_string_lossy().into_owned();
+    let url = serve(served.path(), u64::MAX);
+    let cache = tempfile::tempdir().unwrap();
+    let fetch = [
+        "fetch",
+        "--from",
+        &url,
+        "--set",
+        &name,
+        "--cache",
+        cache.path().to_str().unwrap(),
+        "--json",
+    ];
+    let out = run(&fetch);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["proven"], true, "{report}");
+    assert_eq!(report["already_present"], false, "{report}");
+    let out = run(&fetch);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again["already_present"], true, "{again}");
+    assert_eq!(again["proven"], true, "{again}");
+    assert_eq!(again["proof_seconds"], 0.0, "{again}");
+}
