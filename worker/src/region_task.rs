@@ -6,14 +6,6 @@
 //! bit per own state removes their duplicates), the others in per-thread lists sorted and
 //! deduplicated at the end, so a worker's memory is bounded by its task.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "a task's tile sets and states are indexed by u64 and fit in usize on the 64-bit targets tilepdb runs on"
-)]
-
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -89,6 +81,10 @@ impl RegionTable {
 /// let out = run_region_task(&table, sets, &[table.index.placement_index(&[1])]);
 /// assert_eq!(out.reached, vec![0, 2, 4]);
 /// ```
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a piece is a share of the task's states, whose bitmap this process holds in memory, so it fits in usize"
+)]
 pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> TaskOutput {
     let kernel = table.kernel();
     let own = kernel.states_of(sets.clone());

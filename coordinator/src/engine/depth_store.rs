@@ -5,14 +5,6 @@
 //! recorded once into a zeroed store; the layer's finishing pass records the same code again,
 //! which changes nothing.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the depth array is indexed by u64 states, which its allocation holds, and stores depths below 255 in bytes"
-)]
-
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use tilepdb_common::atomic_array::AtomicArray;
@@ -53,6 +45,10 @@ impl DepthBytes {
 
     /// A store of `entries` entries keeping `code` of each depth, all "not reached" (zeroed
     /// pages cost nothing until touched).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the entry count is that of a table this process holds in memory, so it fits in usize"
+    )]
     pub fn packed(entries: u64, code: DepthCode) -> DepthBytes {
         DepthBytes {
             cells: AtomicArray::zeroed(code.bytes_for(entries) as usize),
@@ -63,6 +59,10 @@ impl DepthBytes {
 
     /// The bytes of `entries` entries in a writable shared mapping of a file of at least
     /// `entries` bytes (a new file of zeros: nothing reached). `None` if it is too small.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the entry count is that of a table mapped into this process, so it fits in usize"
+    )]
     pub fn from_mmap(map: memmap2::MmapMut, entries: u64) -> Option<DepthBytes> {
         Some(DepthBytes {
             cells: AtomicArray::from_mmap(map, entries as usize)?,
@@ -118,6 +118,10 @@ impl DepthBytes {
     /// store ORs the code in: each of its entries is recorded at one depth only (a state, never
     /// a minimized placement, which keeps a byte).
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`entry` is below the array's length (a usize); the layer loop stops before depth 254, so `depth + 1` fits in a byte"
+    )]
     pub fn record_first(&self, entry: u64, depth: u32) {
         match self.code {
             DepthCode::Byte => {
