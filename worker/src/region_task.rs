@@ -81,10 +81,6 @@ impl RegionTable {
 /// let out = run_region_task(&table, sets, &[table.index.placement_index(&[1])]);
 /// assert_eq!(out.reached, vec![0, 2, 4]);
 /// ```
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "a piece is a share of the task's states, whose bitmap this process holds in memory, so it fits in usize"
-)]
 pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> TaskOutput {
     let kernel = table.kernel();
     let own = kernel.states_of(sets.clone());
@@ -99,7 +95,9 @@ pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> 
     let threads = rayon::current_num_threads() as u64;
     let piece = (sets.end - sets.start).div_ceil(threads * 8).max(1);
     let pieces: Vec<Range<u64>> = (sets.start..sets.end)
-        .step_by(piece as usize)
+        .step_by(
+            usize::try_from(piece).expect("a piece is a share of the sets of a task in memory"),
+        )
         .map(|s| s..(s + piece).min(sets.end))
         .collect();
     let (stats, mut outside) = pieces

@@ -73,7 +73,7 @@ impl DepthCode {
     #[inline]
     #[expect(
         clippy::cast_possible_truncation,
-        reason = "depths of a byte table stay below 255 (the layer loop stops before); the other codes are a remainder below 3 or one bit"
+        reason = "the layer loop refuses depths above 253, so a byte table's `depth + 1` fits in a byte; the other codes are a remainder below 3 or one bit"
     )]
     pub fn code(self, depth: u32) -> u8 {
         match self {

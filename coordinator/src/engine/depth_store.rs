@@ -45,28 +45,26 @@ impl DepthBytes {
 
     /// A store of `entries` entries keeping `code` of each depth, all "not reached" (zeroed
     /// pages cost nothing until touched).
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "the entry count is that of a table this process holds in memory, so it fits in usize"
-    )]
     pub fn packed(entries: u64, code: DepthCode) -> DepthBytes {
+        let len = usize::try_from(entries).expect("a table held in memory has a usize of entries");
         DepthBytes {
-            cells: AtomicArray::zeroed(code.bytes_for(entries) as usize),
-            len: entries as usize,
+            cells: AtomicArray::zeroed(
+                code.bytes_for(entries)
+                    .try_into()
+                    .expect("at most a byte per entry"),
+            ),
+            len,
             code,
         }
     }
 
     /// The bytes of `entries` entries in a writable shared mapping of a file of at least
     /// `entries` bytes (a new file of zeros: nothing reached). `None` if it is too small.
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "the entry count is that of a table mapped into this process, so it fits in usize"
-    )]
     pub fn from_mmap(map: memmap2::MmapMut, entries: u64) -> Option<DepthBytes> {
+        let len = usize::try_from(entries).ok()?;
         Some(DepthBytes {
-            cells: AtomicArray::from_mmap(map, entries as usize)?,
-            len: entries as usize,
+            cells: AtomicArray::from_mmap(map, len)?,
+            len,
             code: DepthCode::Byte,
         })
     }
@@ -120,7 +118,7 @@ impl DepthBytes {
     #[inline]
     #[expect(
         clippy::cast_possible_truncation,
-        reason = "`entry` is below the array's length (a usize); the layer loop stops before depth 254, so `depth + 1` fits in a byte"
+        reason = "`entry` is below the array's length (a usize); the layer loop refuses depths above 253, so `depth + 1` fits in a byte"
     )]
     pub fn record_first(&self, entry: u64, depth: u32) {
         match self.code {

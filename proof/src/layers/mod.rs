@@ -173,7 +173,7 @@ pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Re
 /// per value. An error names the first entry found wrong.
 #[expect(
     clippy::cast_possible_truncation,
-    reason = "placements, sets and ranks index arrays held in memory, so they fit in usize; the search stops before depth 254, so `depth + 1` fits in a byte"
+    reason = "placements, sets and ranks index arrays held in memory, so they fit in usize; the search fails before it meets a depth above 254, so `depth + 1` fits in a byte"
 )]
 pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
     if space.rule() != BlankRule::Minimized {
@@ -341,7 +341,7 @@ fn check_payload_len(space: &StateSpace, payload: &[u8], encoding: Encoding) -> 
 /// and the states per distance.
 #[expect(
     clippy::cast_possible_truncation,
-    reason = "states index an array held in memory, so they fit in usize; the search stops before depth 254, so `depth + 1` fits in a byte"
+    reason = "states index an array held in memory, so they fit in usize; the search fails before it meets a depth above 254, so `depth + 1` fits in a byte"
 )]
 fn distances(space: &StateSpace, index: &RegionIndex) -> Result<(Vec<u64>, Vec<u8>)> {
     // One byte per state: 0 unmet, else the distance plus one.

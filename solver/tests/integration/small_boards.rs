@@ -6,7 +6,7 @@
     clippy::cast_possible_truncation,
     clippy::cast_possible_wrap,
     clippy::cast_sign_loss,
-    reason = "the oracle indexes tables by u64 ranks, which index arrays in memory, and moves cells (below 25) between u8, u32 and usize"
+    reason = "the oracle indexes tables by u64 ranks, which index arrays in memory, and steps the blank in i32 coordinates of cells below 25, within the board when they index it"
 )]
 
 use std::collections::{HashMap, VecDeque};
