@@ -16,14 +16,6 @@
 //! assert_eq!(board.region(0, free), 1);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "cells, rows and columns (below 25) move between u8, u32 and usize"
-)]
-
 use std::fmt;
 use std::str::FromStr;
 
@@ -49,6 +41,10 @@ pub struct Board {
 
 impl Board {
     /// A board of `width` columns and `height` rows; both at least 2, at most 25 cells.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "width and height are checked: their product is at most 25"
+    )]
     pub fn new(width: usize, height: usize) -> Result<Board> {
         let err = |reason| Error::Board {
             width,
@@ -116,6 +112,10 @@ impl Board {
 
     /// Manhattan distance between two cells.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a distance on a board of at most 25 cells is below 50"
+    )]
     pub fn distance(&self, a: usize, b: usize) -> u32 {
         let (ra, ca) = self.row_col(a);
         let (rb, cb) = self.row_col(b);

@@ -17,14 +17,6 @@
 //! assert!(a.random_state().is_solvable(Goal::BlankFirst));
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "tiles and cells (below 25) and draws below a count move between u8, u64 and usize"
-)]
-
 use crate::{Board, Goal, PuzzleState};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
@@ -63,6 +55,10 @@ impl Generator {
     /// The state after `length` random moves of the blank from the goal, never undoing the
     /// move just made (every cell of a board at least 2x2 has two neighbours, so a move is
     /// always left). Its distance to the goal is at most `length`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the draw is below `count`, a usize"
+    )]
     pub fn random_walk(&mut self, length: usize) -> PuzzleState {
         let board = self.board;
         let mut tiles = PuzzleState::goal(board, self.goal).tiles().to_vec();
@@ -92,6 +88,10 @@ impl Generator {
     /// (Fisher–Yates), and if it has the wrong parity, the tiles on the first two cells
     /// without the blank swapped — a one-to-one map from the unsolvable permutations onto the
     /// solvable ones, so every solvable state has the same chance.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a board has at most 25 cells; the draw is below `i + 1`, a usize"
+    )]
     pub fn random_state(&mut self) -> PuzzleState {
         let n = self.board.cells();
         let mut tiles: Vec<u8> = (0..n as u8).collect();
@@ -124,6 +124,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[expect(clippy::cast_possible_truncation, reason = "the draw is below 5")]
     fn below_stays_in_range_and_hits_every_value() {
         let mut g = Generator::new("3x3".parse().unwrap(), Goal::BlankFirst, 1);
         let mut seen = [0u32; 5];

@@ -21,14 +21,6 @@
 //! assert_eq!(codes.get(42), tilepdb_common::layer::DONE);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "state codes and state indices move between u8, u64 and usize within their proven bounds"
-)]
-
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -52,6 +44,10 @@ pub struct StateCodes {
 
 impl StateCodes {
     /// All `states` unseen. Memory comes zeroed from the allocator (untouched pages cost nothing).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the words are allocated in memory, so their count fits in usize"
+    )]
     pub fn new(states: u64) -> StateCodes {
         StateCodes {
             words: AtomicArray::zeroed(Self::words_for(states) as usize),
@@ -63,6 +59,10 @@ impl StateCodes {
     /// [`StateCodes::file_bytes`] bytes (a new file of zeros holds every state unseen).
     /// Changes reach the file; [`StateCodes::flush`] waits for them. `None` if the mapping is
     /// too small.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the words are mapped into memory, so their count fits in usize"
+    )]
     pub fn from_mmap(map: memmap2::MmapMut, states: u64) -> Option<StateCodes> {
         Some(StateCodes {
             words: AtomicArray::from_mmap(map, Self::words_for(states) as usize)?,
@@ -99,6 +99,10 @@ impl StateCodes {
 
     /// Turns every state of `states` whose code is `code` (1 or 2) into [`DONE`]. Other
     /// threads may mark unseen states of the same words meanwhile; they never touch these.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a word number is below the array's length, a usize"
+    )]
     pub fn retire(&self, states: Range<u64>, code: u8) {
         if states.is_empty() {
             return;
@@ -153,7 +157,7 @@ impl StateCodes {
             }
             match word.compare_exchange_weak(
                 current,
-                current | (code as u64) << shift,
+                current | u64::from(code) << shift,
                 Relaxed,
                 Relaxed,
             ) {
@@ -165,6 +169,10 @@ impl StateCodes {
 
     /// Calls `f` with every state of `states` whose code is `code`, in increasing order.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a word number is below the array's length, a usize"
+    )]
     pub fn for_each_with_code(&self, states: Range<u64>, code: u8, f: impl FnMut(u64)) {
         let words = self.words();
         scan_codes(|w| words[w as usize].load(Relaxed), states, code, f);
@@ -189,7 +197,7 @@ fn scan_codes(load: impl Fn(u64) -> u64, states: Range<u64>, code: u8, mut f: im
     for w in first..=last {
         let mut matches = fields_with_code(load(w), code, w, &states);
         while matches != 0 {
-            let bit = matches.trailing_zeros() as u64;
+            let bit = u64::from(matches.trailing_zeros());
             f(w * FIELDS_PER_WORD + bit / 2);
             matches &= matches - 1;
         }
@@ -200,7 +208,7 @@ fn scan_codes(load: impl Fn(u64) -> u64, states: Range<u64>, code: u8, mut f: im
 /// states lie in `states`.
 #[inline(always)]
 fn fields_with_code(word: u64, code: u8, w: u64, states: &Range<u64>) -> u64 {
-    let x = word ^ (LOW_BITS * code as u64);
+    let x = word ^ (LOW_BITS * u64::from(code));
     // A field matches when both of its bits are zero in x.
     let mut matches = !(x | (x >> 1)) & LOW_BITS;
     let base = w * FIELDS_PER_WORD;
@@ -224,6 +232,10 @@ pub struct LayerBitmap {
 
 impl LayerBitmap {
     /// An empty bitmap of the states `states`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the words are allocated in memory, so their count fits in usize"
+    )]
     pub fn new(states: Range<u64>) -> LayerBitmap {
         let len = states.end - states.start;
         LayerBitmap {
@@ -262,10 +274,14 @@ impl LayerBitmap {
 
     /// Number of states in the set.
     pub fn count(&self) -> u64 {
-        self.words.iter().map(|w| w.count_ones() as u64).sum()
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 
     /// Calls `f` with every state in the set within `states`, in increasing order.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a word number is below the bitmap's length, a usize"
+    )]
     pub fn for_each_in(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
         let lo = states.start.max(self.start);
         let hi = states.end.min(self.start + self.len);
@@ -286,7 +302,7 @@ impl LayerBitmap {
                 }
             }
             while bits != 0 {
-                f(base + bits.trailing_zeros() as u64);
+                f(base + u64::from(bits.trailing_zeros()));
                 bits &= bits - 1;
             }
         }
@@ -344,6 +360,7 @@ mod tests {
         }
 
         #[test]
+        #[expect(clippy::cast_possible_truncation, reason = "states are below 300")]
         fn retire_changes_only_the_code_in_range(marks in proptest::collection::vec((0u64..300, 1u8..=3), 0..100), lo in 0u64..300, len in 0u64..300, code in 1u8..=2) {
             let codes = StateCodes::new(300);
             for &(s, c) in &marks {

@@ -10,14 +10,6 @@
 //! assert_eq!(state.blank(), 1);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "tiles and cells (below 25) move between u8, u32, u64 and usize"
-)]
-
 use std::fmt;
 
 use crate::board::{Board, Goal};
@@ -70,6 +62,10 @@ impl PuzzleState {
     }
 
     /// The goal state.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles are below 25, so they fit in a byte"
+    )]
     pub fn goal(board: Board, goal: Goal) -> PuzzleState {
         let n = board.cells();
         let tiles = (0..n).map(|c| goal.tile_at(c, n) as u8).collect();
@@ -100,6 +96,10 @@ impl PuzzleState {
     }
 
     /// The cell of each tile: `cells[tile]`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "cells are below 25, so they fit in a byte"
+    )]
     pub fn cells(&self) -> Vec<u8> {
         let mut cells = vec![0u8; self.tiles.len()];
         for (cell, &tile) in self.tiles.iter().enumerate() {
@@ -163,6 +163,10 @@ impl PuzzleState {
 
     /// The state mirrored about the main diagonal: the tile on cell (r, c) moves to (c, r)
     /// and is renamed to the tile whose goal cell is the mirror of its own (square boards).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles are below 25, so they fit in a byte"
+    )]
     pub fn transposed(&self, goal: Goal) -> PuzzleState {
         let n = self.tiles.len();
         let b = self.board;
@@ -192,6 +196,10 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the remainder is below the blank's 4 neighbours"
+    )]
     fn random_walk(board: Board, goal: Goal, steps: usize, seed: u64) -> PuzzleState {
         let mut s = PuzzleState::goal(board, goal);
         let mut x = seed | 1;
@@ -247,6 +255,10 @@ mod tests {
 
     /// Every permutation of `0..n`, in no particular order.
     fn permutations(n: usize) -> Vec<Vec<u8>> {
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a test board has fewer than 25 cells"
+        )]
         fn extend(n: usize, prefix: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
             if prefix.len() == n {
                 out.push(prefix.clone());
@@ -266,6 +278,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles are below 25, so they fit in a byte"
+    )]
     fn solvable_exactly_when_a_bfs_from_the_goal_reaches_the_state() {
         for (w, h) in [(2, 2), (3, 2), (2, 3), (4, 2), (2, 4)] {
             let board = Board::new(w, h).unwrap();

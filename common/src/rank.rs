@@ -19,14 +19,6 @@
 //! assert_eq!(cells, [1, 0]);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "digits, cells and ranks move between u8, u32, u64 and usize within their proven bounds"
-)]
-
 use crate::board::MAX_CELLS;
 use crate::error::{Error, Result};
 
@@ -128,8 +120,8 @@ impl PlacementRanker {
         for (i, &weight) in self.weights[..self.k].iter().enumerate() {
             let cell = cell_of(i);
             let below = (1u32 << cell) - 1;
-            let digit = cell as u32 - (used & below).count_ones();
-            rank += digit as u64 * weight;
+            let digit = u32::from(cell) - (used & below).count_ones();
+            rank += u64::from(digit) * weight;
             used |= 1 << cell;
         }
         (rank, used)
@@ -137,6 +129,10 @@ impl PlacementRanker {
 
     /// Writes the placement of `rank` into `cells[..k]` and returns the bitboard of its cells.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a digit is below 25 and a cell below 25, so both fit in u32 and u8"
+    )]
     pub fn unrank(&self, mut rank: u64, cells: &mut [u8]) -> u32 {
         debug_assert!(rank < self.placements);
         let mut free = if self.n == 32 {
@@ -216,6 +212,10 @@ impl RankedPlacement {
 
     /// Reuses this value for another rank.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a tile number is below k <= 25, so it fits in a byte"
+    )]
     pub fn load(&mut self, ranker: &PlacementRanker, rank: u64) {
         let k = ranker.k;
         self.occupied = ranker.unrank(rank, &mut self.cells);
@@ -224,7 +224,8 @@ impl RankedPlacement {
         for i in 0..k {
             let cell = self.cells[i];
             self.before[i] = used;
-            self.digits[i] = (cell as u32 - (used & ((1u32 << cell) - 1)).count_ones()) as u64;
+            self.digits[i] =
+                u64::from(u32::from(cell) - (used & ((1u32 << cell) - 1)).count_ones());
             self.weight_at[cell as usize] = ranker.weights[i];
             self.tile_at[cell as usize] = i as u8;
             used |= 1 << cell;
@@ -242,9 +243,10 @@ impl RankedPlacement {
 
     /// The rank of this placement with tile `i` moved to the free cell `to`.
     #[inline]
+    #[expect(clippy::cast_possible_truncation, reason = "`to` is a cell, below 25")]
     pub fn rank_after_move(&self, ranker: &PlacementRanker, i: usize, to: usize) -> u64 {
         let from = self.cells[i] as usize;
-        let digit = (to as u32 - (self.before[i] & ((1u32 << to) - 1)).count_ones()) as u64;
+        let digit = u64::from(to as u32 - (self.before[i] & ((1u32 << to) - 1)).count_ones());
         let mut rank = self.rank - self.digits[i] * ranker.weights[i] + digit * ranker.weights[i];
         let (lo, hi) = if from < to { (from, to) } else { (to, from) };
         let mut between = ((1u32 << hi) - 1) & !((2u32 << lo) - 1) & self.after[i];
@@ -327,6 +329,11 @@ mod tests {
 
     proptest! {
         #[test]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "n is at most 25 and `k_frac` in [0, 1): the values stay below 25"
+        )]
         fn rank_after_move_matches_rank(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>(), tile in any::<usize>(), target in any::<u32>()) {
             let k = 1 + ((n - 2) as f64 * k_frac) as usize;
             let Ok(r) = PlacementRanker::new(n, k) else { return Ok(()) };
@@ -340,6 +347,11 @@ mod tests {
         }
 
         #[test]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "n is at most 25 and `k_frac` in [0, 1): the values stay below 25"
+        )]
         fn rank_by_matches_rank(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>()) {
             let k = 1 + ((n - 2) as f64 * k_frac) as usize;
             let Ok(r) = PlacementRanker::new(n, k) else { return Ok(()) };
@@ -349,6 +361,11 @@ mod tests {
         }
 
         #[test]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "n is at most 25 and `k_frac` in [0, 1): the values stay below 25"
+        )]
         fn rank_unrank_roundtrip(n in 2usize..=25, k_frac in 0.0f64..1.0, seed in any::<u64>()) {
             let k = 1 + ((n - 2) as f64 * k_frac) as usize;
             let Ok(r) = PlacementRanker::new(n, k) else { return Ok(()) };
@@ -369,6 +386,10 @@ mod tests {
         }
 
         #[test]
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "n is at most 25; the remainder is below n - 1"
+        )]
         fn rank_of_random_placement(n in 2usize..=25, seed in any::<u64>()) {
             use rand::{SeedableRng, seq::SliceRandom};
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);

@@ -26,14 +26,6 @@
 //! assert_eq!(reached, vec![0, 2, 4]); // set ranks of {0}, {2}, {4}
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the kernel moves cells, orders and indices between u8, u32, u64 and usize within their proven bounds"
-)]
-
 use std::ops::Range;
 
 use crate::MAX_CELLS;
@@ -109,6 +101,10 @@ impl<'a> RegionKernel<'a> {
     }
 
     /// Expands every state of `layer` in the sets of rank `sets`, reporting each successor.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`f` (orders per block, at most 8!) and a state's offset in its block (below `f`) fit in usize and u32"
+    )]
     pub fn expand(
         &self,
         sets: Range<u64>,
@@ -206,13 +202,13 @@ impl<'a> RegionKernel<'a> {
         match self.moves.row(pa, pb) {
             Some(row) => {
                 for &o in current {
-                    let moved = row[o as usize] as u64;
+                    let moved = u64::from(row[o as usize]);
                     sink.reached(state_base + moved, placement_base + moved);
                 }
             }
             None => {
                 for &o in current {
-                    let moved = self.moves.moved(pa, pb, o as u64);
+                    let moved = self.moves.moved(pa, pb, u64::from(o));
                     sink.reached(state_base + moved, placement_base + moved);
                 }
             }

@@ -16,14 +16,6 @@
 //! assert_eq!(space.entries(), 72); // one least value per placement
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "tiles and cells (below 25) move between u8 and usize"
-)]
-
 use std::fmt;
 use std::str::FromStr;
 
@@ -117,7 +109,7 @@ impl StateSpace {
         let ranker = PlacementRanker::new(n, pattern.len())?;
         let mut goal_cells = [0u8; MAX_CELLS];
         for (slot, &t) in goal_cells.iter_mut().zip(pattern.tiles()) {
-            *slot = goal.cell_of(t as usize, n) as u8;
+            *slot = u8::try_from(goal.cell_of(usize::from(t), n)).expect("a cell is below 25");
         }
         let space = StateSpace {
             board,

@@ -11,14 +11,6 @@
 //! measured twice: a lone random state (descent to the goal) and a step of a random walk
 //! (the child's value from its parent's, as a search does).
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
-)]
-
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
@@ -33,6 +25,10 @@ use tilepdb_coordinator::build::{BuildOptions, build_table, human_bytes};
 const RANDOM_STATES: usize = 1 << 20;
 
 /// Random solvable states as `cell_of_tile` arrays.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "tiles and cells are below 25, so they fit in a byte"
+)]
 fn random_states(board: Board, goal: Goal, count: usize, rng: &mut StdRng) -> Vec<[u8; 16]> {
     let n = board.cells();
     (0..count)
@@ -58,6 +54,10 @@ fn random_states(board: Board, goal: Goal, count: usize, rng: &mut StdRng) -> Ve
 }
 
 /// `cell_of_tile` arrays of a random walk of full-puzzle moves from the goal.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "tiles and cells are below 25, so they fit in a byte"
+)]
 fn random_walk(board: Board, goal: Goal, steps: usize, rng: &mut StdRng) -> Vec<[u8; 16]> {
     let n = board.cells();
     let mut tile_on: Vec<u8> = PuzzleState::goal(board, goal).tiles().to_vec();

@@ -11,14 +11,6 @@
 //! Minimized tables are not consistent (a blank walled into a pocket can make the least value
 //! jump by more than one across a move), so nothing here assumes it.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the checks index every entry by its u64 rank and move cells between u8, u32 and usize"
-)]
-
 use rayon::prelude::*;
 use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
@@ -77,6 +69,10 @@ pub(crate) fn check_unreached_count(space: &StateSpace, values: &[u8]) -> Result
 /// Every entry other than [`UNREACHED`] is at least the Manhattan distance, with an even
 /// difference (the first half of [`check_lower_bound`], for decoded lossy tables, which keep
 /// no mark of unreached entries).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "entries index `values`, held in memory, so they fit in usize"
+)]
 pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
     if values.len() as u64 != space.entries() {
         return Err(fail(
@@ -107,6 +103,10 @@ pub fn check_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
 
 /// [`check_bound_and_parity`] of a zero-aware table, in the order of its entries (the region
 /// index): each placement's Manhattan distance once, against the entries of all its regions.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "entries index `values` and `f` (at most 8!) sizes a vector, both in memory, so they fit in usize"
+)]
 fn zero_aware_bound_and_parity(space: &StateSpace, values: &[u8]) -> Result<()> {
     let index = space.region_index()?;
     let (k, f, sets) = (index.k(), index.orders(), index.sets());
@@ -192,6 +192,10 @@ fn manhattan_of_orders(
 
 /// Across every legal move the value of an `aware` or `ignored` table changes by at most one:
 /// moves of pattern tiles, and for `aware` tables the blank's moves between free cells too.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "ranks and entries index `values`, held in memory, so they fit in usize; a cell is below 25, so it fits in a byte"
+)]
 pub fn check_consistent(space: &StateSpace, values: &[u8]) -> Result<()> {
     let board = space.board();
     let slots = space.slots();
@@ -275,6 +279,10 @@ pub fn check_consistent(space: &StateSpace, values: &[u8]) -> Result<()> {
 }
 
 /// A minimized table holds, for each placement, the least aware value over its free cells.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "ranks and entries index arrays held in memory, so they fit in usize"
+)]
 pub fn check_minimized_against_aware(
     space: &StateSpace,
     minimized: &[u8],
@@ -307,6 +315,10 @@ mod tests {
     /// the Manhattan distance of each entry's placement decoded one by one, it accepts the
     /// built tables and refuses every entry lowered below its bound or given the wrong parity.
     #[test]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a test's Manhattan sum is below 255"
+    )]
     fn zero_aware_bounds_are_those_of_each_placement() {
         for goal in [Goal::BlankFirst, Goal::BlankLast] {
             for (board, tiles) in [("3x4", &[1u8, 5, 6, 2][..]), ("4x4", &[2, 3, 7])] {

@@ -2,11 +2,6 @@
 //! the moves out of a block of the region index. Written here, not taken from the build's
 //! kernel, so that a mistake in the kernel cannot hide in its own proof.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    reason = "a region's position among a set's regions is below 2^16"
-)]
-
 use std::ops::Range;
 
 use rayon::prelude::*;

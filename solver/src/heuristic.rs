@@ -18,14 +18,6 @@
 //! assert_eq!(h.after_move(&cells, 1, 0, &memo).0, 0);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the incremental heuristic moves tiles and cells between u8, u32 and usize and indexes tables by u64 entries"
-)]
-
 use tilepdb_common::region_index::{RegionIndex, order_rank, rank_set};
 use tilepdb_common::table::mod3::{child_value, one_bit_child_value};
 use tilepdb_common::table::{Encoding, Pdb, TableSet};
@@ -106,6 +98,10 @@ pub trait Heuristic: Sync {
 }
 
 /// `distance[tile][cell]`: Manhattan distance of `tile` on `cell` to its goal cell.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a distance on a board of at most 25 cells is below 50, so it fits in a byte"
+)]
 fn distance_table(board: Board, goal: Goal) -> Vec<[u8; MAX_CELLS]> {
     let n = board.cells();
     (0..n)
@@ -126,6 +122,10 @@ pub struct Misplaced {
 
 impl Misplaced {
     /// The heuristic for `board` and `goal`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles, cells and table numbers are below 25, so they fit in a byte"
+    )]
     pub fn new(board: Board, goal: Goal) -> Misplaced {
         let n = board.cells();
         Misplaced {
@@ -138,6 +138,10 @@ impl Heuristic for Misplaced {
     type Memo = u32;
     type Started = ();
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a count of at most 25 tiles fits in u32"
+    )]
     fn evaluate(&self, cells: &[u8]) -> Result<(u32, u32)> {
         let h = (1..cells.len())
             .filter(|&t| cells[t] != self.goal_cells[t])
@@ -287,6 +291,10 @@ fn count_table(length: usize) -> Vec<u8> {
 
 impl LinearConflict {
     /// The heuristic for `board` and `goal`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles, cells and table numbers are below 25, so they fit in a byte"
+    )]
     pub fn new(board: Board, goal: Goal) -> LinearConflict {
         let n = board.cells();
         let (w, h) = (board.width(), board.height());
@@ -506,6 +514,10 @@ struct ChildLookups {
 }
 
 impl ChildLookups {
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a table number is below the set's tables, at most 24"
+    )]
     fn push(&mut self, table: usize, mirrored: bool) {
         if (self.count as usize) < STARTED_LOOKUPS {
             self.lookups[self.count as usize] = (table as u8, mirrored);
@@ -555,6 +567,10 @@ pub struct PdbHeuristic<'a> {
 impl<'a> PdbHeuristic<'a> {
     /// A heuristic over `set`; `reflect` needs a square board whose goal puts the blank on the
     /// main diagonal.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles, cells and table numbers are below 25, so they fit in a byte"
+    )]
     pub fn new(set: &'a TableSet, reflect: bool) -> Result<PdbHeuristic<'a>> {
         let board = set.board();
         let goal = set.goal();
@@ -700,6 +716,10 @@ impl<'a> PdbHeuristic<'a> {
     /// The entry of zero-aware table `i` (region index `region`) for the state `cells` or its
     /// reflection: (set, region holding the blank, order of the tiles on the set's cells).
     #[inline(always)]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a tile of the pattern is numbered below k <= 25, so it fits in a byte"
+    )]
     fn zero_aware_index(
         &self,
         region: &RegionIndex,
@@ -757,6 +777,10 @@ impl<'a> PdbHeuristic<'a> {
     /// Reads entry `index` of table `i` (placement Manhattan distance `m`) into `memo`'s side
     /// `mirrored` (a mod3 value from the parent's).
     #[inline(always)]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "an index is below the table's entries, whose payload is mapped into memory, so it fits in usize"
+    )]
     fn read(
         &self,
         i: usize,
@@ -781,6 +805,10 @@ impl<'a> PdbHeuristic<'a> {
         memo.sums[side] = memo.sums[side] + u32::from(value) - u32::from(old);
     }
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "an index is below the table's entries, whose payload is mapped into memory, so it fits in usize"
+    )]
     fn root_lookup(&self, i: usize, cells: &[u8], mirrored: bool) -> Result<u8> {
         let t = &self.tables[i];
         let (index, m) = self.entry(i, cells, mirrored);

@@ -19,14 +19,6 @@
 //! assert_eq!(result.moves, vec![2, 1]); // tiles slid: 2, then 1
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the search moves cells (below 25) and depths between u8, u32 and usize"
-)]
-
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::{Duration, Instant};
@@ -84,6 +76,10 @@ impl SearchResult {
 }
 
 /// The neighbours of each cell in the order up, left, right, down (`u8::MAX`: off the board).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a neighbour of a cell is a cell, below 25, so it fits in a byte"
+)]
 fn move_table(board: Board) -> [[u8; 4]; MAX_CELLS] {
     let mut table = [[u8::MAX; 4]; MAX_CELLS];
     let (w, h) = (board.width(), board.height());
@@ -263,6 +259,10 @@ impl<H: Heuristic> Ida<'_, H> {
     /// on their siblings: a node finishes its children's evaluations (started by its parent),
     /// starts the children of those it will expand, then visits them in order. Nodes are
     /// counted in that order, as they would be without the look-ahead.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a depth is at most the search's bound, below 2^32"
+    )]
     fn search_ahead(&mut self, depth: usize, slot: usize) -> bool {
         if self.frames[depth].evaluated[slot].0 == 0 && self.is_goal() {
             return true;
@@ -478,6 +478,11 @@ const WEIGHT_SCALE: u64 = 1000;
 /// let r = weighted_a_star(&start, Goal::BlankFirst, &h, 2.0, &Limits::default()).unwrap();
 /// assert!(r.moves.len() <= 2 * optimal.moves.len());
 /// ```
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "the weight is checked in [1, 1000], so the scaled weight is a positive integer below 10^6"
+)]
 pub fn weighted_a_star<H: Heuristic>(
     start: &PuzzleState,
     goal: Goal,
@@ -503,6 +508,10 @@ pub fn weighted_a_star<H: Heuristic>(
 
 /// Best-first search ordered by `WEIGHT_SCALE g + weight h` (ties: the smaller `g`), reopening
 /// a state reached again by a shorter path; `start` is checked and fits a `u64`.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "tiles and cells are below 25, so they fit in a byte"
+)]
 fn best_first<H: Heuristic>(
     start: &PuzzleState,
     goal: Goal,

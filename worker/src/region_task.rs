@@ -6,14 +6,6 @@
 //! bit per own state removes their duplicates), the others in per-thread lists sorted and
 //! deduplicated at the end, so a worker's memory is bounded by its task.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "a task's tile sets and states are indexed by u64 and fit in usize on the 64-bit targets tilepdb runs on"
-)]
-
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -103,7 +95,9 @@ pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> 
     let threads = rayon::current_num_threads() as u64;
     let piece = (sets.end - sets.start).div_ceil(threads * 8).max(1);
     let pieces: Vec<Range<u64>> = (sets.start..sets.end)
-        .step_by(piece as usize)
+        .step_by(
+            usize::try_from(piece).expect("a piece is a share of the sets of a task in memory"),
+        )
         .map(|s| s..(s + piece).min(sets.end))
         .collect();
     let (stats, mut outside) = pieces

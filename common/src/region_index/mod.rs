@@ -39,14 +39,6 @@
 //! assert_eq!(region, 0b1);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "cells, orders and indices move between u8, u32, u64 and usize within their proven bounds"
-)]
-
 use crate::board::{Board, MAX_CELLS};
 use crate::error::{Error, Result};
 use crate::rank::PlacementRanker;
@@ -115,6 +107,10 @@ pub struct RegionIndex {
 
 impl RegionIndex {
     /// The index of `k` tiles on `board` (`1 <= k < n`); refuses sizes beyond 64 bits.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the sets number at most C(25, 12) < 2^32, and the regions are checked below 2^32 before the cast"
+    )]
     pub fn new(board: Board, k: usize) -> Result<RegionIndex> {
         let n = board.cells();
         if k == 0 || k >= n {
@@ -211,6 +207,10 @@ impl RegionIndex {
 
     /// The bitboard of the set of rank `c`.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`c` is a set rank, below the number of sets held in memory, so it fits in usize"
+    )]
     pub fn set_mask(&self, c: u64) -> u32 {
         self.set_masks[c as usize]
     }
@@ -224,12 +224,20 @@ impl RegionIndex {
 
     /// The first block of the set of rank `c`: `offset[c]`.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`c` is a set rank, below the number of sets held in memory, so it fits in usize"
+    )]
     pub fn first_block(&self, c: u64) -> u64 {
-        self.offsets[c as usize] as u64
+        u64::from(self.offsets[c as usize])
     }
 
     /// The regions of the set of rank `c`, ordered by least cell.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`c` is a set rank and the offsets are positions in `regions`, all below lengths held in memory, so they fit in usize"
+    )]
     pub fn regions_of(&self, c: u64) -> &[u32] {
         let c = c as usize;
         &self.regions[self.offsets[c] as usize..self.offsets[c + 1] as usize]
@@ -247,6 +255,10 @@ impl RegionIndex {
 
     /// The set rank and order rank of a placement (`cells[i]`: the cell of pattern tile `i`).
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles are below 25, so they fit in a byte"
+    )]
     pub fn set_and_order(&self, cells: &[u8]) -> (u64, u32, u64) {
         let cells = &cells[..self.k];
         let set = cells.iter().fold(0u32, |m, &c| m | 1 << c);
@@ -276,11 +288,15 @@ impl RegionIndex {
     #[inline]
     pub fn block_and_set(&self, state: u64) -> (u64, u64) {
         let block = state / self.factorial;
-        let c = self.offsets.partition_point(|&o| o as u64 <= block) - 1;
+        let c = self.offsets.partition_point(|&o| u64::from(o) <= block) - 1;
         (block, c as u64)
     }
 
     /// The placement (`cells[i]`: cell of tile `i`) of a state index and its region.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a block is below the number of regions held in memory, so it fits in usize"
+    )]
     pub fn decode(&self, state: u64) -> ([u8; MAX_CELLS], u32) {
         let (block, c) = self.block_and_set(state);
         let cells = self.placement_cells(c, state % self.factorial);
@@ -288,6 +304,10 @@ impl RegionIndex {
     }
 
     /// The placement of set `c` and order rank `order`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "cells are below 25, so they fit in a byte"
+    )]
     pub fn placement_cells(&self, c: u64, order: u64) -> [u8; MAX_CELLS] {
         let mut pi = [0u8; MAX_CELLS];
         order_unrank(self.k, order, &mut pi);
@@ -305,6 +325,10 @@ impl RegionIndex {
     /// The values of an aware table (placement-rank order of `ranker`, `rank * (n - k) + slot`)
     /// from those of the zero-aware table of the same pattern: every free cell of a region
     /// gets the region's value.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "entries and states index the arrays in memory, so they fit in usize"
+    )]
     pub fn aware_from_zero_aware(&self, ranker: &PlacementRanker, zero_aware: &[u8]) -> Vec<u8> {
         let slots = self.board.cells() - self.k;
         let mut out = vec![0u8; ranker.placements() as usize * slots];
@@ -316,6 +340,10 @@ impl RegionIndex {
 
     /// The values of a zero-aware table from those of the aware table of the same pattern (the
     /// value of a region is that of any of its cells; the aware table gives them all the same).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "entries and states index the arrays in memory, so they fit in usize"
+    )]
     pub fn zero_aware_from_aware(&self, ranker: &PlacementRanker, aware: &[u8]) -> Vec<u8> {
         let mut out = vec![0u8; self.states() as usize];
         self.for_each_cell_state(ranker, |entry, state| {

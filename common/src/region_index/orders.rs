@@ -2,14 +2,6 @@
 //! ([`order_rank`], [`order_unrank`]) and the table of where an order goes when one tile moves
 //! ([`OrderMoves`]).
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "cells, orders and indices move between u8, u32, u64 and usize within their proven bounds"
-)]
-
 use super::factorial;
 use crate::board::MAX_CELLS;
 
@@ -33,7 +25,7 @@ pub fn order_rank(order: &[u8]) -> u64 {
     let mut unused = (1u32 << k) - 1;
     let mut rank = 0u64;
     for (j, &t) in order.iter().enumerate() {
-        let digit = (unused & ((1u32 << t) - 1)).count_ones() as u64;
+        let digit = u64::from((unused & ((1u32 << t) - 1)).count_ones());
         rank = rank * (k - j) as u64 + digit;
         unused &= !(1 << t);
     }
@@ -42,6 +34,10 @@ pub fn order_rank(order: &[u8]) -> u64 {
 
 /// Writes the order of Lehmer rank `rank` of `k` elements into `order[..k]`.
 #[inline]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a digit is below k <= 25 and an order's tile below k, so both fit in a byte"
+)]
 pub fn order_unrank(k: usize, mut rank: u64, order: &mut [u8]) {
     let mut digits = [0u8; MAX_CELLS];
     for j in (0..k).rev() {
@@ -51,7 +47,7 @@ pub fn order_unrank(k: usize, mut rank: u64, order: &mut [u8]) {
     }
     let mut unused = (1u32 << k) - 1;
     for j in 0..k {
-        let t = crate::rank::select_bit(unused, digits[j] as u32);
+        let t = crate::rank::select_bit(unused, u32::from(digits[j]));
         order[j] = t as u8;
         unused &= !(1 << t);
     }
@@ -77,6 +73,10 @@ pub struct OrderMoves {
 
 impl OrderMoves {
     /// The moves between the orders of `k` tiles.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the table is held in memory, so its positions fit in usize; an order rank is below 8! = 40320, so it fits in u16"
+    )]
     pub fn new(k: usize) -> OrderMoves {
         let orders = factorial(k);
         let mut table = Vec::new();
@@ -112,6 +112,10 @@ impl OrderMoves {
     /// The row of the table for one (`p_a`, `p_b`): `row[rank]` is the moved rank (`None` for
     /// patterns beyond [`MAX_TABLED_K`] tiles).
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a row's start is a position in the table held in memory, so it fits in usize"
+    )]
     pub fn row(&self, pa: usize, pb: usize) -> Option<&[u16]> {
         if self.table.is_empty() {
             return None;
@@ -122,9 +126,13 @@ impl OrderMoves {
 
     /// The rank of the order `rank` after moving its element at `pa` to `pb`.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`rank` is below the row's length, a usize"
+    )]
     pub fn moved(&self, pa: usize, pb: usize, rank: u64) -> u64 {
         if let Some(row) = self.row(pa, pb) {
-            row[rank as usize] as u64
+            u64::from(row[rank as usize])
         } else {
             let mut pi = [0u8; MAX_CELLS];
             order_unrank(self.k, rank, &mut pi);

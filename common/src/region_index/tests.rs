@@ -102,6 +102,7 @@ fn set_ranks_are_the_gosper_order() {
 }
 
 #[test]
+#[expect(clippy::cast_possible_truncation, reason = "k is below 25")]
 fn orders_round_trip() {
     for k in 1..=7 {
         let mut seen = HashSet::new();
@@ -139,6 +140,10 @@ fn order_moves_agree_with_the_computation() {
 /// Every (placement, free cell) of small boards maps to a state index in range; cells of
 /// one region share it, different regions do not; every index is hit; decode inverts it.
 #[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the test's spaces are small: states and placements index vectors in memory"
+)]
 fn state_index_is_a_bijection_on_small_boards() {
     for (board, ks) in [
         ("3x3", vec![1, 2, 3, 4]),

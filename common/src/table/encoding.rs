@@ -24,14 +24,6 @@
 //! assert!("min-nibble:3".parse::<Encoding>().is_err()); // not a power of two
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "values and entry indices are packed into bytes within their proven bounds"
-)]
-
 use std::fmt;
 use std::str::FromStr;
 
@@ -73,6 +65,7 @@ pub enum Encoding {
 }
 
 /// `DIGITS[b][i]` = the `i`-th base-3 digit of byte `b` (least significant first).
+#[expect(clippy::cast_possible_truncation, reason = "`x % 3` is below 3")]
 static DIGITS: [[u8; 5]; 256] = {
     let mut t = [[0u8; 5]; 256];
     let mut b = 0;
@@ -94,8 +87,12 @@ pub const POW3: [u8; 5] = [1, 3, 9, 27, 81];
 
 impl Encoding {
     /// `min-nibble` with groups of `group` entries (a power of two up to 2^24).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the trailing-zero count is checked at most 24 before the cast"
+    )]
     pub fn min_nibble(group: u64) -> Result<Encoding, TableError> {
-        if !group.is_power_of_two() || group.trailing_zeros() > MAX_GROUP_LOG2 as u32 {
+        if !group.is_power_of_two() || group.trailing_zeros() > u32::from(MAX_GROUP_LOG2) {
             return Err(TableError::EncodingSyntax {
                 text: format!("min-nibble:{group}"),
                 reason: format!(
@@ -281,6 +278,10 @@ impl Encoding {
     /// The raw value stored for entry `index`: the byte, the nibble (of the entry's group for
     /// `min-nibble`) or the base-3 digit. Panics if `index` is beyond the payload.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the byte holding entry `index` is below the payload's length, a usize; `index % 5` is below 5"
+    )]
     pub fn stored(self, payload: &[u8], index: u64) -> u8 {
         match self {
             Encoding::Byte => payload[index as usize],
@@ -310,6 +311,10 @@ impl Encoding {
     pub fn prefetch(self, payload: &[u8], index: u64) {
         #[cfg(target_arch = "x86_64")]
         {
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "an entry's byte is below the payload's length, a usize (and a prefetch never faults anyway)"
+            )]
             let address = payload.as_ptr().wrapping_add(self.byte_of(index) as usize);
             // SAFETY: a prefetch is a hint that never faults nor reads into the program, even
             // for an address outside the payload.
@@ -326,10 +331,14 @@ impl Encoding {
     /// The value of an entry from its stored value and Manhattan distance `m` (byte, nibble,
     /// min-nibble; for mod3 see [`super::mod3`]).
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the value is capped at 254 before the cast"
+    )]
     pub fn decode(self, stored: u8, m: u32) -> u8 {
         match self {
             Encoding::Nibble | Encoding::MinNibble { .. } => {
-                (m + 2 * stored as u32).min(super::UNREACHED as u32 - 1) as u8
+                (m + 2 * u32::from(stored)).min(u32::from(super::UNREACHED) - 1) as u8
             }
             Encoding::Byte | Encoding::Mod3 | Encoding::OneBit => stored,
         }
@@ -337,8 +346,12 @@ impl Encoding {
 
     /// The nibble that stores `value` over Manhattan distance `m`: `(value - m) / 2`, at most 15.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the excess is capped at 15 before the cast"
+    )]
     pub fn excess(value: u8, m: u32) -> u8 {
-        ((value as u32).saturating_sub(m) / 2).min(NIBBLE_MAX as u32) as u8
+        (u32::from(value).saturating_sub(m) / 2).min(u32::from(NIBBLE_MAX)) as u8
     }
 }
 
@@ -428,6 +441,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the test's values are below 243 and its payload is 64 bytes"
+    )]
     fn byte_of_is_the_byte_stored_reads() {
         let payload: Vec<u8> = (0..64u32).map(|b| (b * 37 + 11) as u8 % 243).collect();
         for e in [

@@ -40,14 +40,6 @@
 //! assert_eq!(plan.file_len(), 4096 + 605);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the header packs the board, the tiles and the lengths into its fixed-width fields"
-)]
-
 use crate::board::{Board, Goal};
 use crate::pattern::Pattern;
 use crate::space::{BlankRule, StateSpace};
@@ -223,6 +215,10 @@ impl Header {
     }
 
     /// The 4096 header bytes, its CRC-32 in the last four.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the header is 4096 bytes; width, height and the tiles are at most 25"
+    )]
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut b = vec![0u8; HEADER_LEN];
         b[..8].copy_from_slice(&MAGIC);
@@ -543,6 +539,7 @@ mod tests {
         }
 
         #[test]
+        #[expect(clippy::cast_possible_truncation, reason = "the header is 4096 bytes")]
         fn arbitrary_headers_with_good_magic_and_checksum_never_panic(
             fields in proptest::collection::vec(any::<u8>(), 2136), len in 0usize..200
         ) {

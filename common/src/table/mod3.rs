@@ -23,14 +23,6 @@
 //! assert_eq!(child_value(7, 6 % 3), 6);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "base-3 digits and entry indices are packed into bytes within their proven bounds"
-)]
-
 use crate::board::MAX_CELLS;
 use crate::region_index::RegionIndex;
 use crate::space::{BlankRule, StateSpace, slot_of};
@@ -60,7 +52,7 @@ pub fn child_value(parent_value: u8, child_residue: u8) -> u8 {
 /// ```
 #[inline]
 pub fn one_bit_child_value(parent_value: u8, bit: u8, m: u32) -> u8 {
-    if (parent_value as u32 ^ m) & 1 == 0 {
+    if (u32::from(parent_value) ^ m) & 1 == 0 {
         return parent_value;
     }
     let up = parent_value.saturating_add(1);
@@ -126,6 +118,10 @@ impl<'a> ResidueTable<'a> {
 
     /// The placement of entry `index`, its free cells and, with a region, the blank's region
     /// (aware: the region of the entry's cell; zero-aware: the entry's region).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a slot is below the 25 cells of a board"
+    )]
     fn entry(&self, index: u64) -> ([u8; MAX_CELLS], u32, Option<u32>, u64) {
         let space = self.space;
         let board = space.board();
@@ -174,6 +170,10 @@ impl<'a> ResidueTable<'a> {
 
     /// A neighbour of entry `index` whose residue is `want`, if any, with its Manhattan
     /// distance; and whether `index` is a goal entry.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a cell is below 25, so it fits in a byte"
+    )]
     fn neighbour_with(&self, index: u64, want: u8) -> (bool, Option<(u64, u32)>) {
         let space = self.space;
         let board = space.board();
@@ -216,6 +216,10 @@ impl<'a> ResidueTable<'a> {
     /// The exact value of entry `index` by descent to the goal ([`UNREACHED`] for an entry the
     /// search never reached); `Err` if the residues do not lead to the goal (not a consistent
     /// table's).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the steps are below the table's maximum value, a byte"
+    )]
     pub fn root_value(&self, index: u64) -> Result<u8, String> {
         let modulus = self.modulus();
         let mut cur = index;
@@ -231,7 +235,7 @@ impl<'a> ResidueTable<'a> {
                 return Ok(steps as u8);
             }
             match next {
-                Some((n, nm)) if steps < self.max_value as u32 => {
+                Some((n, nm)) if steps < u32::from(self.max_value) => {
                     cur = n;
                     m = nm;
                     steps += 1;
@@ -264,6 +268,10 @@ impl<'a> ResidueTable<'a> {
 
     /// Every entry's exact value, each descent stopping at the first entry already known (so
     /// each entry's neighbours are scanned once).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "entries index the values held in memory, so they fit in usize; a path is at most the largest value (a byte) long, and a value is checked against it before the cast"
+    )]
     pub fn decode_all(&self) -> Result<Vec<u8>, String> {
         let entries = self.space.entries();
         let mut values = vec![0u8; entries as usize];

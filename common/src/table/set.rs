@@ -15,14 +15,6 @@
 //! println!("h = {}", set.value_reflected(&state).unwrap());
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "tiles and cells (below 25) move between u8 and usize"
-)]
-
 use std::path::{Path, PathBuf};
 
 use crate::board::{Board, Goal, MAX_CELLS};
@@ -121,7 +113,7 @@ impl TableSet {
         self.check_board(state)?;
         let mut cell_of_tile = [0u8; MAX_CELLS];
         for (c, &t) in state.tiles().iter().enumerate() {
-            cell_of_tile[t as usize] = c as u8;
+            cell_of_tile[usize::from(t)] = u8::try_from(c).expect("a board has at most 25 cells");
         }
         let mut sum = 0u32;
         for pdb in &self.tables {

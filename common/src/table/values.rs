@@ -20,14 +20,6 @@
 //! assert_eq!(DepthCode::Mod3.bytes_for(10), 3); // four codes per byte
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "entries are indexed by their u64 number and codes packed into bytes within proven bounds"
-)]
-
 use super::encoding::Encoding;
 use crate::space::BlankRule;
 
@@ -79,6 +71,10 @@ impl DepthCode {
 
     /// The code stored for depth `depth`.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the layer loop refuses depths above 253, so a byte table's `depth + 1` fits in a byte; the other codes are a remainder below 3 or one bit"
+    )]
     pub fn code(self, depth: u32) -> u8 {
         match self {
             DepthCode::Byte => depth as u8 + 1,
@@ -89,6 +85,10 @@ impl DepthCode {
 
     /// The byte of a store that holds `entry`, and the shift of its code in that byte.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "an entry's byte is below the length of a payload held in memory, so it fits in usize; a shift is below 8"
+    )]
     pub fn position(self, entry: u64) -> (usize, u32) {
         match self {
             DepthCode::Byte => (entry as usize, 0),
@@ -248,6 +248,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[expect(clippy::cast_possible_truncation, reason = "a test's store is small")]
     fn codes_round_trip_at_every_position() {
         for code in [DepthCode::Byte, DepthCode::Mod3, DepthCode::OneBit] {
             let depths: Vec<u32> = (0..37).map(|e| (e * 7 + 3) % 40).collect();

@@ -18,19 +18,15 @@
 //! assert_eq!(m[space.goal_rank() as usize], 0);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the walk over every placement moves cells, distances and ranks between u8, u32, u64 and usize within their proven bounds"
-)]
-
 use crate::board::MAX_CELLS;
 use crate::space::StateSpace;
 
 /// Calls `visit(rank, cells, m)` for every placement of `space`'s pattern in rank order:
 /// `cells[i]` is the cell of the pattern's `i`-th tile, `m` the Manhattan distance.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a distance on a board of at most 25 cells is below 50, so it fits in a byte"
+)]
 pub fn for_each_placement(space: &StateSpace, mut visit: impl FnMut(u64, &[u8], u32)) {
     let k = space.k();
     let board = space.board();
@@ -57,6 +53,10 @@ pub fn for_each_placement(space: &StateSpace, mut visit: impl FnMut(u64, &[u8], 
 }
 
 #[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a cell is below 25, so it fits in a byte"
+)]
 fn walk(
     dist: &[[u8; MAX_CELLS]; MAX_CELLS],
     k: usize,
@@ -128,6 +128,10 @@ pub fn for_each_entry(space: &StateSpace, mut visit: impl FnMut(u64, &[u8], u32)
 }
 
 /// The Manhattan distance of every placement, by rank (one byte each).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the placements are held in memory, so their count fits in usize; a Manhattan sum of at most 24 tiles is below 255"
+)]
 pub fn manhattan_by_rank(space: &StateSpace) -> Vec<u8> {
     let mut out = Vec::with_capacity(space.placements() as usize);
     for_each_placement(space, |_, _, m| out.push(m as u8));

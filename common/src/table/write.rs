@@ -20,14 +20,6 @@
 //! assert_eq!(mod3.payload(), &[1 + 0 * 3 + 2 * 9 + 1 * 27]);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the encoder packs values into bytes and indexes them by u64 entries, which memory holds"
-)]
-
 use std::borrow::Cow;
 use std::fs;
 use std::io::Write;
@@ -56,6 +48,10 @@ impl<'a> EncodedTable<'a> {
     /// table of `space`. Refuses mod3 for minimized tables, a wrong number of values, unreached
     /// entries in a pattern that does not hold every tile and, for the encodings that store the
     /// excess over Manhattan, values below it or of the wrong parity.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the largest value is a position in the 256-slot histogram, so it fits in a byte"
+    )]
     pub fn new(
         space: &StateSpace,
         encoding: Encoding,
@@ -121,6 +117,10 @@ impl<'a> EncodedTable<'a> {
     /// The table of packed codes `values`; refuses another encoding than theirs, a wrong
     /// number of entries or codes, and unreached entries in a pattern that does not hold
     /// every tile.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the largest value is a position in the histogram, below its 255 slots, so it fits in a byte"
+    )]
     fn packed(
         space: &StateSpace,
         encoding: Encoding,
@@ -205,6 +205,10 @@ fn pack_mod3(values: &[u8]) -> Vec<u8> {
 
 /// The `mod3` payload of `entries` codes `d mod 3 + 1` (0: unreached, stored as digit 0),
 /// four per byte of `codes`.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the payload is built in memory, so its length fits in usize"
+)]
 fn pack_mod3_codes(codes: &[u8], entries: u64) -> Vec<u8> {
     const CHUNK: usize = 1 << 16;
     let mut out = vec![0u8; entries.div_ceil(5) as usize];
@@ -242,6 +246,10 @@ fn pack_one_bit(values: &[u8]) -> Vec<u8> {
 /// Nibbles of `(h - m) / 2` (saturated at 15), per entry or the least of each group; entry or
 /// group `i` is the low half of byte `i / 2` when `i` is even, the high half when odd.
 /// Unreached entries count as 15 (they are never asked for: the other permutation parity).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the payload and the values are held in memory, so their positions fit in usize"
+)]
 fn pack_nibbles(
     space: &StateSpace,
     encoding: Encoding,

@@ -41,14 +41,6 @@
 //! assert!(encode_region_states(&odd, all, &[goal]).is_err());
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the list coder moves bits between u8, u32 and u64 within the bounds it checks"
-)]
-
 use std::ops::Range;
 
 use crate::error::{Error, Result};
@@ -112,6 +104,10 @@ impl<'a> RegionListShape<'a> {
     }
 
     /// Bytes of a record's bitmap.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the bitmap of a block's k! orders is built in memory, so its byte count fits in usize"
+    )]
     fn bitmap_bytes(&self) -> usize {
         self.orders.div_ceil(8) as usize
     }
@@ -131,6 +127,10 @@ fn bad<T>(why: String) -> Result<T> {
     Err(Error::Wire(format!("region state list: {why}")))
 }
 
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the byte keeps the low 7 bits on purpose, then the rest is shifted down"
+)]
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
@@ -484,6 +484,10 @@ mod tests {
 
     /// Any bytes decode to valid states or to an error, never a panic.
     #[test]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the byte keeps the low 8 bits on purpose"
+    )]
     fn any_bytes_decode_or_fail_cleanly() {
         let index = index("3x3", 2);
         let shape = RegionListShape::new(&index, false, &[1, 2], 0);

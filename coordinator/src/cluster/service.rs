@@ -154,14 +154,60 @@ async fn next(
     stream: &mut Streaming<ResultMessage>,
     silence: Duration,
     deadline: tokio::time::Instant,
-) -> Result<Option<ResultMessage>, Status> {
+) -> Result<Option<ResultMessage>, ResultRefusal> {
     let until = deadline.min(tokio::time::Instant::now() + silence);
     match tokio::time::timeout_at(until, stream.message()).await {
-        Ok(r) => r,
-        Err(_) if until == deadline => Err(Status::deadline_exceeded(
+        Ok(r) => r.map_err(ResultRefusal::Stream),
+        Err(_) if until == deadline => Err(ResultRefusal::TooSlow(
             "result stream too slow: past the time its size allows",
         )),
-        Err(_) => Err(Status::deadline_exceeded("result stream stalled")),
+        Err(_) => Err(ResultRefusal::TooSlow("result stream stalled")),
+    }
+}
+
+/// Why a result whose header was accepted is not merged: what the job does with its lease
+/// follows from this, and the gRPC status is made from it only at the end.
+#[derive(Debug)]
+enum ResultRefusal {
+    /// Its content is wrong (a second header, a bad chunk, states that are not the task's).
+    Invalid(String),
+    /// It came too slowly, or stopped coming.
+    TooSlow(&'static str),
+    /// Over the bytes of results in flight (its worker's or in all): try again later.
+    Busy(String),
+    /// The stream itself failed (the client went away, a transport error).
+    Stream(Status),
+    /// The merge could not run.
+    Internal(String),
+}
+
+impl ResultRefusal {
+    /// Whether the result's holder loses its lease: its own result was wrong or too slow, so
+    /// the task goes to the next worker that asks.
+    fn costs_the_lease(&self) -> bool {
+        matches!(self, ResultRefusal::Invalid(_) | ResultRefusal::TooSlow(_))
+    }
+
+    fn into_status(self) -> Status {
+        match self {
+            ResultRefusal::Invalid(m) => Status::invalid_argument(m),
+            ResultRefusal::TooSlow(m) => Status::deadline_exceeded(m),
+            ResultRefusal::Busy(m) => Status::resource_exhausted(m),
+            ResultRefusal::Stream(status) => status,
+            ResultRefusal::Internal(m) => Status::internal(m),
+        }
+    }
+}
+
+impl std::fmt::Display for ResultRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResultRefusal::Invalid(m) | ResultRefusal::Busy(m) | ResultRefusal::Internal(m) => {
+                f.write_str(m)
+            }
+            ResultRefusal::TooSlow(m) => f.write_str(m),
+            ResultRefusal::Stream(status) => f.write_str(status.message()),
+        }
     }
 }
 
@@ -355,16 +401,11 @@ impl CoordinatorService {
             .map_err(|r| Status::resource_exhausted(r.to_string()))?;
         let merged = self.read_and_merge(accepted, stream, charge).await;
         if let Err(refusal) = &merged
-            && matches!(
-                refusal.code(),
-                tonic::Code::InvalidArgument | tonic::Code::DeadlineExceeded
-            )
+            && refusal.costs_the_lease()
         {
-            // Its holder's own result, and wrong or too slow: the task goes to the next
-            // worker that asks.
-            self.job.give_up_lease(lease, refusal.message());
+            self.job.give_up_lease(lease, &refusal.to_string());
         }
-        let merged = merged?;
+        let merged = merged.map_err(ResultRefusal::into_status)?;
         if !merged {
             self.job.counters.results_dropped.fetch_add(1, Relaxed);
         }
@@ -385,11 +426,11 @@ impl CoordinatorService {
         accepted: AcceptedResult,
         mut stream: Streaming<ResultMessage>,
         mut charge: ResultCharge,
-    ) -> Result<bool, Status> {
+    ) -> Result<bool, ResultRefusal> {
         // The result's bytes as they arrive, then its decoded states (8 bytes each), count
         // against the bytes of results in flight, its worker's and in all; over them, the
         // worker is told to try again.
-        let exhausted = |r: super::budget::BudgetRefusal| Status::resource_exhausted(r.to_string());
+        let exhausted = |r: super::budget::BudgetRefusal| ResultRefusal::Busy(r.to_string());
         let mut reader = SectionReader::new(
             Section::ReachedStates,
             accepted.reached_bytes,
@@ -404,25 +445,27 @@ impl CoordinatorService {
             self.count_received(len);
             charge.charge(len as u64).map_err(exhausted)?;
             let Some(result_message::Kind::Chunk(chunk)) = msg.kind else {
-                return Err(Status::invalid_argument("a second header in a result"));
+                return Err(ResultRefusal::Invalid(
+                    "a second header in a result".into(),
+                ));
             };
             reader
                 .push(&chunk)
-                .map_err(|e| Status::invalid_argument(e.to_string()))?;
+                .map_err(|e| ResultRefusal::Invalid(e.to_string()))?;
         }
         charge
             .charge(accepted.reached_states.saturating_mul(8))
             .map_err(exhausted)?;
         let job = self.job.clone();
-        tokio::task::spawn_blocking(move || -> Result<bool, Status> {
+        tokio::task::spawn_blocking(move || -> Result<bool, ResultRefusal> {
             let _charge = charge;
-            let invalid = |e: tilepdb_common::Error| Status::invalid_argument(e.to_string());
+            let invalid = |e: tilepdb_common::Error| ResultRefusal::Invalid(e.to_string());
             let bytes = reader.finish().map_err(invalid)?;
             // Checked in full before anything is merged: states of the next layer.
             let reached = job.check_reached(&accepted, bytes).map_err(invalid)?;
             Ok(job.commit(&accepted, &reached))
         })
         .await
-        .map_err(|e| Status::internal(format!("merge: {e}")))?
+        .map_err(|e| ResultRefusal::Internal(format!("merge: {e}")))?
     }
 }

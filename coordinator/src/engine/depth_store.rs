@@ -5,14 +5,6 @@
 //! recorded once into a zeroed store; the layer's finishing pass records the same code again,
 //! which changes nothing.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the depth array is indexed by u64 states, which its allocation holds, and stores depths below 255 in bytes"
-)]
-
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use tilepdb_common::atomic_array::AtomicArray;
@@ -54,9 +46,14 @@ impl DepthBytes {
     /// A store of `entries` entries keeping `code` of each depth, all "not reached" (zeroed
     /// pages cost nothing until touched).
     pub fn packed(entries: u64, code: DepthCode) -> DepthBytes {
+        let len = usize::try_from(entries).expect("a table held in memory has a usize of entries");
         DepthBytes {
-            cells: AtomicArray::zeroed(code.bytes_for(entries) as usize),
-            len: entries as usize,
+            cells: AtomicArray::zeroed(
+                code.bytes_for(entries)
+                    .try_into()
+                    .expect("at most a byte per entry"),
+            ),
+            len,
             code,
         }
     }
@@ -64,9 +61,10 @@ impl DepthBytes {
     /// The bytes of `entries` entries in a writable shared mapping of a file of at least
     /// `entries` bytes (a new file of zeros: nothing reached). `None` if it is too small.
     pub fn from_mmap(map: memmap2::MmapMut, entries: u64) -> Option<DepthBytes> {
+        let len = usize::try_from(entries).ok()?;
         Some(DepthBytes {
-            cells: AtomicArray::from_mmap(map, entries as usize)?,
-            len: entries as usize,
+            cells: AtomicArray::from_mmap(map, len)?,
+            len,
             code: DepthCode::Byte,
         })
     }
@@ -118,6 +116,10 @@ impl DepthBytes {
     /// store ORs the code in: each of its entries is recorded at one depth only (a state, never
     /// a minimized placement, which keeps a byte).
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`entry` is below the array's length (a usize); the layer loop refuses depths above 253, so `depth + 1` fits in a byte"
+    )]
     pub fn record_first(&self, entry: u64, depth: u32) {
         match self.code {
             DepthCode::Byte => {

@@ -20,14 +20,6 @@
 //! assert_eq!(table.histogram, vec![1, 2, 2, 2, 2, 2, 1]);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "a table's entries are indexed by u64, which its allocation holds"
-)]
-
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -52,7 +44,7 @@ pub fn goal_entries(space: &StateSpace) -> u64 {
         set |= 1 << c;
     }
     let blank = space.goal().cell_of(0, board.cells());
-    board.region(blank, board.all_cells() & !set).count_ones() as u64
+    u64::from(board.region(blank, board.all_cells() & !set).count_ones())
 }
 
 /// The merge of one layer: each reached state through [`TableArrays::merge`], its depth
@@ -131,6 +123,10 @@ impl Kernel for RegionSetKernel {
 /// `rank * (n - k) + slot` for aware) from the depth store of the region-indexed search (run
 /// on a rayon pool), in the store's code: a byte store gives the values, a packed store the
 /// codes of the table's entries.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the byte counts size arrays of this table held in memory, so they fit in usize"
+)]
 pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
     // A multiple of 8 placements: every chunk starts on a byte of the packed codes.
     const CHUNK: u64 = 1 << 14;
@@ -182,6 +178,10 @@ pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBy
 
 /// Stores `value` for entry `entry` of a chunk of values in `code`.
 #[inline]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "`entry` indexes `out`, an array in memory, so it fits in usize"
+)]
 fn put(code: DepthCode, out: &mut [u8], entry: u64, value: u8) {
     if code == DepthCode::Byte {
         out[entry as usize] = value;

@@ -2,14 +2,6 @@
 //! minimized table's histogram equals the board's complete-BFS distribution
 //! (`data/stp-bfs-distributions.txt`, from `shared/data`).
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
-)]
-
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
 
@@ -30,7 +22,7 @@ fn distribution(board: &str) -> Vec<u64> {
 
 fn full_pattern_histogram(board: &str, goal: Goal, threads: usize) -> (Vec<u64>, u64, u64) {
     let b: Board = board.parse().unwrap();
-    let tiles = (1..b.cells() as u8).collect();
+    let tiles = (1..u8::try_from(b.cells()).expect("a board has at most 25 cells")).collect();
     let space = StateSpace::new(
         b,
         goal,

@@ -2,12 +2,9 @@
 //! (the file is written by the ordinary writer), so only a check of the values themselves can
 //! tell. `verify --deep`'s Bellman check finds the entry in every exact encoding.
 
-#![allow(
+#![expect(
     clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+    reason = "the forger indexes tables by u64 entries, which index arrays in memory, and packs values below 255 into bytes"
 )]
 
 use tilepdb_common::table::{Encoding, UNREACHED};

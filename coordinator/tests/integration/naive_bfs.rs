@@ -10,12 +10,9 @@
 //! `UNREACHED`. Zero-aware tables are also compared by histogram with the naive
 //! (placement, blank cell) distances grouped by the naive search's own regions.
 
-#![allow(
+#![expect(
     clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+    reason = "the oracle indexes tables by u64 ranks, which index arrays in memory, and moves cells (below 25) between u8, u32 and usize"
 )]
 
 use crate::support::{

@@ -11,12 +11,9 @@
 //!   which the value changes by more than 1, so nothing may assume consistency of them.
 //! * Each check rejects a table with one corrupted entry (so passing means something).
 
-#![allow(
+#![expect(
     clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+    reason = "the oracle indexes tables by u64 ranks, which index arrays in memory, and moves cells (below 25) between u8, u32 and usize"
 )]
 
 use crate::support::{Grid, falling};

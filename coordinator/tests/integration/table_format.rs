@@ -3,12 +3,9 @@
 //! The heavy test on a 15-puzzle 7-tile table is ignored by default; run it with
 //! `cargo test --release -p tilepdb-coordinator --test integration table_format:: -- --ignored`.
 
-#![allow(
+#![expect(
     clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+    reason = "the oracle indexes tables by u64 ranks, which index arrays in memory, and moves cells (below 25) between u8, u32 and usize"
 )]
 
 use std::path::{Path, PathBuf};

@@ -30,14 +30,6 @@
 //! assert!(check_distances(&space, &values).is_err());
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the proof indexes every entry by its u64 rank and moves cells between u8, u32 and usize"
-)]
-
 use serde::Serialize;
 use tilepdb_common::space::slot_of;
 use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
@@ -151,6 +143,10 @@ pub(crate) fn bellman_rule(
 ///
 /// The check shares the region index and its order moves with the search kernel (both are
 /// tested against naive searches); it shares nothing with the merge or the depth store.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "blocks, states and orders index `values`, held in memory, so they fit in usize"
+)]
 fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
     let index = space.region_index()?;
     let moves = OrderMoves::new(index.k());
@@ -287,6 +283,10 @@ fn check_ignored_saturated(space: &StateSpace, values: &[u8], saturation: u32) -
 
 /// Calls `rule(h, least, any_unreached, is_goal, cells)` for every placement of an ignored
 /// table: its value, the least of its neighbours' and whether one of them is unreached.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "ranks index `values`, held in memory, so they fit in usize; a cell is below 25, so it fits in a byte"
+)]
 fn check_ignored_by(
     space: &StateSpace,
     values: &[u8],
@@ -316,6 +316,10 @@ fn check_ignored_by(
     })
 }
 
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "entries index `values`, held in memory, so they fit in usize; a cell is below 25, so it fits in a byte"
+)]
 fn check_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
     let board = space.board();
     let k = space.k();

@@ -42,11 +42,6 @@
 //! assert_eq!(layers.histogram, table.header.histogram);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    reason = "states are u64 indices into arrays that memory holds; depths stay below 255"
-)]
-
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -176,6 +171,10 @@ pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Re
 /// Proves that `payload`, in `encoding`, is the minimized table of `space`: every entry the
 /// least distance over its placement's regions (see the module's documentation); the entries
 /// per value. An error names the first entry found wrong.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "placements, sets and ranks index arrays held in memory, so they fit in usize; the search fails before it meets a depth above 254, so `depth + 1` fits in a byte"
+)]
 pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
     if space.rule() != BlankRule::Minimized {
         return Err(fail(
@@ -272,6 +271,10 @@ pub fn prove_ignored(space: &StateSpace, payload: &[u8], encoding: Encoding) -> 
 }
 
 /// Values by placement index (`set * k! + order`) put in placement-rank order.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "states and ranks index arrays held in memory, so they fit in usize"
+)]
 fn in_rank_order(index: &RegionIndex, ranks: &OrderRanks, by_set: &[u8]) -> Vec<u8> {
     let f = index.orders();
     // One byte per placement: 0 unset, else the value plus one.
@@ -289,6 +292,10 @@ fn in_rank_order(index: &RegionIndex, ranks: &OrderRanks, by_set: &[u8]) -> Vec<
 }
 
 /// The cells of `set`, lowest first.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a cell is below 25, so it fits in a byte"
+)]
 fn set_cells(mut set: u32) -> [u8; MAX_CELLS] {
     let mut cells = [0u8; MAX_CELLS];
     let mut i = 0;
@@ -302,6 +309,10 @@ fn set_cells(mut set: u32) -> [u8; MAX_CELLS] {
 
 /// The code a `mod3`, `1-bit` or byte entry stores for a distance; `None` for nibbles (which
 /// need the Manhattan distance, and for min-nibble the group).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a byte table's depths stay below 255; the other codes are a remainder below 3 or one bit"
+)]
 fn code_per_entry(encoding: Encoding) -> Option<fn(u32) -> u8> {
     match encoding {
         Encoding::Byte => Some(|depth| depth as u8),
@@ -328,6 +339,10 @@ fn check_payload_len(space: &StateSpace, payload: &[u8], encoding: Encoding) -> 
 /// The distance of every zero-aware state of `space`, or of every placement by its index
 /// (`set * k! + order`) when `space` ignores the blank ([`UNREACHED`] for those never met),
 /// and the states per distance.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "states index an array held in memory, so they fit in usize; the search fails before it meets a depth above 254, so `depth + 1` fits in a byte"
+)]
 fn distances(space: &StateSpace, index: &RegionIndex) -> Result<(Vec<u64>, Vec<u8>)> {
     // One byte per state: 0 unmet, else the distance plus one.
     let states = if space.rule() == BlankRule::Ignored {
@@ -356,6 +371,10 @@ fn plain_values(distances: AtomicArray<AtomicU8>) -> Vec<u8> {
 
 /// `values` (the exact ones) encoded in `encoding` give `payload`; an error names the first
 /// entry whose stored value differs.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "entries index `values`, held in memory, so they fit in usize"
+)]
 fn same_payload(
     space: &StateSpace,
     encoding: Encoding,

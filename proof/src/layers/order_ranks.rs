@@ -16,6 +16,10 @@ pub(super) struct OrderRanks {
 }
 
 impl OrderRanks {
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`f` (orders per block, at most 8! for tabled patterns) sizes a table in memory, so it fits in usize"
+    )]
     pub(super) fn new(space: &StateSpace, index: &RegionIndex) -> OrderRanks {
         let k = index.k();
         let w = space.ranker().weights();
@@ -42,6 +46,10 @@ impl OrderRanks {
     }
 
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "an order is below `f`, the length of a table in memory, so it fits in usize"
+    )]
     pub(super) fn rank(&self, cells: &[u8; MAX_CELLS], order: u64) -> u64 {
         let o = order as usize;
         let weights = &self.weights[o * self.k..(o + 1) * self.k];

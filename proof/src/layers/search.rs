@@ -1,10 +1,5 @@
 //! The layer proofs' breadth-first search ([`search`]).
 
-#![allow(
-    clippy::cast_possible_truncation,
-    reason = "states are u64 indices into arrays that memory holds"
-)]
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -29,6 +24,10 @@ pub(super) struct Met {
 /// placements alone when `space` ignores the blank): calls `visit` once for every state it
 /// meets, with its distance, layer by layer; the states per distance and the codes it ends
 /// with (0 for the states never met). Stops at `visit`'s first error.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "blocks, states and orders index arrays held in memory, so they fit in usize"
+)]
 pub(super) fn search(
     space: &StateSpace,
     index: &RegionIndex,

@@ -83,6 +83,10 @@ fn built_tables_pass_with_their_histogram() {
 
 /// The payload with the value stored for unit `u` (an entry, or a group of min-nibble)
 /// replaced by another one the encoding can hold.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "entries index the test's payload in memory"
+)]
 fn altered(payload: &[u8], encoding: Encoding, u: u64) -> Vec<u8> {
     let mut bad = payload.to_vec();
     match encoding {
@@ -141,6 +145,10 @@ fn every_single_wrong_entry_is_found() {
 }
 
 #[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the test's placements are held in memory"
+)]
 fn a_minimized_value_raised_where_the_blank_has_several_regions_is_found() {
     // Each reached placement whose free cells are several regions, raised by two in turn
     // (its parity kept). The rule a minimized table keeps on its own (no entry above one

@@ -3,14 +3,6 @@
 //! reflection); every output file is written, the records agree with independent searches,
 //! the fronts agree with a brute-force dominance check, and every SVG is well-formed XML.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "instance numbers and lengths (small) move between u64 and usize"
-)]
-
 use std::path::Path;
 use std::process::Command;
 
@@ -53,7 +45,7 @@ fn check_png(path: &Path) {
         .chunks(info.color_type.samples())
         .filter(|p| p.iter().take(3).any(|&c| c < 200))
         .count();
-    let share = drawn as f64 / (info.width * info.height) as f64;
+    let share = drawn as f64 / f64::from(info.width * info.height);
     assert!(
         share > 0.005 && share < 0.9,
         "{}: {share} drawn",
@@ -145,9 +137,12 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
     assert_eq!(records.len(), 4 * states.len());
     let mut budget_stops = 0;
     for r in &records {
-        let number = r["number"].as_u64().unwrap() as usize;
+        let number = usize::try_from(r["number"].as_u64().unwrap()).unwrap();
         match r["outcome"].as_str().unwrap() {
-            "solved" => assert_eq!(r["length"].as_u64().unwrap() as usize, optimal[number - 1]),
+            "solved" => assert_eq!(
+                usize::try_from(r["length"].as_u64().unwrap()).unwrap(),
+                optimal[number - 1]
+            ),
             "node-budget" => {
                 budget_stops += 1;
                 assert!(r["length"].is_null());

@@ -2,12 +2,11 @@
 //! the board written here (hash map of packed states), independent of the solver's code. Every
 //! heuristic, both searches and every table encoding must give the oracle's length.
 
-#![allow(
+#![expect(
     clippy::cast_possible_truncation,
     clippy::cast_possible_wrap,
     clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+    reason = "the oracle indexes tables by u64 ranks, which index arrays in memory, and steps the blank in i32 coordinates of cells below 25, within the board when they index it"
 )]
 
 use std::collections::{HashMap, VecDeque};

@@ -1,14 +1,6 @@
 //! The textbook's algorithm "A" (weighted A*) against the optimal search, and P + 3S through
 //! the command, which says that its results may not be optimal.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "bounds on solution lengths (small, positive) move between f64 and usize"
-)]
-
 use std::process::Command;
 
 use tilepdb_common::{Board, Goal};
@@ -18,6 +10,11 @@ use tilepdb_solver::search::{Limits, Outcome, ida_star, weighted_a_star};
 use tilepdb_solver::textbook::PPlus3S;
 
 #[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a bound is a small positive multiple of a solution's length"
+)]
 fn weighted_a_star_is_within_w_times_optimal() {
     let board: Board = "3x3".parse().unwrap();
     for goal in [Goal::BlankFirst, Goal::BlankLast] {
@@ -56,6 +53,11 @@ fn weighted_a_star_is_within_w_times_optimal() {
 }
 
 #[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a bound is a small positive multiple of a solution's length"
+)]
 fn weighted_a_star_on_the_4x4_board_and_its_refusals() {
     let board: Board = "4x4".parse().unwrap();
     let goal = Goal::BlankFirst;

@@ -3,12 +3,9 @@
 //! hash maps. Nothing here calls tilepdb's ranking, region, successor or board code, so the
 //! tests that compare these helpers with the engine compare two independent implementations.
 
-#![allow(
+#![expect(
     clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "the oracle indexes tables by u64 ranks and moves cells (below 25) between u8, u32 and usize"
+    reason = "the oracle indexes tables by u64 ranks, which index arrays in memory, and moves cells (below 25) between u8, u32 and usize"
 )]
 #![allow(dead_code)]
 

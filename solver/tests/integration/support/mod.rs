@@ -1,13 +1,6 @@
 //! What the solver's tests and benchmarks share: the reference instances of `data/` and table
 //! sets built once into a cache directory.
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    reason = "instance numbers and lengths (small) move between u64 and usize"
-)]
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -71,7 +64,7 @@ pub fn korf100() -> Vec<Instance> {
         .map(|(i, (state, optimal))| Instance {
             number: i + 1,
             state,
-            optimal: optimal as usize,
+            optimal: usize::try_from(optimal).expect("an optimal length is below 100"),
             published_nodes: None,
         })
         .collect()
@@ -88,7 +81,7 @@ pub fn korf24() -> Vec<Instance> {
         .map(|(i, (state, (optimal, nodes)))| Instance {
             number: i + 1,
             state,
-            optimal: optimal as usize,
+            optimal: usize::try_from(optimal).expect("an optimal length is below 100"),
             published_nodes: Some(nodes),
         })
         .collect()
