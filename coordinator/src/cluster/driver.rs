@@ -1,7 +1,6 @@
 //! The driver: the distributed job's tables built one after the other by the engine
 //! ([`build_set`], [`search_table`]) on the region index
-//! ([`crate::engine::units::StateIndex::Region`], as the
-//! single machine searches), with the workers as the executor ([`RemoteExecutor`]) and the data
+//! ([`crate::engine::StateIndex`], as the single machine searches), with the workers as the executor ([`RemoteExecutor`]) and the data
 //! directory's [`Checkpoint`] after every layer.
 
 use std::sync::Arc;

@@ -247,7 +247,7 @@ pub struct Job {
     pub spec: JobSpec,
     /// The state space of each table.
     pub spaces: Vec<StateSpace>,
-    /// The index each table is searched on (the region index, [`StateIndex::Region`]).
+    /// The index each table is searched on (its region index, [`StateIndex`]).
     pub indexes: Vec<StateIndex>,
     /// How the job runs.
     pub config: JobConfig,
