@@ -261,6 +261,10 @@ pub struct ConflictMemo {
 
 /// Tiles that must leave a line whose places hold `digits` (goal place plus one of the
 /// line's own tile there, 0 for none): the tiles minus the longest run in goal order.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a line has at most 25 cells, so its count fits in a byte"
+)]
 fn count_of_digits(digits: &[u8]) -> u8 {
     let mut keys = [0u8; MAX_CELLS];
     let mut k = 0;
@@ -274,6 +278,10 @@ fn count_of_digits(digits: &[u8]) -> u8 {
 }
 
 /// The count of every number of a line of `length` cells.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "tabled lines have at most 5 cells: the exponent and each digit are below 7"
+)]
 fn count_table(length: usize) -> Vec<u8> {
     let base = length + 1;
     let size = base.pow(length as u32);
@@ -367,6 +375,10 @@ impl LinearConflict {
     /// Line `line`'s orientation (0: a row, 1: a column), its index among those, and the
     /// cells' index and place along it.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a board has at most 25 lines, so a line index fits in a byte"
+    )]
     fn line(&self, line: usize) -> (usize, u8, &[u8; MAX_CELLS], &[u8; MAX_CELLS]) {
         if line < self.height {
             (0, line as u8, &self.row, &self.col)
@@ -376,6 +388,10 @@ impl LinearConflict {
     }
 
     /// The number and count of line `line` of `cells`, from its tiles.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a tabled line number is below 6^5, which fits in u16"
+    )]
     fn scan_line(&self, cells: &[u8], line: usize) -> (u16, u8) {
         let (side, index, on, along) = self.line(line);
         let mut digits = [0u8; MAX_CELLS];

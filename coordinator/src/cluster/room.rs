@@ -19,7 +19,7 @@ impl Job {
     pub fn check_room(&self, memory_limit: Option<u64>) -> Result<()> {
         let encoding = self.config.spec.encoding;
         for space in &self.spaces {
-            crate::region_build::check_region_memory(space, Some(encoding), memory_limit)?;
+            crate::engine::build_memory::check_build_memory(space, Some(encoding), memory_limit)?;
         }
         let data = &self.config.data_dir;
         let arrays = self

@@ -364,7 +364,8 @@ impl CoordinatorService {
             silence,
             tokio::time::Instant::now() + 2 * silence,
         )
-        .await?
+        .await
+        .map_err(ResultRefusal::into_status)?
         .ok_or_else(|| Status::invalid_argument("empty result stream"))?;
         self.count_received(first.encoded_len());
         let Some(result_message::Kind::Header(header)) = first.kind else {
@@ -445,9 +446,7 @@ impl CoordinatorService {
             self.count_received(len);
             charge.charge(len as u64).map_err(exhausted)?;
             let Some(result_message::Kind::Chunk(chunk)) = msg.kind else {
-                return Err(ResultRefusal::Invalid(
-                    "a second header in a result".into(),
-                ));
+                return Err(ResultRefusal::Invalid("a second header in a result".into()));
             };
             reader
                 .push(&chunk)

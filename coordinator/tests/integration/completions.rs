@@ -33,11 +33,11 @@ fn man_pages_are_written() {
 #[test]
 fn bash_completes_subcommands_and_their_options() {
     let name = "tilepdb-coordinator";
-    cli_docs::check_completes(PROGRAM, name, &[name, "bu"], "build");
-    cli_docs::check_completes(PROGRAM, name, &[name, "build", "--par"], "--partition");
-    cli_docs::check_completes(PROGRAM, name, &[name, "encode", "--enc"], "--encoding");
-    cli_docs::check_completes(PROGRAM, name, &[name, "status", "--wa"], "--watch");
-    cli_docs::check_completes(
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "bu"], "build");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "build", "--par"], "--partition");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "encode", "--enc"], "--encoding");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "status", "--wa"], "--watch");
+    crate::cli_docs::check_completes(
         PROGRAM,
         name,
         &[name, "serve", "--download-t"],

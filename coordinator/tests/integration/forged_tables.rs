@@ -168,7 +168,11 @@ fn forge_file(dir: &std::path::Path, path: &std::path::Path) {
     use tilepdb_common::table::{EncodedTable, Manifest, Pdb};
     let (space, encoding, mut values) = {
         let pdb = Pdb::open(path).unwrap();
-        (pdb.space().clone(), pdb.encoding(), pdb.decode_all().unwrap())
+        (
+            pdb.space().clone(),
+            pdb.encoding(),
+            pdb.decode_all().unwrap(),
+        )
     };
     let (at, _) = values.iter().enumerate().max_by_key(|&(_, v)| *v).unwrap();
     values[at] += 2;
@@ -178,7 +182,13 @@ fn forge_file(dir: &std::path::Path, path: &std::path::Path) {
         .write(path)
         .unwrap();
     let m = Manifest::read(dir).unwrap();
-    let mut manifest = Manifest::new(m.partition.clone(), m.board, m.goal, m.blank_rule, m.encoding);
+    let mut manifest = Manifest::new(
+        m.partition.clone(),
+        m.board,
+        m.goal,
+        m.blank_rule,
+        m.encoding,
+    );
     for entry in &m.tables {
         manifest.push(&Pdb::open(dir.join(&entry.file)).unwrap());
     }
@@ -199,7 +209,11 @@ fn build_never_reuses_a_planted_table() {
             .stderr(std::process::Stdio::piped())
             .output()
             .unwrap();
-        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
         String::from_utf8_lossy(&status.stderr).into_owned()
     };
     build();
@@ -210,6 +224,10 @@ fn build_never_reuses_a_planted_table() {
     assert_ne!(std::fs::read(&file).unwrap(), honest);
     let log = build();
     assert!(log.contains("failed its proof"), "{log}");
-    assert_eq!(std::fs::read(&file).unwrap(), honest, "the planted table was kept");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        honest,
+        "the planted table was kept"
+    );
     tilepdb_common::table::TableSet::open(&dir).unwrap();
 }

@@ -4,9 +4,9 @@
 
 #[path = "../../../common/tests/support/cli_docs.rs"]
 mod cli_docs;
+mod server;
 #[path = "../../../common/tests/support/skip.rs"]
 mod skip;
-mod server;
 mod support;
 
 mod bfs_oracles;
@@ -23,16 +23,16 @@ mod encode;
 mod fetch;
 mod forged_tables;
 mod health;
+mod hostile_flags;
+mod hostile_peers;
 mod hostile_results;
 mod inspect_statistics;
 mod json_scheme;
+mod layer_records;
 mod naive_bfs;
+mod new_user;
 mod observe;
 mod progress_bars;
 mod rough_edges;
 mod table_facts;
 mod table_format;
-mod layer_records;
-mod new_user;
-mod hostile_flags;
-mod hostile_peers;

@@ -107,7 +107,10 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
     }
     let proof = if report.proven {
         if report.proof_seconds > 0.0 {
-            format!("checked and proven ({:.2} s of proof)", report.proof_seconds)
+            format!(
+                "checked and proven ({:.2} s of proof)",
+                report.proof_seconds
+            )
         } else {
             "checked and proven".to_string()
         }

@@ -20,13 +20,13 @@ fn man_pages_are_written() {
 #[test]
 fn bash_completes_subcommands_and_their_options() {
     let name = "tilepdb-solve";
-    cli_docs::check_completes(PROGRAM, name, &[name, "so"], "solve");
-    cli_docs::check_completes(PROGRAM, name, &[name, "solve", "--heu"], "--heuristic");
-    cli_docs::check_completes(
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "so"], "solve");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "solve", "--heu"], "--heuristic");
+    crate::cli_docs::check_completes(
         PROGRAM,
         name,
         &[name, "solve", "--heuristic", "linear"],
         "linear-conflict",
     );
-    cli_docs::check_completes(PROGRAM, name, &[name, "bench", "--max-n"], "--max-nodes");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "bench", "--max-n"], "--max-nodes");
 }

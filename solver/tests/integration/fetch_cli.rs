@@ -219,7 +219,13 @@ fn forge(dir: &Path) {
     use tilepdb_common::table::{EncodedTable, Manifest, Pdb, TableSet};
     let set = TableSet::open(dir).unwrap();
     let m = set.manifest().clone();
-    let mut manifest = Manifest::new(m.partition.clone(), m.board, m.goal, m.blank_rule, m.encoding);
+    let mut manifest = Manifest::new(
+        m.partition.clone(),
+        m.board,
+        m.goal,
+        m.blank_rule,
+        m.encoding,
+    );
     for entry in &m.tables {
         let path = dir.join(&entry.file);
         let (space, mut values) = {
@@ -313,7 +319,11 @@ fn a_forged_set_is_refused_by_its_proof_and_never_kept() {
     // The next fetch, proving, finds the cached copy forged: refused and deleted.
     let out = run(&fetch);
     assert!(!out.status.success(), "the forged copy was accepted");
-    assert!(stderr(&out).contains("failed its proof"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("failed its proof"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!Path::new(&dir).exists(), "the forged copy was kept");
 }
 
@@ -346,7 +356,12 @@ fn an_honest_set_is_fetched_proven() {
         &BuildOptions::default(),
     )
     .unwrap();
-    let name = set.dir().file_name().unwrap().to_string_lossy().into_owned();
+    let name = set
+        .dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let url = serve(served.path(), u64::MAX);
     let cache = tempfile::tempdir().unwrap();
     let fetch = [

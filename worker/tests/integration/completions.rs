@@ -20,7 +20,7 @@ fn man_pages_are_written() {
 #[test]
 fn bash_completes_options_and_subcommands() {
     let name = "tilepdb-worker";
-    cli_docs::check_completes(PROGRAM, name, &[name, "--coord"], "--coordinator");
-    cli_docs::check_completes(PROGRAM, name, &[name, "compl"], "completions");
-    cli_docs::check_completes(PROGRAM, name, &[name, "completions", "ba"], "bash");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "--coord"], "--coordinator");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "compl"], "completions");
+    crate::cli_docs::check_completes(PROGRAM, name, &[name, "completions", "ba"], "bash");
 }

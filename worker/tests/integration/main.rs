@@ -8,5 +8,5 @@ mod cli_docs;
 mod skip;
 
 mod completions;
-mod worker_process;
 mod help;
+mod worker_process;
