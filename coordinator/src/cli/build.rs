@@ -29,7 +29,7 @@ pub struct BuildArgs {
     #[command(flatten)]
     job: JobArgs,
     /// Worker threads (default: every core).
-    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = tilepdb_common::units::parse_threads)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     threads: usize,
     /// Where to write the table set (a directory per set is made inside). It is also a cache:
     /// a table whose valid file is already in the set's directory is not built again.
