@@ -10,7 +10,7 @@
 //! the manifest) and **proven** ([`tilepdb_proof::verify_deep`] on every file: each entry the
 //! exact distance of its abstraction, or that distance's encoding, so a server that raises
 //! entries and recomputes every checksum is found out); only then is the directory moved into
-//! place, in one rename, with a mark that it was proven. A partial, corrupt or forged file is
+//! place, in one rename, and marked proven (`<cache>/.proven/<set>-<key>`). A partial, corrupt or forged file is
 //! therefore never in a directory that can be opened as a set; a set that fails its check or
 //! its proof is deleted, not kept. Fetching a set that is already cached checks the cached
 //! copy, proves it if it was kept unproven ([`FetchOptions::prove`] off), and downloads
@@ -113,8 +113,10 @@ impl Default for FetchOptions {
     }
 }
 
-/// The file a set's directory holds once every table in it was proven: the manifest's key.
-pub const PROVEN_MARK: &str = ".proven";
+/// The directory of the cache that holds a mark, named by a set's key (its name and manifest
+/// checksum), for each set whose every table was proven; the set's own directory holds the
+/// server's files only.
+pub const PROVEN_DIR: &str = ".proven";
 
 /// What a fetch did.
 #[derive(Clone, Debug, Serialize)]
@@ -267,10 +269,10 @@ pub fn fetch_set_with(
         // cache serves what it has.
         if report.dir.exists()
             && cached_copy(&report.dir, &info.manifest_json).is_ok()
-            && (!options.prove || is_proven(&report.dir, &key))
+            && (!options.prove || is_proven(cache, &key))
         {
             report.already_present = true;
-            report.proven = is_proven(&report.dir, &key);
+            report.proven = is_proven(cache, &key);
             progress(Progress {
                 bytes: total,
                 total,
@@ -292,17 +294,17 @@ pub fn fetch_set_with(
         if report.dir.exists() {
             let dir = report.dir.clone();
             let checked = cached_copy(&dir, &info.manifest_json).and_then(|()| {
-                if options.prove && !is_proven(&dir, &key) {
+                if options.prove && !is_proven(cache, &key) {
                     // Kept unproven by an earlier fetch: proven now, in place.
                     report.proof_seconds = prove_set(&dir, &manifest, &from)?;
-                    mark_proven(&dir, &key)?;
+                    mark_proven(cache, &key)?;
                 }
                 Ok(())
             });
             match checked {
                 Ok(()) => {
                     report.already_present = true;
-                    report.proven = is_proven(&report.dir, &key);
+                    report.proven = is_proven(cache, &key);
                     progress(Progress {
                         bytes: total,
                         total,
@@ -352,12 +354,16 @@ pub fn fetch_set_with(
                     return Err(e);
                 }
             }
-            mark_proven(&staging, &key)?;
             report.proven = true;
         }
         sync_dir(&staging)?;
+        // A set kept unproven over an earlier mark of the same key: the mark goes first.
+        let _ = std::fs::remove_file(cache.join(PROVEN_DIR).join(&key));
         std::fs::rename(&staging, &report.dir).map_err(|e| Error::io(&report.dir, e))?;
         sync_dir(cache)?;
+        if report.proven {
+            mark_proven(cache, &key)?;
+        }
         drop(lock); // the lock file stays: removing it could let two fetches hold "the" lock
         report.seconds = started.elapsed().as_secs_f64();
         tracing::info!(
@@ -390,15 +396,16 @@ fn prove_set(dir: &Path, manifest: &Manifest, from: &str) -> Result<f64> {
     Ok(started.elapsed().as_secs_f64())
 }
 
-/// Whether the set in `dir` carries the mark that its tables were proven, for the manifest
-/// of `key`.
-fn is_proven(dir: &Path, key: &str) -> bool {
-    std::fs::read_to_string(dir.join(PROVEN_MARK)).is_ok_and(|k| k.trim() == key)
+/// Whether the set of `key` in `cache` is marked proven.
+fn is_proven(cache: &Path, key: &str) -> bool {
+    cache.join(PROVEN_DIR).join(key).is_file()
 }
 
-/// Marks the set in `dir` (of the manifest of `key`) as proven.
-fn mark_proven(dir: &Path, key: &str) -> Result<()> {
-    write_synced(&dir.join(PROVEN_MARK), format!("{key}\n").as_bytes())
+/// Marks the set of `key` in `cache` proven.
+fn mark_proven(cache: &Path, key: &str) -> Result<()> {
+    let dir = cache.join(PROVEN_DIR);
+    create_dir(&dir)?;
+    write_synced(&dir.join(key), b"proven\n")
 }
 
 /// Checks a cached set: its manifest is the server's, byte for byte, and it opens.

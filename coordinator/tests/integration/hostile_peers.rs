@@ -73,9 +73,10 @@ async fn connection(url: &str) -> Channel {
 fn idle_connections_under_a_low_file_limit_do_not_end_the_job() {
     let dir = scratch("hostile-idle");
     let mut serve = serve_job(&JOB, &dir);
+    // It goes on serving once the job is done, so that its HTTP port can be asked then.
     serve
         .args(["--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"])
-        .args(["--linger", "1", "--no-sync"])
+        .args(["--linger", "1", "--no-sync", "--keep-serving"])
         .env("TILEPDB_TOKEN", TOKEN);
     // Under a file limit of 1,024, soft and hard.
     let mut limited = Command::new("sh");
@@ -150,6 +151,11 @@ fn idle_connections_under_a_low_file_limit_do_not_end_the_job() {
     assert!(answer.ends_with("ok\n"), "{answer}");
     drop(idle);
     drop(slow);
+    let stopped = Command::new("kill")
+        .args(["-TERM", &c.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
     c.finish(JOB_TIMEOUT);
     assert_tables_as_built(&dir);
     let _ = std::fs::remove_dir_all(&dir);

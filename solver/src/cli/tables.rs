@@ -10,6 +10,13 @@ use tilepdb_common::table::{Load, TableSet};
 /// from the set's name when it is the name of a set of a known board) and `tilepdb-solve
 /// fetch`.
 pub fn open_set(dir: &Path, load: Load) -> anyhow::Result<TableSet> {
+    if dir.exists() && !dir.is_dir() {
+        // A file, a FIFO or a device: not a set's directory, and nothing to hint about.
+        anyhow::bail!(
+            "{} is not a directory: a table set is a directory with a manifest.json",
+            dir.display()
+        );
+    }
     if !dir.join("manifest.json").is_file() {
         let what = if dir.is_dir() {
             "has no table set (no manifest.json)"
