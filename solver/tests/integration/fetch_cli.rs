@@ -13,7 +13,8 @@ use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
 use tilepdb_coordinator::cluster::{ServeOptions, TableService, bind, serve_tables};
 
-const TOKEN: &str = "fetch-cli-token";
+/// The token of the tables served by [`serve`].
+pub const TOKEN: &str = "fetch-cli-token";
 
 fn solve_cmd() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"));
@@ -29,8 +30,9 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Serves the sets in `dir` at `rate_limit` bytes per second per download; the URL.
-fn serve(dir: &Path, rate_limit: u64) -> String {
+/// Serves the sets in `dir` (at `rate_limit` bytes per second per download, if given) with the
+/// token [`TOKEN`], on 127.0.0.1 in this process; the URL.
+pub fn serve(dir: &Path, rate_limit: Option<u64>) -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     let dir = dir.to_path_buf();
     std::thread::spawn(move || {
@@ -40,7 +42,7 @@ fn serve(dir: &Path, rate_limit: u64) -> String {
             tx.send(format!("http://{addr}")).unwrap();
             let options = ServeOptions {
                 token: Some(TOKEN.into()),
-                tables: Some(TableService::new(dir, Some(rate_limit))),
+                tables: Some(TableService::new(dir, rate_limit)),
                 ..ServeOptions::default()
             };
             serve_tables(listener, options).await.unwrap();
@@ -85,7 +87,7 @@ fn a_killed_fetch_resumes_and_its_set_solves() {
         .to_string_lossy()
         .into_owned();
     let total: u64 = set.manifest().tables.iter().map(|t| t.size).sum();
-    let url = serve(served.path(), 256 << 10);
+    let url = serve(served.path(), Some(256 << 10));
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
     let fetch = [
@@ -195,7 +197,7 @@ fn bad_fetches_are_refused_clearly() {
         "cannot reach http://127.0.0.1:1",
     );
     refused(&["fetch", "--from", "http://127.0.0.1:1"], "--set");
-    let url = serve(tempfile::tempdir().unwrap().path(), 1 << 20);
+    let url = serve(tempfile::tempdir().unwrap().path(), Some(1 << 20));
     refused(
         &[
             "fetch", "--from", &url, "--set", "4x4-7-8", "--cache", cache,
@@ -264,7 +266,7 @@ fn a_forged_set_is_refused_by_its_proof_and_never_kept() {
     let name = set_dir.file_name().unwrap().to_string_lossy().into_owned();
     drop(set);
     forge(&set_dir);
-    let url = serve(served.path(), u64::MAX);
+    let url = serve(served.path(), None);
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
     let fetch = [
@@ -362,7 +364,7 @@ fn an_honest_set_is_fetched_proven() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    let url = serve(served.path(), u64::MAX);
+    let url = serve(served.path(), None);
     let cache = tempfile::tempdir().unwrap();
     let fetch = [
         "fetch",

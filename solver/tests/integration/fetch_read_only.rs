@@ -3,36 +3,13 @@
 //! taking the lock (issue 21). The tables are served by the coordinator's table service on a
 //! real socket on 127.0.0.1, run in this test's process.
 
-use std::path::Path;
-
 use tilepdb_common::table::{Encoding, TableSet};
 use tilepdb_common::{BlankRule, Board, Goal, Partition};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
-use tilepdb_coordinator::cluster::{ServeOptions, TableService, bind, serve_tables};
 use tilepdb_solver::fetch::{Remote, fetch_set};
 
-const TOKEN: &str = "fetch-read-only-token";
-
-/// Serves the sets in `dir`; the URL.
-fn serve(dir: &Path) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let dir = dir.to_path_buf();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async {
-            let (listener, addr) = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-            tx.send(format!("http://{addr}")).unwrap();
-            let options = ServeOptions {
-                token: Some(TOKEN.into()),
-                tables: Some(TableService::new(dir, None)),
-                ..ServeOptions::default()
-            };
-            serve_tables(listener, options).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
-}
+use crate::fetch_cli::{TOKEN, serve};
 
 #[test]
 fn a_cache_that_cannot_be_written_serves_its_complete_sets() {
@@ -49,7 +26,7 @@ fn a_cache_that_cannot_be_written_serves_its_complete_sets() {
     )
     .unwrap();
     let name = set.dir().file_name().unwrap().to_str().unwrap().to_string();
-    let mut remote = Remote::new(serve(served.path()));
+    let mut remote = Remote::new(serve(served.path(), None));
     remote.token = Some(TOKEN.into());
     let cache = tempfile::tempdir().unwrap();
     let first = fetch_set(&remote, &name, cache.path(), |_| {}).unwrap();
