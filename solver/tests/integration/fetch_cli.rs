@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tilepdb_common::table::Encoding;
+use tilepdb_common::table::{Encoding, TableSet};
 use tilepdb_common::{BlankRule, Goal, Partition};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
@@ -67,19 +67,29 @@ fn bytes_under(dir: &Path) -> u64 {
         .sum()
 }
 
-#[test]
-fn a_killed_fetch_resumes_and_its_set_solves() {
+/// A directory with the set of the named partition (blank-first goal) built in it, and the set.
+fn served_set(
+    partition: &str,
+    rule: BlankRule,
+    encoding: Encoding,
+) -> (tempfile::TempDir, TableSet) {
     let served = tempfile::tempdir().unwrap();
-    let partition = Partition::named("15:5-5-5").unwrap();
+    let partition = Partition::named(partition).unwrap();
     let (set, _) = open_or_build(
         served.path(),
         &partition,
         Goal::BlankFirst,
-        BlankRule::Minimized,
-        Encoding::Byte,
+        rule,
+        encoding,
         &BuildOptions::default(),
     )
     .unwrap();
+    (served, set)
+}
+
+#[test]
+fn a_killed_fetch_resumes_and_its_set_solves() {
+    let (served, set) = served_set("15:5-5-5", BlankRule::Minimized, Encoding::Byte);
     let name = set
         .dir()
         .file_name()
@@ -218,7 +228,7 @@ fn bad_fetches_are_refused_clearly() {
 /// manifest again with their checksums and histograms recomputed: a forged set that only a
 /// proof tells from the real one.
 fn forge(dir: &Path) {
-    use tilepdb_common::table::{EncodedTable, Manifest, Pdb, TableSet};
+    use tilepdb_common::table::{EncodedTable, Manifest, Pdb};
     let set = TableSet::open(dir).unwrap();
     let m = set.manifest().clone();
     let mut manifest = Manifest::new(
@@ -251,17 +261,7 @@ fn forge(dir: &Path) {
 /// and reported unproven, and the next fetch without it proves the copy and deletes it.
 #[test]
 fn a_forged_set_is_refused_by_its_proof_and_never_kept() {
-    let served = tempfile::tempdir().unwrap();
-    let partition = Partition::named("8:4-4").unwrap();
-    let (set, _) = open_or_build(
-        served.path(),
-        &partition,
-        Goal::BlankFirst,
-        BlankRule::Minimized,
-        Encoding::Byte,
-        &BuildOptions::default(),
-    )
-    .unwrap();
+    let (served, set) = served_set("8:4-4", BlankRule::Minimized, Encoding::Byte);
     let set_dir = set.dir().to_path_buf();
     let name = set_dir.file_name().unwrap().to_string_lossy().into_owned();
     drop(set);
@@ -347,17 +347,7 @@ fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
 /// proves nothing again.
 #[test]
 fn an_honest_set_is_fetched_proven() {
-    let served = tempfile::tempdir().unwrap();
-    let partition = Partition::named("8:4-4").unwrap();
-    let (set, _) = open_or_build(
-        served.path(),
-        &partition,
-        Goal::BlankFirst,
-        BlankRule::ZeroAware,
-        Encoding::OneBit,
-        &BuildOptions::default(),
-    )
-    .unwrap();
+    let (served, set) = served_set("8:4-4", BlankRule::ZeroAware, Encoding::OneBit);
     let name = set
         .dir()
         .file_name()
