@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "wire")]
     {
         let proto_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("proto");
-        let files = ["coordinator", "tables"]
+        let files = ["coordinator", "tables", "shards"]
             .map(|name| proto_dir.join(format!("tilepdb/v1/{name}.proto")));
         for file in &files {
             println!("cargo:rerun-if-changed={}", file.display());

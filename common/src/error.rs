@@ -55,6 +55,9 @@ pub enum Error {
     /// A message or chunk off the wire that is malformed, corrupt or out of bounds.
     #[error("bad message: {0}")]
     Wire(String),
+    /// A shard that cannot be made, or shard data that is not the shard's.
+    #[error("shard: {0}")]
+    Shard(String),
 }
 
 /// The result of the shared crate's functions.

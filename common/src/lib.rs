@@ -21,7 +21,9 @@ pub mod atomic_array;
 pub mod board;
 #[cfg(feature = "cli-docs")]
 pub mod cli_docs;
+pub mod depth_store;
 pub mod error;
+pub mod file_order;
 pub mod files;
 pub mod generate;
 pub mod json;
@@ -33,6 +35,7 @@ pub mod puzzle;
 pub mod rank;
 pub mod region_expand;
 pub mod region_index;
+pub mod shard;
 pub mod space;
 pub mod table;
 pub mod units;

@@ -53,6 +53,20 @@ impl std::ops::AddAssign for ExpandStats {
 pub trait RegionSink {
     /// Reports one state reached and its placement index.
     fn reached(&mut self, state: u64, placement: u64);
+
+    /// Reports the states `state_base + o` (placement indices `placement_base + o`) for each
+    /// order `o` of `orders`: successors in one block, from one move.
+    #[inline]
+    fn reached_orders(
+        &mut self,
+        state_base: u64,
+        placement_base: u64,
+        orders: impl Iterator<Item = u64>,
+    ) {
+        for o in orders {
+            self.reached(state_base + o, placement_base + o);
+        }
+    }
 }
 
 impl<F: FnMut(u64, u64)> RegionSink for F {
@@ -200,18 +214,18 @@ impl<'a> RegionKernel<'a> {
         sink: &mut impl RegionSink,
     ) {
         match self.moves.row(pa, pb) {
-            Some(row) => {
-                for &o in current {
-                    let moved = u64::from(row[o as usize]);
-                    sink.reached(state_base + moved, placement_base + moved);
-                }
-            }
-            None => {
-                for &o in current {
-                    let moved = self.moves.moved(pa, pb, u64::from(o));
-                    sink.reached(state_base + moved, placement_base + moved);
-                }
-            }
+            Some(row) => sink.reached_orders(
+                state_base,
+                placement_base,
+                current.iter().map(|&o| u64::from(row[o as usize])),
+            ),
+            None => sink.reached_orders(
+                state_base,
+                placement_base,
+                current
+                    .iter()
+                    .map(|&o| self.moves.moved(pa, pb, u64::from(o))),
+            ),
         }
     }
 }

@@ -109,3 +109,48 @@ pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
     std::time::Duration::try_from_secs_f64(s)
         .map_err(|_| format!("{text:?} seconds is too long a time"))
 }
+
+/// A size such as `8G`, `512M` or `100` (bytes), for options that take one.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let mult: u64 = match s[i..]
+                .to_ascii_uppercase()
+                .trim_end_matches("IB")
+                .trim_end_matches('B')
+            {
+                "" => 1,
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                "T" => 1 << 40,
+                other => return Err(format!("unknown unit {other:?} in {s:?}; use K, M, G or T")),
+            };
+            (&s[..i], mult)
+        }
+        None => (s, 1),
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size such as 8G or 512M"))?;
+    let bytes = n * mult as f64;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64) {
+        return Err(format!("{s:?} is not a size such as 8G or 512M"));
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked above: a finite size from 0 to below u64::MAX"
+    )]
+    Ok(bytes as u64)
+}
+
+/// Peak resident memory of this process (`VmHWM`), on Linux.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

@@ -74,6 +74,9 @@ pub enum Error {
     /// The coordinator's service could not start or stopped.
     #[error("cannot serve: {0}")]
     Serve(String),
+    /// A sharded build that cannot go on (a shard failed, fell silent or sent bad data).
+    #[error("sharded build: {0}")]
+    Shards(String),
     /// A file system without room for what the job will write there.
     #[error(
         "{path} has {free} free, the job needs {needed} there ({what}); free some space or use another directory"

@@ -213,13 +213,7 @@ impl TableReport {
     }
 }
 
-/// Peak resident memory of this process (`VmHWM`), on Linux.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+pub use tilepdb_common::units::peak_rss_bytes;
 
 /// Resets the peak resident memory so that the next table's peak is its own (Linux).
 pub fn reset_peak_rss() {

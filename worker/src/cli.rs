@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::client::{WorkerConfig, WorkerSummary, default_name, run};
+use crate::client::{self, WorkerConfig, WorkerSummary, default_name};
 use crate::error::{Error, Result};
+use crate::shard::{ShardConfig, ShardSummary, run_shard};
 
 /// Joins a tilepdb coordinator's job and expands its tasks until the job is done.
 #[derive(Args, Clone, Debug)]
@@ -44,6 +45,30 @@ pub struct WorkerArgs {
     /// zstd level of the results (1 is fast; higher sends fewer bytes).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i32).range(-7..=19))]
     pub zstd_level: i32,
+    /// Own this shard of a sharded build (0 to --shards - 1): keep its part of every table's
+    /// search and serve it to the other shards (the Indexed Job's completion index, the
+    /// Slurm task id).
+    #[arg(long, value_name = "P", env = "TILEPDB_SHARD", requires = "shards")]
+    pub shard: Option<u32>,
+    /// With --shard: the number of shards of the job.
+    #[arg(long, value_name = "N", env = "TILEPDB_SHARDS", requires = "shard")]
+    pub shards: Option<u32>,
+    /// With --shard: where the other shards reach this one (HOST:PORT; port 0 picks one).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:0",
+        env = "TILEPDB_LISTEN"
+    )]
+    pub listen: std::net::SocketAddr,
+    /// With --shard: the address the other shards use (http://HOST:PORT; default: the
+    /// listening address).
+    #[arg(long, value_name = "URL", env = "TILEPDB_ADVERTISE")]
+    pub advertise: Option<String>,
+    /// With --shard: most memory the shard's arrays may take, e.g. 8G (default: the cgroup's
+    /// limit); a shard that does not fit is refused before anything is allocated.
+    #[arg(long, value_name = "BYTES", value_parser = tilepdb_common::units::parse_bytes)]
+    pub memory_limit: Option<u64>,
     /// Testing: sleep this many milliseconds after each task (a slow worker).
     #[arg(long, hide = true, default_value_t = 0)]
     pub debug_task_delay_ms: u64,
@@ -52,6 +77,58 @@ pub struct WorkerArgs {
 /// The shared token: from `file` if given, else `TILEPDB_TOKEN`.
 pub fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
     Ok(tilepdb_common::wire::connect::read_token(file)?)
+}
+
+/// Runs the shard worker described by `args` (`--shard` given), on a tokio runtime of its own.
+fn run_shard_worker(args: &WorkerArgs, shard: u32, shards: u32) -> Result<ShardSummary> {
+    let config = ShardConfig {
+        coordinator: args.coordinator.clone(),
+        token: read_token(args.token_file.as_deref())?,
+        threads: args.threads,
+        tls_ca: args.tls_ca.clone(),
+        tls_domain: args.tls_domain.clone(),
+        name: args.name.clone().unwrap_or_else(default_name),
+        give_up_after: Duration::from_secs(args.give_up_after),
+        job_id: args.job.clone(),
+        zstd_level: args.zstd_level,
+        shard,
+        shards,
+        listen: args.listen,
+        advertise: args.advertise.clone(),
+        memory_limit: args.memory_limit,
+    };
+    if shard >= shards {
+        return Err(Error::Start(format!(
+            "shard {shard} of {shards}: a shard number is below the number of shards"
+        )));
+    }
+    runtime()?.block_on(run_shard(config))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("tilepdb-worker-io")
+        .build()
+        .map_err(|e| Error::Start(format!("cannot start the async runtime: {e}")))
+}
+
+/// What a worker process did: tasks of a job, or a shard of a sharded job.
+#[derive(Clone, Debug)]
+pub enum Summary {
+    /// A worker of a coordinator-held job.
+    Tasks(WorkerSummary),
+    /// A shard worker.
+    Shard(ShardSummary),
+}
+
+/// Runs the worker described by `args`: a shard worker with `--shard`, else a task worker.
+pub fn run(args: WorkerArgs) -> Result<Summary> {
+    match (args.shard, args.shards) {
+        (Some(shard), Some(shards)) => run_shard_worker(&args, shard, shards).map(Summary::Shard),
+        _ => run_worker(args).map(Summary::Tasks),
+    }
 }
 
 /// Runs the worker described by `args` (on a tokio runtime of its own).
@@ -68,11 +145,5 @@ pub fn run_worker(args: WorkerArgs) -> Result<WorkerSummary> {
         zstd_level: args.zstd_level,
         task_delay: Duration::from_millis(args.debug_task_delay_ms),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .thread_name("tilepdb-worker-io")
-        .build()
-        .map_err(|e| Error::Start(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(run(config))
+    runtime()?.block_on(client::run(config))
 }

@@ -9,11 +9,14 @@
 //! * [`region_task`]: one task off the wire (tile sets of the region index), expanded in
 //!   parallel with the region kernel, its result collected;
 //! * [`client`]: the worker process's loop (register, heartbeat, take, expand, deliver);
+//! * [`shard`]: a shard worker of a sharded build (its shard's arrays, the data plane
+//!   between shards, the steps the coordinator gives);
 //! * [`cli`]: the `tilepdb-worker` command line.
 
 pub mod cli;
 pub mod client;
 pub mod error;
 pub mod region_task;
+pub mod shard;
 
 pub use error::{Error, Result};

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use tilepdb_common::cli_docs::{CompletionsArgs, ManArgs, print_completions, write_man_pages};
-use tilepdb_worker::cli::{WorkerArgs, run_worker};
+use tilepdb_worker::cli::{WorkerArgs, run};
 
 #[derive(Parser)]
 #[command(name = "tilepdb-worker", version, about, long_about = None)]
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
                 );
             })
             .map_err(|e| format!("cannot write the man pages in {}: {e}", args.dir.display())),
-        (None, Some(args)) => run_worker(args).map(|_| ()).map_err(|e| e.to_string()),
+        (None, Some(args)) => run(args).map(|_| ()).map_err(|e| e.to_string()),
         (None, None) => {
             Err("no coordinator: give --coordinator URL (or set TILEPDB_COORDINATOR)".into())
         }

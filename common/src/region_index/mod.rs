@@ -170,6 +170,11 @@ impl RegionIndex {
         Ok(index)
     }
 
+    /// Bytes the index holds: a mask and an offset per set, a mask per region.
+    pub fn memory_bytes(&self) -> u64 {
+        8 * self.sets() + 4 * self.region_count()
+    }
+
     /// The board of the index.
     pub fn board(&self) -> Board {
         self.board

@@ -11,7 +11,8 @@ use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_coordinator::build::{
     BuildOptions, BuiltTable, build_memory, build_table, check_build_memory, human_bytes,
 };
-use tilepdb_coordinator::engine::{Reuse, TableBuilder, build_set};
+use tilepdb_coordinator::cluster::sharded::local::LocalShards;
+use tilepdb_coordinator::engine::{Reuse, SetSpec, TableBuilder, build_set};
 use tilepdb_coordinator::report::{
     TableReport, available_memory_bytes, peak_rss_bytes, reset_peak_rss,
 };
@@ -21,7 +22,7 @@ use tilepdb_proof::verify_deep;
 
 use super::job::{JobArgs, seconds};
 use super::progress::SetProgress;
-use super::summary::{print_summary, set_name, summary};
+use super::summary::{print_sharded, print_summary, set_name, summary};
 use tilepdb_coordinator::cluster::local::LocalCluster;
 
 #[derive(Args)]
@@ -56,6 +57,11 @@ pub struct BuildArgs {
     /// processes on loopback (the distributed path, for trying it and comparing).
     #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true, value_parser = parse_workers)]
     workers: usize,
+    /// Build with a local sharded cluster instead: the search state of each table cut into P
+    /// shards, one worker process each, which exchange successors directly; this process
+    /// holds no table's search state.
+    #[arg(long, value_name = "P", default_value_t = 0, hide_default_value = true, conflicts_with_all = ["workers", "check"])]
+    shards: u32,
     /// With --workers: the job's data directory (default: a directory in --out, removed
     /// when the build succeeds).
     #[arg(long, value_name = "DIR", requires = "workers")]
@@ -129,6 +135,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             args.json,
         );
     }
+    if args.shards > 0 {
+        return build_sharded(&args, &spec);
+    }
     let dir = spec.dir(&out);
     let memory_limit = args.memory_limit.or_else(available_memory_bytes);
     let options = BuildOptions {
@@ -199,6 +208,26 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// `build --shards P`: a local sharded cluster.
+fn build_sharded(args: &BuildArgs, spec: &SetSpec) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let run = LocalShards {
+        shards: args.shards,
+        threads: args.threads,
+        worker_program: worker_program()?,
+        out: args.out.clone(),
+        reuse: if args.rebuild {
+            Reuse::Nothing
+        } else {
+            Reuse::ValidFiles
+        },
+        prove: !args.job.no_proof,
+        silence: seconds(args.lease_timeout, "--lease-timeout")?,
+    }
+    .run(spec)?;
+    print_sharded("build", spec, args.shards, started, run, args.json)
 }
 
 /// The `build` command's tables: built with a progress bar, checked with `--check`, reported.
@@ -322,8 +351,27 @@ pub(super) fn run_checks(
     Ok(())
 }
 
-/// The worker program: `tilepdb-worker` next to this program, else this program's `worker`.
+/// The environment variable naming the worker program of local clusters (a `tilepdb-worker`,
+/// or a `tilepdb-coordinator`, whose `worker` command is run).
+const WORKER_PROGRAM_ENV: &str = "TILEPDB_WORKER_PROGRAM";
+
+/// The worker program: `TILEPDB_WORKER_PROGRAM` if set, else `tilepdb-worker` next to this
+/// program, else this program's `worker`.
 fn worker_program() -> anyhow::Result<(PathBuf, Vec<String>)> {
+    if let Some(program) = std::env::var_os(WORKER_PROGRAM_ENV) {
+        let program = PathBuf::from(program);
+        let is_coordinator = program
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("tilepdb-coordinator"));
+        return Ok((
+            program,
+            if is_coordinator {
+                vec!["worker".into()]
+            } else {
+                Vec::new()
+            },
+        ));
+    }
     let me = std::env::current_exe().context("cannot find this program")?;
     let sibling = me.with_file_name(format!("tilepdb-worker{}", std::env::consts::EXE_SUFFIX));
     Ok(if sibling.is_file() {

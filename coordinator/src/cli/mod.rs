@@ -82,7 +82,7 @@ pub fn main() -> ExitCode {
         Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Status(args)) => status::run(args),
-        Some(Command::Worker(args)) => tilepdb_worker::cli::run_worker(args)
+        Some(Command::Worker(args)) => tilepdb_worker::cli::run(args)
             .map(|_| ())
             .map_err(anyhow::Error::from),
         Some(Command::Completions(args)) => completions::completions(Cli::command(), args),

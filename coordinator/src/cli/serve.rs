@@ -11,7 +11,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -24,7 +24,9 @@ use tilepdb_coordinator::report::{TableReport, available_memory_bytes};
 use tilepdb_worker::cli::read_token;
 
 use super::job::{JobArgs, seconds};
-use super::summary::{print_summary, summary};
+use super::summary::{print_sharded, print_summary, summary};
+use tilepdb_coordinator::cluster::sharded::server::{ShardedBuild, ShardedServer};
+use tilepdb_coordinator::engine::Reuse;
 
 #[derive(Args)]
 #[expect(
@@ -37,8 +39,13 @@ pub struct ServeArgs {
     /// The job's data directory: the state array and depth bytes of the table being built
     /// (memory-mapped files) and the manifest of the last completed layer. A coordinator
     /// started again on the same directory resumes where the last one stopped.
-    #[arg(long, value_name = "DIR", required_unless_present = "no_build")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["no_build", "shards"])]
     data_dir: Option<PathBuf>,
+    /// A sharded build instead: the search state of each table is cut into P shards, each
+    /// kept by the worker that joins with `--shard p --shards P`; this process is the control
+    /// plane only (it holds no table's search state).
+    #[arg(long, value_name = "P", default_value_t = 0, hide_default_value = true, conflicts_with_all = ["data_dir", "no_build", "keep_serving", "http_listen"])]
+    shards: u32,
     /// Where to write the table set (a directory per set is made inside); the sets in it are
     /// also served to `tilepdb-solve fetch`.
     #[arg(long, default_value = "tables")]
@@ -176,6 +183,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         keep_serving: args.keep_serving,
         connection_limit: Some(connections.clone()),
     };
+    if args.shards > 0 {
+        return serve_sharded(&args, options.token);
+    }
     let Some(data_dir) = args.data_dir.clone() else {
         return serve_existing(&args, options);
     };
@@ -235,6 +245,39 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         serve_on(listener, job.clone(), data, options, on_done).await
     })?;
     Ok(())
+}
+
+/// `serve --shards P`: the control plane of a sharded build, for the shard workers that join.
+fn serve_sharded(args: &ServeArgs, token: Option<String>) -> anyhow::Result<()> {
+    let spec = args.job.spec()?;
+    let started = Instant::now();
+    let server = ShardedServer::start(
+        &spec,
+        args.shards,
+        args.listen,
+        token,
+        seconds(args.lease_timeout, "--lease-timeout")?,
+    )?;
+    if let Some(path) = &args.address_file {
+        super::address_file::write(path, server.addr(), None)?;
+    }
+    tracing::info!(
+        partition = spec.partition.name(),
+        shards = args.shards,
+        "serving sharded job {}: waiting for its shards",
+        spec.job_id()
+    );
+    let run = server.build(
+        &spec,
+        &ShardedBuild {
+            out: args.out.clone(),
+            reuse: Reuse::ValidFiles,
+            prove: !args.job.no_proof,
+            join_timeout: Duration::from_secs(3600),
+        },
+    );
+    server.stop(seconds(args.linger, "--linger")?);
+    print_sharded("serve", &spec, args.shards, started, run?, args.json)
 }
 
 /// The environment variable of the download token.

@@ -1,4 +1,5 @@
-//! The summary of a distributed build (`serve`, `build --workers N`), text or JSON.
+//! The summary of a distributed build (`serve`, `build --workers N`, `--shards P`), text or
+//! JSON.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
@@ -6,6 +7,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 use tilepdb_coordinator::cluster::Job;
+use tilepdb_coordinator::cluster::sharded::builder::ShardedTableFigures;
+use tilepdb_coordinator::cluster::sharded::server::ShardedRun;
+use tilepdb_coordinator::engine::SetSpec;
 use tilepdb_coordinator::report::{TableReport, peak_rss_bytes};
 
 /// What a distributed build did.
@@ -114,6 +118,56 @@ pub(super) fn print_summary(
         summary
             .coordinator_peak_rss_bytes
             .map_or("?".into(), tilepdb_coordinator::build::human_bytes)
+    );
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct ShardedSummary {
+    partition: String,
+    set_name: String,
+    set_dir: PathBuf,
+    shards: u32,
+    total_seconds: f64,
+    coordinator_peak_rss_bytes: Option<u64>,
+    tables: Vec<TableReport>,
+    /// What each table built measured on the shards (by table; none for tables reused).
+    shard_figures: Vec<ShardedTableFigures>,
+}
+
+/// Prints what a sharded build of `spec` on `shards` shards gave (as JSON with `json`).
+pub(super) fn print_sharded(
+    command: &str,
+    spec: &SetSpec,
+    shards: u32,
+    started: Instant,
+    run: ShardedRun,
+    json: bool,
+) -> anyhow::Result<()> {
+    let summary = ShardedSummary {
+        partition: spec.partition.name().to_string(),
+        set_name: set_name(&run.set.dir),
+        set_dir: run.set.dir.clone(),
+        shards,
+        total_seconds: started.elapsed().as_secs_f64(),
+        coordinator_peak_rss_bytes: peak_rss_bytes(),
+        tables: run.reports,
+        shard_figures: run.figures,
+    };
+    if json {
+        tilepdb_common::json::print(command, &summary)?;
+        return Ok(());
+    }
+    for t in &summary.tables {
+        tilepdb_common::outln!("{}", t.line());
+    }
+    tilepdb_common::outln!(
+        "{} table(s) of {} written to {} in {:.2} s on {} shards",
+        summary.tables.len(),
+        summary.partition,
+        summary.set_dir.display(),
+        summary.total_seconds,
+        summary.shards
     );
     Ok(())
 }

@@ -172,13 +172,13 @@ impl LocalCluster {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Waits for the workers to exit by themselves (they do once told the job is done; up to
 /// 10 s when `wait`) and stops the others.
-fn stop_workers(children: &mut [Child], wait: bool) {
+pub(crate) fn stop_workers(children: &mut [Child], wait: bool) {
     let deadline = Instant::now() + Duration::from_secs(if wait { 10 } else { 0 });
     for child in children {
         loop {
@@ -203,7 +203,7 @@ fn stop_workers(children: &mut [Child], wait: bool) {
 }
 
 /// A random token for the cluster's loopback connections.
-fn random_token() -> Result<String> {
+pub(crate) fn random_token() -> Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))

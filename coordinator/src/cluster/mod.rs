@@ -26,6 +26,7 @@ pub mod results;
 mod room;
 pub mod server;
 pub mod service;
+pub mod sharded;
 pub mod store;
 pub mod tables;
 pub mod workers;

@@ -4,9 +4,9 @@
 use tilepdb_common::table::DepthCode;
 use tilepdb_common::{StateCodes, StateSpace};
 
-use super::depth_store::DepthBytes;
 use super::kernel::goal_state_and_entry;
 use super::units::StateIndex;
+use tilepdb_common::depth_store::DepthBytes;
 
 /// The state array and depth store of one table (on the heap, or memory-mapped files of the
 /// distributed job's data directory).

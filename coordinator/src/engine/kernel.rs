@@ -24,14 +24,15 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
+use tilepdb_common::file_order::for_each_depth_entry;
 use tilepdb_common::layer::CodeLayer;
 use tilepdb_common::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::table::DepthCode;
-use tilepdb_common::{BlankRule, MAX_CELLS, StateSpace};
+use tilepdb_common::{BlankRule, StateSpace};
 
-use super::depth_store::DepthBytes;
 use super::{Kernel, TableArrays};
+use tilepdb_common::depth_store::DepthBytes;
 
 /// The entries of the goal's depth 0: its region's cells for an aware table, else one.
 pub fn goal_entries(space: &StateSpace) -> u64 {
@@ -128,55 +129,30 @@ impl Kernel for RegionSetKernel {
     reason = "the byte counts size arrays of this table held in memory, so they fit in usize"
 )]
 pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
-    // A multiple of 8 placements: every chunk starts on a byte of the packed codes.
     const CHUNK: u64 = 1 << 14;
-    let ranker = space.ranker();
-    let f = index.orders();
-    let all = space.board().all_cells();
     let code = depths.code();
-    let placements = space.placements();
-    let per_rank = space.entries() / placements;
+    let per_rank = space.entries() / space.placements();
     let mut values = vec![0u8; code.bytes_for(space.entries()) as usize];
-    let chunk_bytes = code.bytes_for(CHUNK * per_rank) as usize;
+    let chunk_entries = CHUNK * per_rank;
     let value_of = |stored: u8| match code {
         DepthCode::Byte => stored.wrapping_sub(1),
         _ => stored,
     };
     values
-        .par_chunks_mut(chunk_bytes)
+        .par_chunks_mut(code.bytes_for(chunk_entries) as usize)
         .enumerate()
         .for_each(|(chunk, out)| {
-            let mut cells = [0u8; MAX_CELLS];
-            let first = chunk as u64 * CHUNK;
-            for i in 0..CHUNK.min(placements - first) {
-                ranker.unrank(first + i, &mut cells);
-                let (c, set, order) = index.set_and_order(&cells);
-                let base_entry = i * per_rank;
-                match space.rule() {
-                    BlankRule::Aware => {
-                        let base = index.first_block(c);
-                        let mut free = all & !set;
-                        let regions = index.regions_of(c);
-                        for slot in 0..per_rank {
-                            let cell = free.trailing_zeros();
-                            free &= free - 1;
-                            let r = regions
-                                .iter()
-                                .position(|&m| m & (1 << cell) != 0)
-                                .expect("a free cell is in a region")
-                                as u64;
-                            let v = value_of(depths.get((base + r) * f + order));
-                            put(code, out, base_entry + slot, v);
-                        }
-                    }
-                    _ => put(code, out, base_entry, value_of(depths.get(c * f + order))),
-                }
-            }
+            let first = chunk as u64 * chunk_entries;
+            let entries = first..(first + chunk_entries).min(space.entries());
+            let mut at = 0;
+            for_each_depth_entry(space, index, entries, |e| {
+                put(code, out, at, value_of(depths.get(e)));
+                at += 1;
+            });
         });
     values
 }
 
-/// Stores `value` for entry `entry` of a chunk of values in `code`.
 #[inline]
 #[expect(
     clippy::cast_possible_truncation,

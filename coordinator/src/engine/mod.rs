@@ -8,7 +8,6 @@
 //!   ([`StateIndex::unit_states`]); how layers are cut into tasks;
 //! * [`arrays`]: [`TableArrays`], the two-bit state array and the depth store of one table,
 //!   and the merge rule ([`TableArrays::merge`]);
-//! * [`depth_store`]: [`DepthBytes`], what the search keeps of each entry's depth;
 //! * [`kernel`]: the in-process kernel ([`kernel::RegionSetKernel`], the workers' region
 //!   kernel merging into the arrays), the goal, and the values put in the table's order;
 //! * [`build_memory`]: the bytes a build holds, before anything is allocated;
@@ -26,7 +25,6 @@
 
 pub mod arrays;
 pub mod build_memory;
-pub mod depth_store;
 pub mod kernel;
 pub mod search;
 pub mod set;
@@ -35,9 +33,10 @@ pub mod threads;
 pub mod units;
 
 pub use arrays::TableArrays;
-pub use depth_store::{DepthBytes, UNREACHED};
 pub use search::{Executor, Layer, SearchProgress, finish_table, search_table};
 pub use set::{BuiltSet, Reuse, TableBuilder, build_set};
 pub use spec::SetSpec;
 pub use threads::{Kernel, ThreadsExecutor};
+pub use tilepdb_common::depth_store::DepthBytes;
+pub use tilepdb_common::table::UNREACHED;
 pub use units::StateIndex;

@@ -22,10 +22,11 @@ use tilepdb_common::table::{DepthCode, PackedValues, TableValues};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
 use super::arrays::TableArrays;
-use super::depth_store::{DepthBytes, UNREACHED};
 use super::kernel::{goal_entries, placement_order};
 use super::units::StateIndex;
 use crate::error::{Error, Result};
+use tilepdb_common::depth_store::DepthBytes;
+use tilepdb_common::table::UNREACHED;
 
 /// Hears about a build's progress (a progress bar, log lines, a test).
 pub trait BuildObserver: Sync {
@@ -81,6 +82,40 @@ impl SearchProgress {
             layer_entries: Vec::new(),
             layer_counts: vec![1],
         }
+    }
+}
+
+impl SearchProgress {
+    /// Counts the layer `next_depth` as finished: it was expanded with `stats` and reached
+    /// `added` new states, standing for `entries` of the table's entries. Refuses a layer
+    /// deeper than a byte per entry can hold.
+    pub fn layer_finished(
+        &mut self,
+        space: &StateSpace,
+        added: u64,
+        entries: u64,
+        stats: ExpandStats,
+    ) -> Result<()> {
+        let depth = self.next_depth;
+        if added > 0 && depth + 1 > MAX_DEPTH {
+            return Err(Error::Check {
+                table: space.pattern().to_string(),
+                reason: format!(
+                    "distances exceed the {MAX_DEPTH} that one byte per entry can hold"
+                ),
+            });
+        }
+        self.next_depth = depth + 1;
+        self.search_done = added == 0;
+        self.layer_states = added;
+        self.states_found += added;
+        self.expanded += stats.expanded;
+        self.generated += stats.generated;
+        self.layer_entries.push(entries);
+        if added > 0 && !self.layer_counts.is_empty() {
+            self.layer_counts.push(added);
+        }
+        Ok(())
     }
 }
 
@@ -153,24 +188,7 @@ pub fn search_table(
         let stats = executor.expand_layer(&layer, observer)?;
         let (added, entries) = finish_layer(space, index, arrays, depth, pool);
         observer.layer_finished(depth, added, stats);
-        if added > 0 && depth + 1 > MAX_DEPTH {
-            return Err(Error::Check {
-                table: space.pattern().to_string(),
-                reason: format!(
-                    "distances exceed the {MAX_DEPTH} that one byte per entry can hold"
-                ),
-            });
-        }
-        progress.next_depth = depth + 1;
-        progress.search_done = added == 0;
-        progress.layer_states = added;
-        progress.states_found += added;
-        progress.expanded += stats.expanded;
-        progress.generated += stats.generated;
-        progress.layer_entries.push(entries);
-        if added > 0 && !progress.layer_counts.is_empty() {
-            progress.layer_counts.push(added);
-        }
+        progress.layer_finished(space, added, entries, stats)?;
         layer_done(progress)?;
     }
     Ok(())
@@ -308,6 +326,28 @@ pub fn finish_table(
         }
         Err(shared) => values(DepthOrShared::Shared(&shared.depths)),
     };
+    table_of_values(
+        space,
+        code,
+        data,
+        progress,
+        started,
+        (state_array_bytes, depth_bytes),
+    )
+}
+
+/// The table of a finished search from its values in the file's order (`data`: a byte per
+/// entry for a byte store, else the packed codes of `code`, whose histogram is the count of
+/// each layer's entries in `progress`); `arrays`: the bytes of the two-bit array and of the
+/// depth store that the search held.
+pub fn table_of_values(
+    space: &StateSpace,
+    code: DepthCode,
+    data: Vec<u8>,
+    progress: &SearchProgress,
+    started: Instant,
+    arrays: (u64, u64),
+) -> BuiltTable {
     let (values, histogram, unreached) = if code == DepthCode::Byte {
         let (histogram, unreached) = histogram_of(&data);
         (TableValues::Bytes(data), histogram, unreached)
@@ -334,8 +374,8 @@ pub fn finish_table(
         expanded: progress.expanded,
         generated: progress.generated,
         elapsed: started.elapsed(),
-        state_array_bytes,
-        depth_bytes,
+        state_array_bytes: arrays.0,
+        depth_bytes: arrays.1,
     }
 }
 

@@ -34,5 +34,7 @@ mod new_user;
 mod observe;
 mod progress_bars;
 mod rough_edges;
+mod sharded_build;
+mod shards;
 mod table_facts;
 mod table_format;

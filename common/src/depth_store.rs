@@ -1,14 +1,14 @@
 //! The depth store: what the search keeps of every entry's depth beside the two-bit codes.
 //!
 //! A state joins the next layer exactly once (its two-bit code goes from unseen to next by a
-//! compare-and-swap that one thread wins, [`super::TableArrays::merge`]), so its depth is
+//! compare-and-swap that one thread wins), so its depth is
 //! recorded once into a zeroed store; the layer's finishing pass records the same code again,
 //! which changes nothing.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
-use tilepdb_common::atomic_array::AtomicArray;
-use tilepdb_common::table::DepthCode;
+use crate::atomic_array::AtomicArray;
+use crate::table::DepthCode;
 
 /// The depth store: what the search keeps of every entry's depth ([`DepthCode`]): `depth + 1`
 /// in a byte (0 means not reached yet), or, for a table that will be written as `1-bit` or
@@ -22,7 +22,7 @@ use tilepdb_common::table::DepthCode;
 ///
 /// ```
 /// use tilepdb_common::table::DepthCode;
-/// use tilepdb_coordinator::engine::DepthBytes;
+/// use tilepdb_common::depth_store::DepthBytes;
 /// let store = DepthBytes::packed(20, DepthCode::OneBit);
 /// assert_eq!(store.memory_bytes(), 3);
 /// store.record_first(5, 2);
@@ -187,6 +187,3 @@ fn values_of(cells: &[AtomicU8], code: DepthCode) -> Vec<u8> {
         _ => raw.collect(),
     }
 }
-
-/// The value of a table entry that the search never reached (the table format's).
-pub use tilepdb_common::table::UNREACHED;

@@ -1,0 +1,537 @@
+//! Shards of a table's search: the region index cut by the order digit, so that a cluster
+//! holds a table's search state that no one machine holds.
+//!
+//! Shard `p` of `P` owns the orders `p * k! / P .. (p + 1) * k! / P` ([`ShardLayout`]) of
+//! every block of the index, and keeps their two-bit codes and depth store ([`Shard`]). A
+//! shard's own state `block * k! + order` is its local state `block * w + order - first`
+//! (`w` orders wide); for `minimized` the depth entry of the placement `c * k! + order` is
+//! `c * w + order - first`. Every region of a placement shares its set and order, so a
+//! placement's least depth over its regions is kept on one shard.
+//!
+//! A layer is expanded shard by shard ([`Shard::expand`]): the successors that the shard owns
+//! are marked at once (the merge rule `next = reached AND unseen`), the others are handed to
+//! the caller, which sends them to their owners ([`Shard::merge_received`] there). When every
+//! successor has reached its owner, each shard finishes the layer on its own
+//! ([`Shard::finish_layer`]). The table's file is then read out shard by shard in file order
+//! ([`Shard::own_values`], [`assemble_values`]).
+//!
+//! ```
+//! use tilepdb_common::shard::ShardLayout;
+//! let layout = ShardLayout::new(120, 3).unwrap(); // 5 tiles: 5! orders, 3 shards
+//! assert_eq!(layout.orders_of(1), 40..80);
+//! assert_eq!(layout.owner(79), 1);
+//! ```
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::depth_store::DepthBytes;
+use crate::error::{Error, Result};
+use crate::file_order::for_each_depth_entry;
+use crate::layer::{CurrentLayer, StateCodes};
+use crate::region_expand::{ExpandStats, RegionKernel, RegionSink};
+use crate::region_index::{OrderMoves, RegionIndex};
+use crate::space::{BlankRule, StateSpace};
+use crate::table::DepthCode;
+
+/// Most shards a table may be cut into.
+pub const MAX_SHARDS: u32 = 4096;
+
+/// How the orders of a block are cut among `P` shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardLayout {
+    orders: u64,
+    shards: u32,
+}
+
+impl ShardLayout {
+    /// `shards` shards of blocks of `orders` orders; refuses no shard, more than
+    /// [`MAX_SHARDS`], or more shards than orders (a shard would own nothing).
+    pub fn new(orders: u64, shards: u32) -> Result<ShardLayout> {
+        if shards == 0 || shards > MAX_SHARDS || u64::from(shards) > orders {
+            return Err(Error::Shard(format!(
+                "{shards} shards: a table of {orders} orders per block is cut into 1 to {} shards",
+                orders.min(u64::from(MAX_SHARDS))
+            )));
+        }
+        Ok(ShardLayout { orders, shards })
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> u32 {
+        self.shards
+    }
+
+    /// The orders that shard `shard` owns in every block.
+    pub fn orders_of(&self, shard: u32) -> Range<u64> {
+        let at = |p: u32| u64::from(p) * self.orders / u64::from(self.shards);
+        at(shard)..at(shard + 1)
+    }
+
+    /// The shard that owns `order`.
+    #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the result is below the number of shards, a u32"
+    )]
+    pub fn owner(&self, order: u64) -> u32 {
+        (((order + 1) * u64::from(self.shards) - 1) / self.orders) as u32
+    }
+}
+
+/// The figures of one shard of a table: its states and the bytes of its arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardSize {
+    /// The shard's states (its two-bit codes).
+    pub states: u64,
+    /// The entries of its depth store.
+    pub depth_entries: u64,
+    /// Bytes of the two-bit codes.
+    pub code_bytes: u64,
+    /// Bytes of the depth store.
+    pub depth_bytes: u64,
+}
+
+impl ShardSize {
+    /// The size of shard `shard` of `layout` for a table of `space` on `index`, whose depth
+    /// store keeps `code`.
+    pub fn of(
+        space: &StateSpace,
+        index: &RegionIndex,
+        layout: ShardLayout,
+        shard: u32,
+        code: DepthCode,
+    ) -> ShardSize {
+        let width = {
+            let o = layout.orders_of(shard);
+            o.end - o.start
+        };
+        let blocks = if space.rule() == BlankRule::Ignored {
+            index.sets()
+        } else {
+            index.region_count()
+        };
+        let states = blocks * width;
+        let depth_entries = if space.rule() == BlankRule::Minimized {
+            index.sets() * width
+        } else {
+            states
+        };
+        ShardSize {
+            states,
+            depth_entries,
+            code_bytes: StateCodes::file_bytes(states),
+            depth_bytes: code.bytes_for(depth_entries),
+        }
+    }
+
+    /// Bytes of both arrays.
+    pub fn bytes(&self) -> u64 {
+        self.code_bytes + self.depth_bytes
+    }
+}
+
+/// One shard of one table's search: the two-bit codes and the depth store of the orders it
+/// owns in every block.
+pub struct Shard {
+    space: StateSpace,
+    index: Arc<RegionIndex>,
+    moves: Arc<OrderMoves>,
+    layout: ShardLayout,
+    shard: u32,
+    own: Range<u64>,
+    /// The owner of each order.
+    owners: Vec<u16>,
+    codes: StateCodes,
+    depths: DepthBytes,
+}
+
+impl Shard {
+    /// Shard `shard` of `layout` of the table of `space` on `index` (`moves`: the order
+    /// moves of its tiles), every state unseen but the goal's, if the shard owns it; the depth
+    /// store keeps `code` of each depth.
+    pub fn new(
+        space: &StateSpace,
+        index: Arc<RegionIndex>,
+        moves: Arc<OrderMoves>,
+        layout: ShardLayout,
+        shard: u32,
+        code: DepthCode,
+    ) -> Result<Shard> {
+        if shard >= layout.shards() || layout.orders != index.orders() {
+            return Err(Error::Shard(format!(
+                "shard {shard} of {} shards of {} orders does not fit the table's {} orders",
+                layout.shards(),
+                layout.orders,
+                index.orders()
+            )));
+        }
+        let size = ShardSize::of(space, &index, layout, shard, code);
+        let owners = (0..index.orders())
+            .map(|o| u16::try_from(layout.owner(o)).expect("at most MAX_SHARDS shards"))
+            .collect();
+        let shard = Shard {
+            owners,
+            space: space.clone(),
+            own: layout.orders_of(shard),
+            codes: StateCodes::new(size.states),
+            depths: DepthBytes::packed(size.depth_entries, code),
+            index,
+            moves,
+            layout,
+            shard,
+        };
+        let goal = shard.goal_state();
+        if shard.owns(goal) {
+            shard.merge_one(goal, shard.depth_entry(goal), 0);
+        }
+        Ok(shard)
+    }
+
+    /// The goal's state on the index (its placement when the blank is ignored).
+    pub fn goal_state(&self) -> u64 {
+        let cells = self.space.goal_cells();
+        if self.space.rule() == BlankRule::Ignored {
+            self.index.placement_index(cells)
+        } else {
+            let blank = self.space.goal().cell_of(0, self.space.board().cells());
+            self.index.state_index(cells, blank)
+        }
+    }
+
+    /// The shard's number.
+    pub fn number(&self) -> u32 {
+        self.shard
+    }
+
+    /// The layout the shard is one of.
+    pub fn layout(&self) -> ShardLayout {
+        self.layout
+    }
+
+    /// The region index of the table.
+    pub fn index(&self) -> &RegionIndex {
+        &self.index
+    }
+
+    /// The table's space.
+    pub fn space(&self) -> &StateSpace {
+        &self.space
+    }
+
+    /// Bytes of the shard's arrays.
+    pub fn bytes(&self) -> u64 {
+        self.codes.bytes() + self.depths.memory_bytes()
+    }
+
+    /// States of the index (the end of any list's allowed range).
+    pub fn index_states(&self) -> u64 {
+        if self.space.rule() == BlankRule::Ignored {
+            self.index.placements()
+        } else {
+            self.index.states()
+        }
+    }
+
+    /// Whether the state `state` of the index is the shard's.
+    #[inline]
+    pub fn owns(&self, state: u64) -> bool {
+        state < self.index_states() && self.own.contains(&(state % self.index.orders()))
+    }
+
+    /// The local number of an own global `state` (or own depth entry).
+    #[inline]
+    fn local(&self, global: u64) -> u64 {
+        let f = self.index.orders();
+        let width = self.own.end - self.own.start;
+        global / f * width + global % f - self.own.start
+    }
+
+    /// The depth entry of an own state: its placement index for `minimized`, else itself.
+    #[inline]
+    fn depth_entry(&self, state: u64) -> u64 {
+        if self.space.rule() == BlankRule::Minimized {
+            let f = self.index.orders();
+            self.index.block_and_set(state).1 * f + state % f
+        } else {
+            state
+        }
+    }
+
+    /// Marks the own `state` as the layer `depth` if it was unseen, recording its depth in
+    /// its depth `entry` ([`Shard::depth_entry`]).
+    #[inline]
+    fn merge_one(&self, state: u64, entry: u64, depth: u32) {
+        if self
+            .codes
+            .try_mark(self.local(state), StateCodes::code_of_depth(depth))
+        {
+            self.depths.record_first(self.local(entry), depth);
+        }
+    }
+
+    /// Expands the shard's states of the layer `depth` in the sets `sets`: successors the
+    /// shard owns are merged as the layer `depth + 1`; every other one is handed to `send`
+    /// with its owner.
+    pub fn expand(
+        &self,
+        sets: Range<u64>,
+        depth: u32,
+        send: &mut impl FnMut(u32, u64),
+    ) -> ExpandStats {
+        let kernel = RegionKernel::new(
+            &self.index,
+            &self.moves,
+            self.space.rule() == BlankRule::Ignored,
+        );
+        let current = OwnLayer {
+            shard: self,
+            code: StateCodes::code_of_depth(depth),
+        };
+        let mut sink = Route {
+            shard: self,
+            depth: depth + 1,
+            send,
+        };
+        kernel.expand(sets, &current, &mut sink)
+    }
+
+    /// Merges `states` reached by another shard as the layer `depth`; refuses (before merging
+    /// any) a list holding a state the shard does not own.
+    pub fn merge_received(&self, states: &[u64], depth: u32) -> Result<()> {
+        if let Some(&foreign) = states.iter().find(|&&s| !self.owns(s)) {
+            return Err(Error::Shard(format!(
+                "state {foreign} is not one of shard {}'s (orders {:?} of each block)",
+                self.shard, self.own
+            )));
+        }
+        for &s in states {
+            self.merge_one(s, self.depth_entry(s), depth);
+        }
+        Ok(())
+    }
+
+    /// Finishes the layer `depth` on the sets `sets`: records the depth of every state of the
+    /// next layer, retires the current states; the number of next-layer states and of the
+    /// table's entries they stand for (an aware state stands for the cells of its region).
+    pub fn finish_layer(&self, sets: Range<u64>, depth: u32) -> (u64, u64) {
+        let (current, next) = (
+            StateCodes::code_of_depth(depth),
+            StateCodes::code_of_depth(depth + 1),
+        );
+        let width = self.own.end - self.own.start;
+        let (mut added, mut entries) = (0, 0);
+        for c in sets {
+            let blocks = if self.space.rule() == BlankRule::Ignored {
+                c..c + 1
+            } else {
+                self.index.first_block(c)..self.index.first_block(c + 1)
+            };
+            let regions = self.index.regions_of(c);
+            for block in blocks.clone() {
+                let local = block * width..(block + 1) * width;
+                let mut n = 0;
+                // The local depth entry: the state itself, or its placement's for minimized.
+                let entry_base = if self.space.rule() == BlankRule::Minimized {
+                    c * width
+                } else {
+                    local.start
+                };
+                self.codes.for_each_with_code(local.clone(), next, |s| {
+                    self.depths
+                        .record_first(entry_base + (s - local.start), depth + 1);
+                    n += 1;
+                });
+                added += n;
+                entries += match self.space.rule() {
+                    BlankRule::Aware => {
+                        #[expect(
+                            clippy::cast_possible_truncation,
+                            reason = "a region's position among its set's regions fits in usize"
+                        )]
+                        let region = regions[(block - blocks.start) as usize];
+                        n * u64::from(region.count_ones())
+                    }
+                    _ => n,
+                };
+                self.codes.retire(local, current);
+            }
+        }
+        (added, entries)
+    }
+
+    /// The shard's stored values (the depth store's codes: `depth + 1` for a byte store) of
+    /// the file entries `entries` that it owns, in file order.
+    pub fn own_values(&self, entries: Range<u64>) -> Vec<u8> {
+        let mut values = Vec::new();
+        let f = self.index.orders();
+        if self.space.rule() == BlankRule::ZeroAware {
+            // The file is in the index's order: each block's own orders, block after block.
+            for_each_block_part(&entries, f, |block, orders| {
+                let own = orders.start.max(self.own.start)..orders.end.min(self.own.end);
+                let width = self.own.end - self.own.start;
+                for o in own {
+                    values.push(self.depths.get(block * width + o - self.own.start));
+                }
+            });
+            return values;
+        }
+        for_each_depth_entry(&self.space, &self.index, entries, |e| {
+            if self.own.contains(&(e % f)) {
+                values.push(self.depths.get(self.local(e)));
+            }
+        });
+        values
+    }
+}
+
+/// The file's values of `entries` (in the depth store's `code`, as the single-machine build
+/// gives them: a byte per value, or packed codes) from each shard's [`Shard::own_values`]
+/// of the same entries (`parts[p]`: shard `p`'s). Refuses parts of the wrong length.
+pub fn assemble_values(
+    space: &StateSpace,
+    index: &RegionIndex,
+    layout: ShardLayout,
+    code: DepthCode,
+    entries: Range<u64>,
+    parts: &[Vec<u8>],
+) -> Result<Vec<u8>> {
+    let count = entries.end - entries.start;
+    let mut out = vec![0u8; usize::try_from(code.bytes_for(count)).map_err(|_| too_large())?];
+    let mut taken = vec![0usize; parts.len()];
+    let f = index.orders();
+    let (mut at, mut short) = (0u64, None);
+    let mut put = |p: usize, at: u64| match parts.get(p).and_then(|part| part.get(taken[p])) {
+        Some(&stored) => {
+            taken[p] += 1;
+            if code == DepthCode::Byte {
+                out[usize::try_from(at).expect("below out's length")] = stored.wrapping_sub(1);
+            } else {
+                code.put(&mut out, at, stored);
+            }
+        }
+        None => short = short.or(Some(p)),
+    };
+    if space.rule() == BlankRule::ZeroAware {
+        for_each_block_part(&entries, f, |_, orders| {
+            for p in 0..layout.shards() {
+                let theirs = layout.orders_of(p);
+                for _ in orders.start.max(theirs.start)..orders.end.min(theirs.end) {
+                    put(p as usize, at);
+                    at += 1;
+                }
+            }
+        });
+    } else {
+        for_each_depth_entry(space, index, entries, |e| {
+            put(layout.owner(e % f) as usize, at);
+            at += 1;
+        });
+    }
+    if let Some(p) = short {
+        return Err(Error::Shard(format!("shard {p} sent too few values")));
+    }
+    if let Some(p) = (0..parts.len()).find(|&p| taken[p] != parts[p].len()) {
+        return Err(Error::Shard(format!(
+            "shard {p} sent {} values where {} were asked for",
+            parts[p].len(),
+            taken[p]
+        )));
+    }
+    Ok(out)
+}
+
+/// Calls `f(block, orders)` for each block of `k!` = `orders_per_block` orders that `entries`
+/// (states of the index) cross, with the orders of the block in `entries`, in order.
+fn for_each_block_part(
+    entries: &Range<u64>,
+    orders_per_block: u64,
+    mut f: impl FnMut(u64, Range<u64>),
+) {
+    if entries.is_empty() {
+        return;
+    }
+    let n = orders_per_block;
+    for block in entries.start / n..=(entries.end - 1) / n {
+        let first = block * n;
+        let start = entries.start.max(first) - first;
+        let end = entries.end.min(first + n) - first;
+        f(block, start..end);
+    }
+}
+
+fn too_large() -> Error {
+    Error::Shard("the range of entries does not fit in memory".into())
+}
+
+/// A shard's current layer, seen by the kernel on global state numbers.
+struct OwnLayer<'a> {
+    shard: &'a Shard,
+    code: u8,
+}
+
+impl CurrentLayer for OwnLayer<'_> {
+    fn for_each_current(&self, states: Range<u64>, mut f: impl FnMut(u64)) {
+        // The kernel asks for one block at a time.
+        let orders = self.shard.index.orders();
+        let own = &self.shard.own;
+        let block = states.start / orders;
+        debug_assert_eq!(states.end, (block + 1) * orders);
+        let width = own.end - own.start;
+        let local = block * width;
+        let base = block * orders + own.start;
+        self.shard
+            .codes
+            .for_each_with_code(local..local + width, self.code, |s| f(base + s - local));
+    }
+}
+
+/// Routes each successor: merged when the shard owns it, else sent to its owner.
+struct Route<'a, F> {
+    shard: &'a Shard,
+    depth: u32,
+    send: &'a mut F,
+}
+
+impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
+    #[inline]
+    fn reached(&mut self, state: u64, placement: u64) {
+        let f = self.shard.index.orders();
+        self.reached_orders(
+            state - state % f,
+            placement - placement % f,
+            std::iter::once(state % f),
+        );
+    }
+
+    #[inline]
+    fn reached_orders(
+        &mut self,
+        state_base: u64,
+        placement_base: u64,
+        orders: impl Iterator<Item = u64>,
+    ) {
+        let shard = self.shard;
+        let f = shard.index.orders();
+        let own = &shard.own;
+        let width = own.end - own.start;
+        // Local numbers are `block * width + order - own.start`; one division per block.
+        let state_local = state_base / f * width;
+        let entry_local = if shard.space.rule() == BlankRule::Minimized {
+            placement_base / f * width
+        } else {
+            state_local
+        };
+        let code = StateCodes::code_of_depth(self.depth);
+        for o in orders {
+            if own.contains(&o) {
+                let at = o - own.start;
+                if shard.codes.try_mark(state_local + at, code) {
+                    shard.depths.record_first(entry_local + at, self.depth);
+                }
+            } else {
+                (self.send)(u32::from(shard.owners[o as usize]), state_base + o);
+            }
+        }
+    }
+}

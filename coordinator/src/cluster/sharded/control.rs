@@ -1,0 +1,405 @@
+//! The control plane of a sharded job: which worker owns which shard, the numbered steps
+//! every shard takes, and the barrier between them. No per-state memory: a step's reports
+//! are a few counters per shard.
+//!
+//! ```text
+//!             join (all P shards)            every shard reported step s
+//!  Joining ───────────────────────► Step 1 ───────────────────────────► Step s + 1 ──► …
+//!     │                               │  a report with an error, a shard silent        │
+//!     │                               ▼  too long, the driver giving up                ▼
+//!     └──────────────────────────► Failed(reason)                           Done (told once)
+//! ```
+//!
+//! The driver ([`super::builder`]) gives a step with [`Control::run_step`] and waits for every
+//! shard's report; the service hands the step to each shard's `NextStep` call and stores the
+//! reports ([`Control::next_step`]). All transitions are here.
+
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tilepdb_common::wire::PROTOCOL_VERSION;
+use tilepdb_common::wire::proto::StepReport;
+
+use crate::error::{Error, Result};
+
+/// A step every shard takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Make the arrays of table `table`; the peers' addresses by shard.
+    Open {
+        /// The table.
+        table: u32,
+        /// Every shard's data-plane address.
+        peers: Vec<String>,
+    },
+    /// Expand the layer `depth` of table `table`.
+    Expand {
+        /// The table.
+        table: u32,
+        /// The layer.
+        depth: u32,
+    },
+    /// Finish the layer `depth` of table `table`.
+    Finish {
+        /// The table.
+        table: u32,
+        /// The layer.
+        depth: u32,
+    },
+    /// Let table `table`'s arrays go.
+    Close {
+        /// The table.
+        table: u32,
+    },
+}
+
+/// What a shard is told when it asks for its next step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Nothing new: ask again.
+    Wait,
+    /// Do step number `.0`.
+    Do(u64, Step),
+    /// The job is done.
+    Done,
+    /// The job failed.
+    Failed(String),
+}
+
+/// Why a shard is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardRefusal {
+    /// Another protocol version.
+    #[error("protocol version {0}; this coordinator speaks {PROTOCOL_VERSION}")]
+    Protocol(u32),
+    /// Another job.
+    #[error("this coordinator runs job {ours}, not {theirs:?}")]
+    Job {
+        /// The job here.
+        ours: String,
+        /// The job asked for.
+        theirs: String,
+    },
+    /// Another shard count, or a shard number out of range.
+    #[error("shard {shard} of {shards}: this job has {ours} shards")]
+    Shards {
+        /// The shard asked for.
+        shard: u32,
+        /// The shard count the worker expects.
+        shards: u32,
+        /// The job's.
+        ours: u32,
+    },
+    /// The shard has a live owner, or the job has started (a shard is not replaced yet).
+    #[error("shard {0} is taken: {1}")]
+    Taken(u32, String),
+    /// An address the other shards cannot use.
+    #[error("peer address {0:?}: expected http://HOST:PORT or https://HOST:PORT")]
+    Address(String),
+    /// A call of a membership that is not the shard's current one.
+    #[error("shard {0} has another session now")]
+    Session(u32),
+}
+
+#[derive(Clone, Debug)]
+struct Member {
+    session: u64,
+    name: String,
+    peer: String,
+    last_seen: Instant,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    members: Vec<Option<Member>>,
+    step: u64,
+    current: Option<Step>,
+    reports: Vec<Option<StepReport>>,
+    sessions: u64,
+    ended: Option<std::result::Result<(), String>>,
+    /// Shards that heard how the job ended.
+    told: Vec<bool>,
+}
+
+/// The control plane of one sharded job.
+#[derive(Debug)]
+pub struct Control {
+    /// The job's id.
+    pub job_id: String,
+    shards: u32,
+    silence: Duration,
+    state: Mutex<State>,
+    changed: Condvar,
+    /// Wakes the shards' waiting `NextStep` calls when a step is given or the job ends.
+    pub step_given: tokio::sync::watch::Sender<u64>,
+}
+
+impl Control {
+    /// The control of job `job_id` on `shards` shards; a shard silent for `silence` fails the
+    /// job.
+    pub fn new(job_id: String, shards: u32, silence: Duration) -> Control {
+        let n = shards as usize;
+        Control {
+            job_id,
+            shards,
+            silence,
+            state: Mutex::new(State {
+                members: vec![None; n],
+                reports: vec![None; n],
+                told: vec![false; n],
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            step_given: tokio::sync::watch::channel(0).0,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> u32 {
+        self.shards
+    }
+
+    /// Takes shard `shard` for a worker; its session number.
+    pub fn join(
+        &self,
+        protocol: u32,
+        job_id: &str,
+        shard: u32,
+        shards: u32,
+        peer: &str,
+        name: &str,
+    ) -> std::result::Result<u64, ShardRefusal> {
+        if protocol != PROTOCOL_VERSION {
+            return Err(ShardRefusal::Protocol(protocol));
+        }
+        if !job_id.is_empty() && job_id != self.job_id {
+            return Err(ShardRefusal::Job {
+                ours: self.job_id.clone(),
+                theirs: job_id.to_string(),
+            });
+        }
+        if shards != self.shards || shard >= self.shards {
+            return Err(ShardRefusal::Shards {
+                shard,
+                shards,
+                ours: self.shards,
+            });
+        }
+        if !(peer.starts_with("http://") || peer.starts_with("https://")) || peer.len() > 512 {
+            return Err(ShardRefusal::Address(peer.chars().take(512).collect()));
+        }
+        let mut state = self.lock();
+        if state.step > 0 || state.ended.is_some() {
+            return Err(ShardRefusal::Taken(
+                shard,
+                "the job has started, and a shard joins only before".into(),
+            ));
+        }
+        if let Some(m) = &state.members[shard as usize] {
+            if m.last_seen.elapsed() < self.silence {
+                return Err(ShardRefusal::Taken(
+                    shard,
+                    format!("worker {} owns it", m.name),
+                ));
+            }
+        }
+        state.sessions += 1;
+        let session = state.sessions;
+        tracing::info!(shard, worker = name, peer, "a shard joined");
+        state.members[shard as usize] = Some(Member {
+            session,
+            name: name.to_string(),
+            peer: peer.to_string(),
+            last_seen: Instant::now(),
+        });
+        drop(state);
+        self.changed.notify_all();
+        Ok(session)
+    }
+
+    fn member_seen(
+        state: &mut State,
+        shard: u32,
+        session: u64,
+    ) -> std::result::Result<(), ShardRefusal> {
+        match state.members.get_mut(shard as usize) {
+            Some(Some(m)) if m.session == session => {
+                m.last_seen = Instant::now();
+                Ok(())
+            }
+            _ => Err(ShardRefusal::Session(shard)),
+        }
+    }
+
+    /// A shard says it is alive.
+    pub fn heartbeat(&self, shard: u32, session: u64) -> std::result::Result<(), ShardRefusal> {
+        Self::member_seen(&mut self.lock(), shard, session)
+    }
+
+    /// A shard reports step `done` (0: none) and asks for its next step.
+    pub fn next_step(
+        &self,
+        shard: u32,
+        session: u64,
+        done: u64,
+        report: Option<StepReport>,
+    ) -> std::result::Result<Answer, ShardRefusal> {
+        let mut state = self.lock();
+        Self::member_seen(&mut state, shard, session)?;
+        if let Some(ended) = &state.ended {
+            let answer = match ended {
+                Ok(()) => Answer::Done,
+                Err(reason) => Answer::Failed(reason.clone()),
+            };
+            state.told[shard as usize] = true;
+            drop(state);
+            self.changed.notify_all();
+            return Ok(answer);
+        }
+        if done != 0 && done == state.step && state.reports[shard as usize].is_none() {
+            state.reports[shard as usize] = Some(report.unwrap_or_default());
+            drop(state);
+            self.changed.notify_all();
+            return Ok(Answer::Wait);
+        }
+        Ok(match &state.current {
+            Some(step) if state.step > done => Answer::Do(state.step, step.clone()),
+            _ => Answer::Wait,
+        })
+    }
+
+    /// Waits until every shard has joined (or `timeout` passed); their peer addresses.
+    pub fn wait_members(&self, timeout: Duration) -> Result<Vec<String>> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.lock();
+        loop {
+            if let Some(Err(reason)) = &state.ended {
+                return Err(Error::Shards(reason.clone()));
+            }
+            if state.members.iter().all(Option::is_some) {
+                return Ok(state
+                    .members
+                    .iter()
+                    .map(|m| m.as_ref().expect("all joined").peer.clone())
+                    .collect());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let missing: Vec<usize> = (0..state.members.len())
+                    .filter(|&p| state.members[p].is_none())
+                    .collect();
+                return Err(Error::Shards(format!(
+                    "shards {missing:?} did not join within {} s",
+                    timeout.as_secs()
+                )));
+            }
+            state = self
+                .changed
+                .wait_timeout(state, (deadline - now).min(Duration::from_millis(500)))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Gives `step` to every shard and waits for all their reports.
+    pub fn run_step(&self, step: Step) -> Result<Vec<StepReport>> {
+        let mut state = self.lock();
+        state.step += 1;
+        state.current = Some(step);
+        state.reports.iter_mut().for_each(|r| *r = None);
+        let number = state.step;
+        self.step_given.send_replace(number);
+        loop {
+            if let Some(Err(reason)) = &state.ended {
+                return Err(Error::Shards(reason.clone()));
+            }
+            if let Some(p) = state
+                .reports
+                .iter()
+                .position(|r| r.as_ref().is_some_and(|r| !r.error.is_empty()))
+            {
+                let reason = format!(
+                    "shard {p} failed: {}",
+                    state.reports[p].as_ref().expect("a report").error
+                );
+                drop(state);
+                self.fail(&reason);
+                return Err(Error::Shards(reason));
+            }
+            if state.reports.iter().all(Option::is_some) {
+                return Ok(state
+                    .reports
+                    .iter_mut()
+                    .map(|r| r.take().expect("all"))
+                    .collect());
+            }
+            if let Some((p, m)) = state.members.iter().enumerate().find_map(|(p, m)| {
+                m.as_ref()
+                    .filter(|m| m.last_seen.elapsed() > self.silence)
+                    .map(|m| (p, m.clone()))
+            }) {
+                let reason = format!(
+                    "shard {p} (worker {}) was silent for {} s",
+                    m.name,
+                    self.silence.as_secs()
+                );
+                drop(state);
+                self.fail(&reason);
+                return Err(Error::Shards(reason));
+            }
+            state = self
+                .changed
+                .wait_timeout(state, Duration::from_millis(500))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Whether the job has ended.
+    pub fn ended(&self) -> bool {
+        self.lock().ended.is_some()
+    }
+
+    /// Ends the job as done.
+    pub fn finish(&self) {
+        self.end(Ok(()));
+    }
+
+    /// Ends the job as failed (the first reason stays).
+    pub fn fail(&self, reason: &str) {
+        self.end(Err(reason.to_string()));
+    }
+
+    fn end(&self, how: std::result::Result<(), String>) {
+        let mut state = self.lock();
+        if state.ended.is_none() {
+            state.ended = Some(how);
+        }
+        state.step += 1;
+        self.step_given.send_replace(state.step);
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Waits up to `timeout` for every shard that joined to hear how the job ended.
+    pub fn wait_told(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.lock();
+        loop {
+            let all = (0..state.members.len()).all(|p| state.members[p].is_none() || state.told[p]);
+            let now = Instant::now();
+            if all || now >= deadline {
+                return all;
+            }
+            state = self
+                .changed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! A local sharded cluster: the control plane in this process and one worker process per
+//! shard on loopback (`build --shards P`, and the distributed tests). A worker that exits
+//! before the job is done fails the job at once, and every worker still running when the
+//! job ends is stopped.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::control::Control;
+use super::server::{ShardedBuild, ShardedRun, ShardedServer};
+use crate::cluster::local::{lock, random_token, stop_workers};
+use crate::engine::{Reuse, SetSpec};
+use crate::error::{Error, Result};
+
+/// How to run a local sharded cluster.
+#[derive(Clone, Debug)]
+pub struct LocalShards {
+    /// Shards, one worker process each.
+    pub shards: u32,
+    /// Threads over all workers (0: every core); each worker gets its share.
+    pub threads: usize,
+    /// The worker program and the arguments before its options.
+    pub worker_program: (PathBuf, Vec<String>),
+    /// Where the table set is written.
+    pub out: PathBuf,
+    /// Which tables already in the set's directory are used.
+    pub reuse: Reuse,
+    /// Prove each table before it is written.
+    pub prove: bool,
+    /// A shard silent this long fails the job.
+    pub silence: Duration,
+}
+
+impl LocalShards {
+    /// Builds `spec` with the control plane in this process and a worker process per shard.
+    pub fn run(&self, spec: &SetSpec) -> Result<ShardedRun> {
+        let token = random_token()?;
+        let server = ShardedServer::start(
+            spec,
+            self.shards,
+            "127.0.0.1:0".parse().expect("an address"),
+            Some(token.clone()),
+            self.silence,
+        )?;
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let total = if self.threads == 0 {
+            cores
+        } else {
+            self.threads
+        };
+        let per_worker = (total / self.shards as usize).max(1);
+        let url = format!("http://{}", server.addr());
+        let children: Arc<Mutex<Vec<Child>>> = Arc::default();
+        let started = (0..self.shards).try_for_each(|p| {
+            let child = self.spawn_worker(&url, p, per_worker, &token)?;
+            lock(&children).push(child);
+            Ok::<(), Error>(())
+        });
+        let watcher = watch_workers(server.control().clone(), children.clone());
+        let result = match started {
+            Ok(()) => server.build(
+                spec,
+                &ShardedBuild {
+                    out: self.out.clone(),
+                    reuse: self.reuse,
+                    prove: self.prove,
+                    join_timeout: Duration::from_secs(60),
+                },
+            ),
+            Err(e) => {
+                server.control().fail(&e.to_string());
+                Err(e)
+            }
+        };
+        let told = server.stop(Duration::from_secs(5));
+        stop_workers(&mut lock(&children), result.is_ok() && told);
+        let _ = watcher.join();
+        result
+    }
+
+    fn spawn_worker(&self, url: &str, shard: u32, threads: usize, token: &str) -> Result<Child> {
+        let (program, prefix) = &self.worker_program;
+        let mut cmd = Command::new(program);
+        cmd.args(prefix)
+            .arg("--coordinator")
+            .arg(url)
+            .arg("--shard")
+            .arg(shard.to_string())
+            .arg("--shards")
+            .arg(self.shards.to_string())
+            .arg("--threads")
+            .arg(threads.to_string())
+            .arg("--give-up-after")
+            .arg("30")
+            .arg("--name")
+            .arg(format!("local-shard-{shard}"))
+            .env("TILEPDB_TOKEN", token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        if std::env::var_os("RUST_LOG").is_none() {
+            cmd.env("RUST_LOG", "warn");
+        }
+        cmd.spawn()
+            .map_err(|e| Error::Serve(format!("cannot start a shard worker process: {e}")))
+    }
+}
+
+/// Fails the job as soon as a worker exits before the job ended.
+fn watch_workers(
+    control: Arc<Control>,
+    children: Arc<Mutex<Vec<Child>>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            if control.ended() {
+                return;
+            }
+            let exited = lock(&children)
+                .iter_mut()
+                .enumerate()
+                .find_map(|(p, c)| c.try_wait().ok().flatten().map(|status| (p, status)));
+            if let Some((p, status)) = exited {
+                control.fail(&format!(
+                    "the worker process of shard {p} exited before the job was done ({status})"
+                ));
+                return;
+            }
+        }
+    })
+}

@@ -1,0 +1,23 @@
+//! The sharded build: each table's search state lives on its shard workers, never in the
+//! coordinator, so a cluster builds tables that no one machine holds.
+//!
+//! Shard `p` of `P` owns the orders `p * k! / P .. (p + 1) * k! / P` of every block of the
+//! region index ([`tilepdb_common::shard`]); its worker keeps that part's two-bit codes and
+//! depth store and serves the data plane to the other shards
+//! ([`tilepdb_worker::shard`]). The coordinator is the control plane only:
+//!
+//! * [`control`]: membership, the numbered steps every shard takes and the barrier between
+//!   them (its state diagram is there);
+//! * [`service`]: the `ShardControl` gRPC service (the only place here that makes a
+//!   `tonic::Status`);
+//! * [`builder`]: the driver: each table's layers as steps, then its values read from the
+//!   shards in file order, proven and written by [`crate::engine::build_set`];
+//! * [`server`]: the control plane served, and a set built with the shards that join it
+//!   (`serve --shards`);
+//! * [`local`]: a local sharded cluster, one worker process per shard (`build --shards`).
+
+pub mod builder;
+pub mod control;
+pub mod local;
+pub mod server;
+pub mod service;

@@ -1,0 +1,504 @@
+//! The sharded build with real processes on 127.0.0.1: `tilepdb-coordinator serve --shards P`
+//! (the control plane) and one `tilepdb-coordinator worker --shard p --shards P` process per
+//! shard, which exchange successors among themselves. Each set is compared byte for byte with
+//! the single-machine build of the same job; hostile peers speak the protocol by hand.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tilepdb_common::shard::ShardLayout;
+use tilepdb_common::wire::PROTOCOL_VERSION;
+use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
+use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
+use tilepdb_common::wire::proto::step_response::Command as StepCommand;
+use tilepdb_common::wire::proto::{JoinRequest, PushRequest, StepRequest};
+use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
+use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
+use tonic::Code;
+
+use crate::server::client::request;
+use crate::server::{Server, coordinator_bin, scratch, single_machine, table_files};
+
+const TOKEN: &str = "shards-test-token";
+const MINUTES: Duration = Duration::from_secs(300);
+
+/// `serve --shards` of `job`, its tables in `out`.
+fn serve_shards(job: &[&str], out: &Path, shards: u32, extra: &[&str]) -> Server {
+    let mut command = Command::new(coordinator_bin());
+    command
+        .arg("serve")
+        .args(job)
+        .args(["--shards", &shards.to_string(), "--listen", "127.0.0.1:0"])
+        .args(["--linger", "5"])
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .env("TILEPDB_TOKEN", TOKEN);
+    Server::spawn(command)
+}
+
+/// A running shard worker process.
+struct ShardWorker(Child);
+
+impl ShardWorker {
+    fn start(url: &str, shard: u32, shards: u32, extra: &[&str]) -> ShardWorker {
+        let child = Command::new(coordinator_bin())
+            .arg("worker")
+            .args([
+                "--coordinator",
+                url,
+                "--threads",
+                "1",
+                "--give-up-after",
+                "30",
+            ])
+            .args([
+                "--shard",
+                &shard.to_string(),
+                "--shards",
+                &shards.to_string(),
+            ])
+            .args(extra)
+            .env("TILEPDB_TOKEN", TOKEN)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        ShardWorker(child)
+    }
+
+    /// Waits for the worker to exit; whether it exited 0, and its standard error.
+    fn wait(mut self, timeout: Duration) -> (bool, String) {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                let mut err = String::new();
+                let _ = self.0.stderr.take().unwrap().read_to_string(&mut err);
+                return (status.success(), err);
+            }
+            assert!(Instant::now() < until, "the worker did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for ShardWorker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Builds `job` on `shards` shards (a `serve --shards` and its workers) into `out`.
+fn build_on_shards(job: &[&str], out: &Path, shards: u32) {
+    let server = serve_shards(job, out, shards, &[]);
+    let url = server.url();
+    let workers: Vec<ShardWorker> = (0..shards)
+        .map(|p| ShardWorker::start(&url, p, shards, &[]))
+        .collect();
+    server.finish(MINUTES);
+    for w in workers {
+        let (ok, err) = w.wait(Duration::from_secs(30));
+        assert!(ok, "a shard worker failed: {err}");
+    }
+}
+
+fn assert_same_sets(want: &Path, got: &Path) {
+    let (a, b) = (table_files(want), table_files(got));
+    assert!(!a.is_empty());
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b));
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        assert!(
+            x == y,
+            "{name} differs between {} and {}",
+            want.display(),
+            got.display()
+        );
+    }
+}
+
+/// `job` built on 1, 2 and 3 shards gives the single machine's files, byte for byte.
+fn check_job(name: &str, job: &[&str]) {
+    let dir = scratch(name);
+    single_machine(job, &dir.join("single"));
+    for shards in 1..=3 {
+        let out = dir.join(format!("shards-{shards}"));
+        build_on_shards(job, &out, shards);
+        assert_same_sets(&dir.join("single"), &out);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn one_two_and_three_shards_give_the_single_machine_5_5_5_sets() {
+    check_job("shards-555-min", &["--partition", "15:5-5-5"]);
+    check_job(
+        "shards-555-za",
+        &[
+            "--partition",
+            "15:5-5-5",
+            "--blank",
+            "zero-aware",
+            "--encoding",
+            "1-bit",
+        ],
+    );
+}
+
+#[test]
+fn one_two_and_three_shards_give_the_single_machine_6_6_3_sets() {
+    check_job("shards-663-min", &["--partition", "15:6-6-3"]);
+    check_job(
+        "shards-663-za",
+        &[
+            "--partition",
+            "15:6-6-3",
+            "--blank",
+            "zero-aware",
+            "--encoding",
+            "1-bit",
+        ],
+    );
+}
+
+/// `build --shards P` runs the control plane and P worker processes itself.
+#[test]
+fn build_with_local_shards_gives_the_single_machine_set() {
+    let dir = scratch("shards-local");
+    let job = [
+        "--partition",
+        "15:5-5-5",
+        "--blank",
+        "zero-aware",
+        "--encoding",
+        "1-bit",
+    ];
+    single_machine(&job, &dir.join("single"));
+    let output = Command::new(coordinator_bin())
+        .arg("build")
+        .args(job)
+        .args(["--shards", "2", "--json", "--out"])
+        .arg(dir.join("local"))
+        .env("TILEPDB_WORKER_PROGRAM", coordinator_bin())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["shards"], 2);
+    let figures = summary["shard_figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 3);
+    assert!(
+        figures
+            .iter()
+            .all(|f| f["sent_states"].as_u64().unwrap() > 0)
+    );
+    assert_same_sets(&dir.join("single"), &dir.join("local"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn join_request(shard: u32, shards: u32) -> JoinRequest {
+    JoinRequest {
+        protocol_version: PROTOCOL_VERSION,
+        job_id: String::new(),
+        shard,
+        shards,
+        peer_address: "http://127.0.0.1:9".into(),
+        worker_name: "hostile".into(),
+    }
+}
+
+/// Workers of another shard count, job or protocol version are refused when they join, and
+/// so is a second owner of a shard; the job then goes on with its own workers.
+#[test]
+fn foreign_workers_are_refused_when_they_join() {
+    let dir = scratch("shards-join");
+    let job = ["--partition", "15:5-5-5"];
+    let server = serve_shards(&job, &dir.join("out"), 2, &[]);
+    let url = server.url();
+    let (ok, err) = ShardWorker::start(&url, 0, 3, &[]).wait(Duration::from_secs(60));
+    assert!(!ok && err.contains("this job has 2 shards"), "{err}");
+    let (ok, err) =
+        ShardWorker::start(&url, 0, 2, &["--job", "another-job"]).wait(Duration::from_secs(60));
+    assert!(!ok && err.contains("\"another-job\""), "{err}");
+    runtime().block_on(async {
+        let mut control = ShardControlClient::connect(url.clone()).await.unwrap();
+        let old = JoinRequest {
+            protocol_version: 1,
+            ..join_request(0, 2)
+        };
+        let refused = control.join(request(old, TOKEN)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::FailedPrecondition);
+        assert!(
+            refused.message().contains("protocol version 1"),
+            "{refused:?}"
+        );
+        let bad_address = JoinRequest {
+            peer_address: "ftp://x".into(),
+            ..join_request(0, 2)
+        };
+        let refused = control.join(request(bad_address, TOKEN)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        let no_token = control.join(join_request(0, 2)).await.unwrap_err();
+        assert_eq!(no_token.code(), Code::Unauthenticated);
+    });
+    let first = ShardWorker::start(&url, 0, 2, &[]);
+    std::thread::sleep(Duration::from_millis(500));
+    let (ok, err) = ShardWorker::start(&url, 0, 2, &[]).wait(Duration::from_secs(60));
+    assert!(!ok && err.contains("shard 0 is taken"), "{err}");
+    let second = ShardWorker::start(&url, 1, 2, &[]);
+    server.finish(MINUTES);
+    for w in [first, second] {
+        assert!(w.wait(Duration::from_secs(30)).0);
+    }
+    single_machine(&job, &dir.join("single"));
+    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A peer that pushes lists of another job, table or layer, malformed bytes, or states of
+/// another shard is refused, and the worker says so in its log.
+#[test]
+fn a_peer_with_malformed_or_foreign_lists_is_refused() {
+    let dir = scratch("shards-peer");
+    let job = [
+        "--partition",
+        "15:5-5-5",
+        "--blank",
+        "zero-aware",
+        "--encoding",
+        "1-bit",
+    ];
+    let server = serve_shards(&job, &dir.join("out"), 2, &[]);
+    let url = server.url();
+    let mut worker = ShardWorker::start(&url, 0, 2, &[]);
+    // This test is shard 1: it joins, and learns shard 0's address from the first step.
+    let (job_id, peer) = runtime().block_on(async {
+        let mut control = ShardControlClient::connect(url.clone()).await.unwrap();
+        let joined = control
+            .join(request(join_request(1, 2), TOKEN))
+            .await
+            .unwrap()
+            .into_inner();
+        loop {
+            let step = control
+                .next_step(request(
+                    StepRequest {
+                        job_id: joined.job_id.clone(),
+                        shard: 1,
+                        session: joined.session,
+                        done_step: 0,
+                        report: None,
+                    },
+                    TOKEN,
+                ))
+                .await
+                .unwrap()
+                .into_inner();
+            if let Some(StepCommand::OpenTable(open)) = step.command {
+                break (joined.job_id, open.peers[0].clone());
+            }
+        }
+    });
+    // Lists of layer 1 of table 0 (states of the layer's parity): of shard 0's orders, and of
+    // shard 1's.
+    let partition = Partition::named("15:5-5-5").unwrap();
+    let space = StateSpace::new(
+        partition.board(),
+        Goal::BlankFirst,
+        partition.patterns()[0].clone(),
+        BlankRule::ZeroAware,
+    )
+    .unwrap();
+    let index = space.region_index().unwrap();
+    let f = index.orders();
+    let layout = ShardLayout::new(f, 2).unwrap();
+    let shape = RegionListShape::new(&index, false, space.goal_cells(), 1);
+    let block = (0..index.region_count())
+        .find(|b| encode_region_states(&shape, 0..index.states(), &[b * f]).is_ok())
+        .unwrap();
+    let own: Vec<u64> = layout.orders_of(0).take(3).map(|o| block * f + o).collect();
+    let foreign: Vec<u64> = layout.orders_of(1).take(3).map(|o| block * f + o).collect();
+    let (own, foreign) = (&own, &foreign);
+    let push = |states: &[u64]| {
+        let bytes = encode_region_states(&shape, 0..index.states(), states).unwrap();
+        let list = zstd::bulk::compress(&bytes, 1).unwrap();
+        PushRequest {
+            job_id: job_id.clone(),
+            table: 0,
+            depth: 1,
+            from_shard: 1,
+            to_shard: 0,
+            count: states.len() as u64,
+            list_bytes: bytes.len() as u64,
+            crc32: crc32fast::hash(&list),
+            list,
+        }
+    };
+    runtime().block_on(async {
+        let mut peer = ShardPeerClient::connect(peer.clone()).await.unwrap();
+        let code =
+            |r: Result<tonic::Response<_>, tonic::Status>| r.map(|_| ()).map_err(|s| s.code());
+        assert_eq!(code(peer.push(push(own)).await), Err(Code::Unauthenticated));
+        let refused = peer.push(request(push(foreign), TOKEN)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        assert!(
+            refused.message().contains("not one of shard 0's"),
+            "{refused:?}"
+        );
+        let mut garbage = push(own);
+        garbage.list = vec![0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3];
+        garbage.crc32 = crc32fast::hash(&garbage.list);
+        assert_eq!(
+            code(peer.push(request(garbage, TOKEN)).await),
+            Err(Code::InvalidArgument)
+        );
+        let mut flipped = push(own);
+        flipped.list[0] ^= 1;
+        assert_eq!(
+            code(peer.push(request(flipped, TOKEN)).await),
+            Err(Code::InvalidArgument)
+        );
+        let mut overcounted = push(own);
+        overcounted.count += 1;
+        assert_eq!(
+            code(peer.push(request(overcounted, TOKEN)).await),
+            Err(Code::InvalidArgument)
+        );
+        let other_job = PushRequest {
+            job_id: "another-job".into(),
+            ..push(own)
+        };
+        assert_eq!(
+            code(peer.push(request(other_job, TOKEN)).await),
+            Err(Code::FailedPrecondition)
+        );
+        let other_layer = PushRequest {
+            depth: 3,
+            ..push(own)
+        };
+        assert_eq!(
+            code(peer.push(request(other_layer, TOKEN)).await),
+            Err(Code::FailedPrecondition)
+        );
+        let other_table = PushRequest {
+            table: 2,
+            ..push(own)
+        };
+        assert_eq!(
+            code(peer.push(request(other_table, TOKEN)).await),
+            Err(Code::FailedPrecondition)
+        );
+        let to_another = PushRequest {
+            to_shard: 1,
+            ..push(own)
+        };
+        assert_eq!(
+            code(peer.push(request(to_another, TOKEN)).await),
+            Err(Code::InvalidArgument)
+        );
+        // The list shard 1 would send is taken.
+        assert_eq!(code(peer.push(request(push(own), TOKEN)).await), Ok(()));
+    });
+    worker.kill();
+    let mut err = String::new();
+    let _ = worker.0.stderr.take().unwrap().read_to_string(&mut err);
+    assert!(
+        err.contains("refused a pushed list") && err.contains("not one of shard 0's"),
+        "{err}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A shard whose arrays do not fit its worker's memory limit is refused before they are
+/// made, with the figures; the job fails with the reason instead of waiting.
+#[test]
+fn a_shard_that_does_not_fit_is_refused() {
+    let dir = scratch("shards-memory");
+    let server = serve_shards(&["--partition", "15:5-5-5"], &dir.join("out"), 2, &[]);
+    let url = server.url();
+    let small = ShardWorker::start(&url, 0, 2, &["--memory-limit", "64K"]);
+    let other = ShardWorker::start(&url, 1, 2, &[]);
+    let until = Instant::now() + MINUTES;
+    let mut server = server;
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    assert!(
+        server.has(&["shard 0 failed", "needs", "this worker may use 64.0 KiB"]),
+        "{:?}",
+        server.lines(&["error"])
+    );
+    for w in [small, other] {
+        let (ok, err) = w.wait(Duration::from_secs(30));
+        assert!(!ok && err.contains("the job failed"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A shard worker killed mid-build fails the job with the shard's name once it has been
+/// silent for the lease timeout: the build never waits forever, and writes no table it did
+/// not finish.
+#[test]
+fn a_killed_shard_fails_the_job_instead_of_waiting() {
+    let dir = scratch("shards-killed");
+    let job = [
+        "--partition",
+        "15:6-6-3",
+        "--blank",
+        "zero-aware",
+        "--encoding",
+        "1-bit",
+    ];
+    let mut server = serve_shards(&job, &dir.join("out"), 2, &["--lease-timeout", "3"]);
+    let url = server.url();
+    let _first = ShardWorker::start(&url, 0, 2, &[]);
+    let mut second = ShardWorker::start(&url, 1, 2, &[]);
+    server.wait_for(&["a shard joined", "shard=1"], MINUTES);
+    std::thread::sleep(Duration::from_millis(300));
+    second.kill();
+    let until = Instant::now() + MINUTES;
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < until,
+            "the job waited for the killed shard"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    assert!(
+        server.has(&["shard 1", "silent"])
+            || server.has(&["shard 1", "refused"])
+            || server.has(&["shard 1 did not"]),
+        "{:?}",
+        server.lines(&["error"])
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

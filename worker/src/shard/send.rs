@@ -1,0 +1,231 @@
+//! A shard's layer: expanded on the worker's threads, each foreign successor gathered per
+//! owner and pushed to it in sorted, deduplicated region lists of at most
+//! [`super::peer::MAX_PUSH_STATES`] states (zstd on the wire); and the layer finished.
+//!
+//! A thread pushes a full list itself and waits for the owner's answer, so the lists in
+//! flight are bounded by the threads, and a layer's expansion ends only when every one of
+//! its lists is merged.
+
+use std::ops::Range;
+use std::path::Path;
+
+use rayon::prelude::*;
+use tilepdb_common::BlankRule;
+use tilepdb_common::shard::Shard;
+use tilepdb_common::wire::connect::{Auth, channel};
+use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
+use tilepdb_common::wire::proto::{PushRequest, StepReport};
+use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
+use tonic::codegen::InterceptedService;
+use tonic::transport::Channel;
+
+use super::peer::{MAX_MESSAGE_BYTES, MAX_PUSH_STATES};
+use crate::error::{Error, Result};
+
+type PeerClient = ShardPeerClient<InterceptedService<Channel, Auth>>;
+
+/// How many tries a push gets while its owner is unreachable.
+const PUSH_TRIES: u32 = 20;
+
+/// Clients of every other shard, by shard number (`None` for this one).
+pub struct Peers {
+    clients: Vec<Option<PeerClient>>,
+    shard: u32,
+}
+
+impl Peers {
+    /// Clients of the shards at `addresses` (this one, `shard`, excepted).
+    pub fn connect(
+        addresses: &[String],
+        shard: u32,
+        token: Option<&str>,
+        tls_ca: Option<&Path>,
+        tls_domain: Option<&str>,
+    ) -> Result<Peers> {
+        let clients = addresses
+            .iter()
+            .enumerate()
+            .map(|(p, address)| {
+                if p as u64 == u64::from(shard) {
+                    return Ok(None);
+                }
+                Ok(Some(
+                    ShardPeerClient::with_interceptor(
+                        channel(address, tls_ca, tls_domain)?,
+                        Auth::new(token)?,
+                    )
+                    .max_encoding_message_size(MAX_MESSAGE_BYTES),
+                ))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Peers { clients, shard })
+    }
+}
+
+/// What one thread's expansion sent.
+#[derive(Default)]
+struct Sent {
+    states: u64,
+    bytes: u64,
+}
+
+/// One thread's lists in the making, one per owner.
+struct Outbox<'a> {
+    lists: Vec<Vec<u64>>,
+    push: &'a dyn Fn(u32, &mut Vec<u64>) -> Result<u64>,
+    sent: Sent,
+    error: Option<Error>,
+}
+
+impl Outbox<'_> {
+    fn add(&mut self, to: u32, state: u64) {
+        let list = &mut self.lists[to as usize];
+        list.push(state);
+        if list.len() as u64 >= MAX_PUSH_STATES * 2 {
+            self.flush(to);
+        }
+    }
+
+    fn flush(&mut self, to: u32) {
+        let list = &mut self.lists[to as usize];
+        list.sort_unstable();
+        list.dedup();
+        while !list.is_empty() && self.error.is_none() {
+            let n = list
+                .len()
+                .min(usize::try_from(MAX_PUSH_STATES).unwrap_or(usize::MAX));
+            let mut part: Vec<u64> = list.drain(..n).collect();
+            self.sent.states += part.len() as u64;
+            match (self.push)(to, &mut part) {
+                Ok(bytes) => self.sent.bytes += bytes,
+                Err(e) => self.error = Some(e),
+            }
+        }
+        list.clear();
+    }
+
+    fn finish(mut self) -> Result<Sent> {
+        for to in 0..self.lists.len() {
+            self.flush(u32::try_from(to).expect("a shard number"));
+        }
+        self.error.map_or(Ok(self.sent), Err)
+    }
+}
+
+/// Cuts the sets of `shard`'s table into about `parts` ranges of about equal states.
+fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
+    let index = shard.index();
+    let sets = index.sets();
+    let ignored = shard.space().rule() == BlankRule::Ignored;
+    let weight = |c: u64| if ignored { c } else { index.first_block(c) };
+    let per = (weight(sets) / parts.max(1)).max(1);
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    while start < sets {
+        let goal = weight(start) + per;
+        let end = (start + 1..=sets)
+            .find(|&c| weight(c) >= goal)
+            .unwrap_or(sets);
+        ranges.push(start..end);
+        start = end;
+    }
+    ranges
+}
+
+/// Expands the layer `depth` of `shard` on `pool`, pushing foreign successors to their owners
+/// through `peers` (on the runtime `handle`); what it did.
+#[expect(clippy::too_many_arguments, reason = "the step's whole context")]
+pub fn expand_layer(
+    shard: &Shard,
+    pool: &rayon::ThreadPool,
+    peers: &Peers,
+    handle: &tokio::runtime::Handle,
+    job_id: &str,
+    table: u32,
+    depth: u32,
+    level: i32,
+) -> Result<StepReport> {
+    let space = shard.space();
+    let shape = RegionListShape::new(
+        shard.index(),
+        space.rule() == BlankRule::Ignored,
+        space.goal_cells(),
+        depth + 1,
+    );
+    let all = 0..shard.index_states();
+    let push = |to: u32, states: &mut Vec<u64>| -> Result<u64> {
+        let bytes = encode_region_states(&shape, all.clone(), states)?;
+        let list = zstd::bulk::compress(&bytes, level)
+            .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
+        let request = PushRequest {
+            job_id: job_id.to_string(),
+            table,
+            depth: depth + 1,
+            from_shard: peers.shard,
+            to_shard: to,
+            count: states.len() as u64,
+            list_bytes: bytes.len() as u64,
+            crc32: crc32fast::hash(&list),
+            list,
+        };
+        let sent = request.list.len() as u64;
+        let mut client = peers.clients[to as usize]
+            .clone()
+            .ok_or_else(|| Error::Refused(format!("no client of shard {to}")))?;
+        let mut tries = 0;
+        loop {
+            match handle.block_on(client.push(request.clone())) {
+                Ok(_) => return Ok(sent),
+                Err(s) if s.code() == tonic::Code::Unavailable && tries < PUSH_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100 << tries.min(4)));
+                }
+                Err(s) => {
+                    return Err(Error::Refused(format!(
+                        "shard {to} refused a list of layer {}: {}",
+                        depth + 1,
+                        s.message()
+                    )));
+                }
+            }
+        }
+    };
+    let shards = shard.layout().shards() as usize;
+    let ranges = set_ranges(shard, pool.current_num_threads() as u64 * 8);
+    let results: Vec<Result<(tilepdb_common::region_expand::ExpandStats, Sent)>> =
+        pool.install(|| {
+            ranges
+                .par_iter()
+                .map(|sets| {
+                    let mut outbox = Outbox {
+                        lists: vec![Vec::new(); shards],
+                        push: &push,
+                        sent: Sent::default(),
+                        error: None,
+                    };
+                    let stats = shard.expand(sets.clone(), depth, &mut |to, s| outbox.add(to, s));
+                    outbox.finish().map(|sent| (stats, sent))
+                })
+                .collect()
+        });
+    let mut report = StepReport::default();
+    for r in results {
+        let (stats, sent) = r?;
+        report.expanded += stats.expanded;
+        report.generated += stats.generated;
+        report.sent_states += sent.states;
+        report.sent_bytes += sent.bytes;
+    }
+    Ok(report)
+}
+
+/// Finishes the layer `depth` of `shard` on `pool`: the next layer's states and entries.
+pub fn finish_layer(shard: &Shard, pool: &rayon::ThreadPool, depth: u32) -> (u64, u64) {
+    let ranges = set_ranges(shard, pool.current_num_threads() as u64 * 8);
+    pool.install(|| {
+        ranges
+            .par_iter()
+            .map(|sets| shard.finish_layer(sets.clone(), depth))
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    })
+}
