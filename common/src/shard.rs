@@ -360,6 +360,27 @@ impl Shard {
         (added, entries)
     }
 
+    /// Calls `f` with every state of the layer `depth` that the shard holds in the sets
+    /// `sets`, as global state numbers, in increasing order.
+    pub fn for_each_state_of_layer(&self, sets: Range<u64>, depth: u32, mut f: impl FnMut(u64)) {
+        let code = StateCodes::code_of_depth(depth);
+        let f_orders = self.index.orders();
+        let width = self.own.end - self.own.start;
+        for c in sets {
+            let blocks = if self.space.rule() == BlankRule::Ignored {
+                c..c + 1
+            } else {
+                self.index.first_block(c)..self.index.first_block(c + 1)
+            };
+            for block in blocks {
+                let local = block * width..(block + 1) * width;
+                let base = block * f_orders + self.own.start;
+                self.codes
+                    .for_each_with_code(local.clone(), code, |s| f(base + s - local.start));
+            }
+        }
+    }
+
     /// The shard's stored values (the depth store's codes: `depth + 1` for a byte store) of
     /// the file entries `entries` that it owns, in file order.
     pub fn own_values(&self, entries: Range<u64>) -> Vec<u8> {

@@ -69,6 +69,10 @@ pub struct WorkerArgs {
     /// limit); a shard that does not fit is refused before anything is allocated.
     #[arg(long, value_name = "BYTES", value_parser = tilepdb_common::units::parse_bytes)]
     pub memory_limit: Option<u64>,
+    /// With --shard: where the shard keeps a checkpoint of each finished layer, from which a
+    /// replacement of this worker (given the same directory) restores the shard.
+    #[arg(long, value_name = "DIR", env = "TILEPDB_DATA_DIR", requires = "shard")]
+    pub data_dir: Option<PathBuf>,
     /// Testing: sleep this many milliseconds after each task (a slow worker).
     #[arg(long, hide = true, default_value_t = 0)]
     pub debug_task_delay_ms: u64,
@@ -96,6 +100,7 @@ fn run_shard_worker(args: &WorkerArgs, shard: u32, shards: u32) -> Result<ShardS
         listen: args.listen,
         advertise: args.advertise.clone(),
         memory_limit: args.memory_limit,
+        data_dir: args.data_dir.clone(),
     };
     if shard >= shards {
         return Err(Error::Start(format!(

@@ -32,6 +32,12 @@ pub enum Error {
         /// The last refusal.
         last: String,
     },
+    /// A shard's checkpoint that cannot be written or read back.
+    #[error("shard checkpoint: {0}")]
+    Checkpoint(String),
+    /// Another shard could not be reached: the step can be done again once it is back.
+    #[error("{0}")]
+    PeerUnreachable(String),
     /// The worker could not start (runtime, address).
     #[error("cannot start the worker: {0}")]
     Start(String),

@@ -43,8 +43,10 @@ pub struct ServeArgs {
     data_dir: Option<PathBuf>,
     /// A sharded build instead: the search state of each table is cut into P shards, each
     /// kept by the worker that joins with `--shard p --shards P`; this process is the control
-    /// plane only (it holds no table's search state).
-    #[arg(long, value_name = "P", default_value_t = 0, hide_default_value = true, conflicts_with_all = ["data_dir", "no_build", "keep_serving", "http_listen"])]
+    /// plane only (it holds no table's search state). With --data-dir, it records each
+    /// finished layer there, and a coordinator started again on it takes the job up (the
+    /// shards restore from their own data directories).
+    #[arg(long, value_name = "P", default_value_t = 0, hide_default_value = true, conflicts_with_all = ["no_build", "keep_serving", "http_listen"])]
     shards: u32,
     /// Where to write the table set (a directory per set is made inside); the sets in it are
     /// also served to `tilepdb-solve fetch`.
@@ -251,6 +253,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
 fn serve_sharded(args: &ServeArgs, token: Option<String>) -> anyhow::Result<()> {
     let spec = args.job.spec()?;
     let started = Instant::now();
+    let progress_file = match &args.data_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot make the data directory {}", dir.display()))?;
+            Some(dir.join(format!("{}.progress.json", spec.job_id())))
+        }
+        None => None,
+    };
     let server = ShardedServer::start(
         &spec,
         args.shards,
@@ -274,6 +284,7 @@ fn serve_sharded(args: &ServeArgs, token: Option<String>) -> anyhow::Result<()> 
             reuse: Reuse::ValidFiles,
             prove: !args.job.no_proof,
             join_timeout: Duration::from_secs(3600),
+            progress_file,
         },
     );
     server.stop(seconds(args.linger, "--linger")?);

@@ -30,12 +30,15 @@ fn serve_shards(job: &[&str], out: &Path, shards: u32, extra: &[&str]) -> Server
     command
         .arg("serve")
         .args(job)
-        .args(["--shards", &shards.to_string(), "--listen", "127.0.0.1:0"])
+        .args(["--shards", &shards.to_string()])
         .args(["--linger", "5"])
         .arg("--out")
         .arg(out)
         .args(extra)
         .env("TILEPDB_TOKEN", TOKEN);
+    if !extra.contains(&"--listen") {
+        command.args(["--listen", "127.0.0.1:0"]);
+    }
     Server::spawn(command)
 }
 
@@ -44,23 +47,21 @@ struct ShardWorker(Child);
 
 impl ShardWorker {
     fn start(url: &str, shard: u32, shards: u32, extra: &[&str]) -> ShardWorker {
-        let child = Command::new(coordinator_bin())
+        let mut command = Command::new(coordinator_bin());
+        command
             .arg("worker")
-            .args([
-                "--coordinator",
-                url,
-                "--threads",
-                "1",
-                "--give-up-after",
-                "30",
-            ])
+            .args(["--coordinator", url, "--threads", "1"])
             .args([
                 "--shard",
                 &shard.to_string(),
                 "--shards",
                 &shards.to_string(),
             ])
-            .args(extra)
+            .args(extra);
+        if !extra.contains(&"--give-up-after") {
+            command.args(["--give-up-after", "30"]);
+        }
+        let child = command
             .env("TILEPDB_TOKEN", TOKEN)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
@@ -438,16 +439,8 @@ fn a_shard_that_does_not_fit_is_refused() {
     let url = server.url();
     let small = ShardWorker::start(&url, 0, 2, &["--memory-limit", "64K"]);
     let other = ShardWorker::start(&url, 1, 2, &[]);
-    let until = Instant::now() + MINUTES;
     let mut server = server;
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < until);
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(!status.success());
+    assert!(!exit_status(&mut server).success());
     assert!(
         server.has(&["shard 0 failed", "needs", "this worker may use 64.0 KiB"]),
         "{:?}",
@@ -460,45 +453,138 @@ fn a_shard_that_does_not_fit_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A shard worker killed mid-build fails the job with the shard's name once it has been
-/// silent for the lease timeout: the build never waits forever, and writes no table it did
-/// not finish.
+/// A free port on 127.0.0.1 (bound, then let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits for `server` to exit; its exit status.
+fn exit_status(server: &mut Server) -> std::process::ExitStatus {
+    let until = Instant::now() + MINUTES;
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < until, "the coordinator did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+const FAULT_JOB: [&str; 6] = [
+    "--partition",
+    "15:6-6-3",
+    "--blank",
+    "zero-aware",
+    "--encoding",
+    "1-bit",
+];
+
+/// A shard worker killed in the middle of the build is replaced by another worker of the same
+/// shard and data directory, which restores the shard from its checkpoints: the set is the
+/// single machine's, byte for byte.
 #[test]
-fn a_killed_shard_fails_the_job_instead_of_waiting() {
+fn a_killed_shard_is_replaced_and_the_set_is_the_same() {
     let dir = scratch("shards-killed");
-    let job = [
-        "--partition",
-        "15:6-6-3",
-        "--blank",
-        "zero-aware",
-        "--encoding",
-        "1-bit",
-    ];
-    let mut server = serve_shards(&job, &dir.join("out"), 2, &["--lease-timeout", "3"]);
+    let server = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &["--lease-timeout", "2"]);
+    let url = server.url();
+    let data = |p: u32| {
+        dir.join(format!("shard-{p}"))
+            .to_string_lossy()
+            .into_owned()
+    };
+    let first = ShardWorker::start(&url, 0, 2, &["--data-dir", &data(0)]);
+    let mut second = ShardWorker::start(&url, 1, 2, &["--data-dir", &data(1)]);
+    server.wait_for(
+        &["layer finished on every shard", "table=0", "depth=12"],
+        MINUTES,
+    );
+    second.kill();
+    server.wait_for(&["waiting for a replacement", "shard=1"], MINUTES);
+    let replacement = ShardWorker::start(&url, 1, 2, &["--data-dir", &data(1)]);
+    server.wait_for(&["restoring lost shards"], MINUTES);
+    let log = server.finish(MINUTES);
+    assert!(
+        log.iter()
+            .any(|l| l.contains("a shard joined") && l.contains("replacement=true"))
+    );
+    for w in [first, replacement] {
+        let (ok, err) = w.wait(Duration::from_secs(30));
+        assert!(ok, "{err}");
+    }
+    single_machine(&FAULT_JOB, &dir.join("single"));
+    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The coordinator killed in the middle of the build and started again on its data
+/// directory takes the job up: the shards join it again and restore from their checkpoints.
+#[test]
+fn a_restarted_coordinator_takes_the_job_up() {
+    let dir = scratch("shards-restart");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let data_dir = dir.join("control").to_string_lossy().into_owned();
+    let extra = ["--listen", listen.as_str(), "--data-dir", data_dir.as_str()];
+    let mut first = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
+    let url = first.url();
+    let data = |p: u32| {
+        dir.join(format!("shard-{p}"))
+            .to_string_lossy()
+            .into_owned()
+    };
+    let workers: Vec<ShardWorker> = (0..2)
+        .map(|p| {
+            ShardWorker::start(
+                &url,
+                p,
+                2,
+                &["--data-dir", &data(p), "--give-up-after", "120"],
+            )
+        })
+        .collect();
+    first.wait_for(
+        &["layer finished on every shard", "table=1", "depth=9"],
+        MINUTES,
+    );
+    let _ = first.child.kill();
+    let _ = first.child.wait();
+    let second = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
+    second.wait_for(&["taking up the table", "table=1"], MINUTES);
+    second.finish(MINUTES);
+    for w in workers {
+        let (ok, err) = w.wait(Duration::from_secs(30));
+        assert!(ok, "{err}");
+    }
+    single_machine(&FAULT_JOB, &dir.join("single"));
+    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A lost shard whose replacement has no checkpoints to restore from fails the job with the
+/// reason; nothing is written that the build did not finish.
+#[test]
+fn a_replacement_without_checkpoints_fails_the_job() {
+    let dir = scratch("shards-no-checkpoint");
+    let mut server = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &["--lease-timeout", "2"]);
     let url = server.url();
     let _first = ShardWorker::start(&url, 0, 2, &[]);
     let mut second = ShardWorker::start(&url, 1, 2, &[]);
-    server.wait_for(&["a shard joined", "shard=1"], MINUTES);
-    std::thread::sleep(Duration::from_millis(300));
+    server.wait_for(
+        &["layer finished on every shard", "table=0", "depth=3"],
+        MINUTES,
+    );
     second.kill();
-    let until = Instant::now() + MINUTES;
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < until,
-            "the job waited for the killed shard"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(!status.success());
+    server.wait_for(&["waiting for a replacement", "shard=1"], MINUTES);
+    let _replacement = ShardWorker::start(&url, 1, 2, &[]);
+    assert!(!exit_status(&mut server).success());
     assert!(
-        server.has(&["shard 1", "silent"])
-            || server.has(&["shard 1", "refused"])
-            || server.has(&["shard 1 did not"]),
+        server.has(&["shard 1 failed", "no data directory"]),
         "{:?}",
         server.lines(&["error"])
     );
+    assert!(!dir.join("out").exists() || table_files(&dir.join("out")).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }

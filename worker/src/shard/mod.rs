@@ -16,6 +16,7 @@
 //! only once every push of it has been merged by its owner, so when every shard has reported
 //! an expansion, the next layer is complete on every shard.
 
+pub mod checkpoint;
 pub mod peer;
 mod send;
 
@@ -38,6 +39,7 @@ use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::error::{Error, Result};
+use checkpoint::Checkpoints;
 use peer::{OpenShard, PeerService, PeerState};
 use send::Peers;
 
@@ -73,6 +75,9 @@ pub struct ShardConfig {
     pub advertise: Option<String>,
     /// Most bytes of memory the shard's arrays may take (`None`: the cgroup's limit, if any).
     pub memory_limit: Option<u64>,
+    /// Where the shard keeps its checkpoints (`None`: none, and a replacement cannot restore
+    /// it). A replacement of the shard must be given the same directory.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// What a shard worker did.
@@ -132,7 +137,8 @@ pub async fn run_shard(config: ShardConfig) -> Result<ShardSummary> {
     result
 }
 
-/// Joins, then takes the job's steps until it is done.
+/// Joins, then takes the job's steps until it is done; joins again when the coordinator
+/// no longer knows this worker's session (it was restarted).
 async fn steps(
     config: &ShardConfig,
     advertise: &str,
@@ -146,51 +152,93 @@ async fn steps(
         )?,
         Auth::new(config.token.as_deref())?,
     );
-    let joined = join(&mut control, config, advertise).await?;
-    let job = joined
-        .job
-        .ok_or_else(|| Error::Refused("the join answer has no job".into()))?;
-    let spaces = job.spaces()?;
-    let encoding: Encoding = joined
-        .encoding
-        .parse()
-        .map_err(|e| Error::Refused(format!("the job's encoding: {e}")))?;
-    *state.job_id.write().expect("job id lock") = joined.job_id.clone();
-    let session = joined.session;
-    let heartbeat = tokio::spawn(heartbeats(
-        control.clone(),
-        ShardHeartbeatRequest {
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads)
+            .thread_name(|i| format!("tilepdb-shard-{i}"))
+            .build()
+            .map_err(|e| Error::Start(format!("cannot start the threads: {e}")))?,
+    );
+    let mut summary = ShardSummary::default();
+    loop {
+        let joined = join(&mut control, config, advertise).await?;
+        let job = joined
+            .job
+            .ok_or_else(|| Error::Refused("the join answer has no job".into()))?;
+        let encoding: Encoding = joined
+            .encoding
+            .parse()
+            .map_err(|e| Error::Refused(format!("the job's encoding: {e}")))?;
+        *state.job_id.write().expect("job id lock") = joined.job_id.clone();
+        let heartbeat = tokio::spawn(heartbeats(
+            control.clone(),
+            ShardHeartbeatRequest {
+                job_id: joined.job_id.clone(),
+                shard: config.shard,
+                session: joined.session,
+            },
+            Duration::from_millis(u64::from(joined.heartbeat_interval_ms.max(100))),
+        ));
+        let mut work = Work {
+            config: config.clone(),
             job_id: joined.job_id.clone(),
-            shard: config.shard,
-            session,
-        },
-        Duration::from_millis(u64::from(joined.heartbeat_interval_ms.max(100))),
-    ));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads)
-        .thread_name(|i| format!("tilepdb-shard-{i}"))
-        .build()
-        .map_err(|e| Error::Start(format!("cannot start the threads: {e}")))?;
-    let pool = Arc::new(pool);
-    let mut work = Work {
-        config: config.clone(),
-        job_id: joined.job_id.clone(),
-        spaces,
-        encoding,
-        state: state.clone(),
-        pool,
-        peers: None,
-        summary: ShardSummary::default(),
-    };
+            spaces: job.spaces()?,
+            encoding,
+            state: state.clone(),
+            pool: pool.clone(),
+            peers: None,
+            checkpoints: config
+                .data_dir
+                .as_ref()
+                .map(|d| Checkpoints::new(d, &joined.job_id, config.shard, config.shards)),
+            summary: std::mem::take(&mut summary),
+        };
+        let outcome = session(
+            &mut control,
+            config,
+            &joined.job_id,
+            joined.session,
+            &mut work,
+        )
+        .await;
+        heartbeat.abort();
+        summary = work.summary;
+        match outcome {
+            Session::Ended(result) => return result.map(|()| summary),
+            Session::Forgotten => {
+                tracing::warn!(
+                    "the coordinator no longer knows this shard (restarted?); joining again"
+                );
+            }
+        }
+    }
+}
+
+/// How a session with the coordinator ended.
+enum Session {
+    /// The job ended (done, failed, or the coordinator gone for good).
+    Ended(Result<()>),
+    /// The coordinator does not know the session: join again.
+    Forgotten,
+}
+
+/// Takes the steps of one session.
+async fn session(
+    control: &mut Control,
+    config: &ShardConfig,
+    job_id: &str,
+    session: u64,
+    work: &mut Work,
+) -> Session {
     let mut request = StepRequest {
-        job_id: joined.job_id.clone(),
+        job_id: job_id.to_string(),
         shard: config.shard,
         session,
         done_step: 0,
         report: None,
     };
     let mut unreachable_since: Option<Instant> = None;
-    let outcome = loop {
+    loop {
         let answer = match control.next_step(request.clone()).await {
             Ok(a) => {
                 unreachable_since = None;
@@ -199,30 +247,38 @@ async fn steps(
             Err(status) if retryable(&status) => {
                 let since = *unreachable_since.get_or_insert_with(Instant::now);
                 if since.elapsed() > config.give_up_after {
-                    break Err(Error::Unreachable {
+                    return Session::Ended(Err(Error::Unreachable {
                         address: config.coordinator.clone(),
                         seconds: config.give_up_after.as_secs(),
                         last: status.message().to_string(),
-                    });
+                    }));
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             }
-            Err(status) => break Err(Error::Refused(status.message().to_string())),
+            Err(status) if status.message().contains("another session") => {
+                return Session::Forgotten;
+            }
+            Err(status) => {
+                return Session::Ended(Err(Error::Refused(status.message().to_string())));
+            }
         };
         let report = match answer.command {
             None | Some(Command::Wait(_)) => continue,
-            Some(Command::Done(_)) => break Ok(work.summary.clone()),
+            Some(Command::Done(_)) => {
+                if let Some(c) = &work.checkpoints {
+                    c.remove_all();
+                }
+                return Session::Ended(Ok(()));
+            }
             Some(Command::Failed(reason)) => {
-                break Err(Error::Refused(format!("the job failed: {reason}")));
+                return Session::Ended(Err(Error::Refused(format!("the job failed: {reason}"))));
             }
             Some(command) => work.step(command).await,
         };
         request.done_step = answer.step;
         request.report = Some(report);
-    };
-    heartbeat.abort();
-    outcome
+    }
 }
 
 /// Errors worth retrying: the coordinator restarting, unreachable or busy.
@@ -284,15 +340,106 @@ struct Work {
     state: Arc<PeerState>,
     pool: Arc<rayon::ThreadPool>,
     peers: Option<Arc<Peers>>,
+    checkpoints: Option<Checkpoints>,
     summary: ShardSummary,
 }
 
+/// Rebuilds `shard` (new, its goal marked) as it was after finishing the layer `depth - 1` of
+/// table `table`: each layer's states merged from the checkpoints, each layer finished.
+fn restore_shard(
+    shard: &Shard,
+    checkpoints: &Checkpoints,
+    pool: &rayon::ThreadPool,
+    table: u32,
+    depth: u32,
+) -> Result<()> {
+    for d in 0..depth {
+        checkpoints.read_layer(shard, table, d + 1, |states| {
+            shard.merge_received(states, d + 1).map_err(Error::from)
+        })?;
+        send::finish_layer(shard, pool, d);
+    }
+    Ok(())
+}
+
 impl Work {
+    /// The arrays of table `table`, refused (with the figures) before anything is allocated
+    /// when they do not fit the worker's memory limit.
+    async fn make_shard(&self, table: u32, peers: &[String]) -> Result<Shard> {
+        let space = self
+            .spaces
+            .get(table as usize)
+            .ok_or_else(|| Error::Refused(format!("the job has no table {table}")))?
+            .clone();
+        if peers.len() != self.config.shards as usize {
+            return Err(Error::Refused(format!(
+                "{} peer addresses for {} shards",
+                peers.len(),
+                self.config.shards
+            )));
+        }
+        let (shard_no, shards) = (self.config.shard, self.config.shards);
+        let limit = self.config.memory_limit.or_else(cgroup_limit);
+        let code = DepthCode::for_encoding(self.encoding, space.rule());
+        tokio::task::spawn_blocking(move || -> Result<Shard> {
+            let index = Arc::new(space.region_index()?);
+            let layout = ShardLayout::new(index.orders(), shards)?;
+            let size = ShardSize::of(&space, &index, layout, shard_no, code);
+            if let Some(limit) = limit {
+                let need = size.bytes() + index.memory_bytes();
+                if need > limit {
+                    return Err(Error::Refused(format!(
+                        "shard {shard_no} of {shards} of {} needs {} ({} of two-bit codes, {} of depth store, {} of index) but this worker may use {}",
+                        space.pattern(),
+                        human_bytes(need),
+                        human_bytes(size.code_bytes),
+                        human_bytes(size.depth_bytes),
+                        human_bytes(index.memory_bytes()),
+                        human_bytes(limit)
+                    )));
+                }
+            }
+            let moves = Arc::new(OrderMoves::new(index.k()));
+            Ok(Shard::new(&space, index, moves, layout, shard_no, code)?)
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))?
+    }
+
+    fn connect_peers(&mut self, peers: &[String]) -> Result<()> {
+        self.peers = Some(Arc::new(Peers::connect(
+            peers,
+            self.config.shard,
+            self.config.token.as_deref(),
+            self.config.tls_ca.as_deref(),
+            self.config.tls_domain.as_deref(),
+        )?));
+        Ok(())
+    }
+
+    /// Makes `shard` the open table `table`, taking pushes of the layer `accept_depth`.
+    fn install(
+        &mut self,
+        table: u32,
+        shard: Shard,
+        accept_depth: u32,
+        peers: &[String],
+    ) -> Result<()> {
+        self.connect_peers(peers)?;
+        *self.state.open.write().expect("open table lock") = Some(OpenShard {
+            table,
+            shard: Arc::new(shard),
+            accept_depth,
+        });
+        Ok(())
+    }
+
     /// Does one step; its report (with the error, if it failed).
     async fn step(&mut self, command: Command) -> StepReport {
         let mut report = match self.try_step(command).await {
             Ok(report) => report,
             Err(e) => StepReport {
+                peer_unreachable: matches!(e, Error::PeerUnreachable(_)),
                 error: e.to_string(),
                 ..StepReport::default()
             },
@@ -314,60 +461,58 @@ impl Work {
     async fn try_step(&mut self, command: Command) -> Result<StepReport> {
         match command {
             Command::OpenTable(open) => {
-                let space = self
-                    .spaces
-                    .get(open.table as usize)
-                    .ok_or_else(|| Error::Refused(format!("the job has no table {}", open.table)))?
-                    .clone();
-                if open.peers.len() != self.config.shards as usize {
-                    return Err(Error::Refused(format!(
-                        "{} peer addresses for {} shards",
-                        open.peers.len(),
-                        self.config.shards
-                    )));
+                let shard = self.make_shard(open.table, &open.peers).await?;
+                self.install(open.table, shard, 1, &open.peers)?;
+                self.summary.tables += 1;
+                Ok(StepReport::default())
+            }
+            Command::Restore(restore) => {
+                if restore.shards.contains(&self.config.shard) {
+                    let shard = self.make_shard(restore.table, &restore.peers).await?;
+                    let checkpoints = self.checkpoints.clone().ok_or_else(|| {
+                        Error::Checkpoint(
+                            "this shard has no data directory to restore the table from".into(),
+                        )
+                    })?;
+                    let pool = self.pool.clone();
+                    let (table, depth) = (restore.table, restore.depth);
+                    let shard = tokio::task::spawn_blocking(move || -> Result<Shard> {
+                        restore_shard(&shard, &checkpoints, &pool, table, depth)?;
+                        Ok(shard)
+                    })
+                    .await
+                    .map_err(|e| Error::Start(e.to_string()))??;
+                    self.install(restore.table, shard, restore.depth + 1, &restore.peers)?;
+                    tracing::info!(
+                        table = restore.table,
+                        depth = restore.depth,
+                        "shard restored from its checkpoints"
+                    );
+                } else {
+                    self.connect_peers(&restore.peers)?;
                 }
-                let (shard_no, shards, limit) = (
-                    self.config.shard,
-                    self.config.shards,
-                    self.config.memory_limit.or_else(cgroup_limit),
-                );
-                let code = DepthCode::for_encoding(self.encoding, space.rule());
-                let shard = tokio::task::spawn_blocking(move || -> Result<Shard> {
-                    let index = Arc::new(space.region_index()?);
-                    let layout = ShardLayout::new(index.orders(), shards)?;
-                    let size = ShardSize::of(&space, &index, layout, shard_no, code);
-                    if let Some(limit) = limit {
-                        let need = size.bytes() + index.memory_bytes();
-                        if need > limit {
-                            return Err(Error::Refused(format!(
-                                "shard {shard_no} of {shards} of {} needs {} ({} of two-bit codes, {} of depth store, {} of index) but this worker may use {}",
-                                space.pattern(),
-                                human_bytes(need),
-                                human_bytes(size.code_bytes),
-                                human_bytes(size.depth_bytes),
-                                human_bytes(index.memory_bytes()),
-                                human_bytes(limit)
-                            )));
-                        }
-                    }
-                    let moves = Arc::new(OrderMoves::new(index.k()));
-                    Ok(Shard::new(&space, index, moves, layout, shard_no, code)?)
+                Ok(StepReport::default())
+            }
+            Command::Checkpoint(layer) => {
+                let Some(checkpoints) = self.checkpoints.clone() else {
+                    return Ok(StepReport::default());
+                };
+                let (shard, _) = self.open_shard(layer.table)?;
+                let pool = self.pool.clone();
+                let level = self.config.zstd_level;
+                tokio::task::spawn_blocking(move || {
+                    let ranges = send::set_ranges(&shard, pool.current_num_threads() as u64 * 2);
+                    checkpoints.write_layer(
+                        &shard,
+                        &pool,
+                        &ranges,
+                        layer.table,
+                        layer.depth + 1,
+                        level,
+                    )
                 })
                 .await
                 .map_err(|e| Error::Start(e.to_string()))??;
-                self.peers = Some(Arc::new(Peers::connect(
-                    &open.peers,
-                    self.config.shard,
-                    self.config.token.as_deref(),
-                    self.config.tls_ca.as_deref(),
-                    self.config.tls_domain.as_deref(),
-                )?));
-                *self.state.open.write().expect("open table lock") = Some(OpenShard {
-                    table: open.table,
-                    shard: Arc::new(shard),
-                    accept_depth: 1,
-                });
-                self.summary.tables += 1;
                 Ok(StepReport::default())
             }
             Command::Expand(layer) => {
@@ -422,6 +567,9 @@ impl Work {
                     *open = None;
                 }
                 self.peers = None;
+                if let Some(c) = &self.checkpoints {
+                    c.remove_table(table);
+                }
                 Ok(StepReport::default())
             }
             Command::Wait(_) | Command::Done(_) | Command::Failed(_) => Ok(StepReport::default()),

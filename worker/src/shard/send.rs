@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 
 type PeerClient = ShardPeerClient<InterceptedService<Channel, Auth>>;
 
-/// How many tries a push gets while its owner is unreachable.
-const PUSH_TRIES: u32 = 20;
+/// How many tries a push gets while its owner is unreachable (about 15 s in all).
+const PUSH_TRIES: u32 = 10;
 
 /// Clients of every other shard, by shard number (`None` for this one).
 pub struct Peers {
@@ -113,7 +113,7 @@ impl Outbox<'_> {
 }
 
 /// Cuts the sets of `shard`'s table into about `parts` ranges of about equal states.
-fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
+pub fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
     let index = shard.index();
     let sets = index.sets();
     let ignored = shard.space().rule() == BlankRule::Ignored;
@@ -179,6 +179,12 @@ pub fn expand_layer(
                 Err(s) if s.code() == tonic::Code::Unavailable && tries < PUSH_TRIES => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(100 << tries.min(4)));
+                }
+                Err(s) if s.code() == tonic::Code::Unavailable => {
+                    return Err(Error::PeerUnreachable(format!(
+                        "shard {to} could not be reached: {}",
+                        s.message()
+                    )));
                 }
                 Err(s) => {
                     return Err(Error::Refused(format!(

@@ -16,7 +16,7 @@ use tilepdb_common::wire::proto::ReadValuesRequest;
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
 
-use super::control::{Control, Step};
+use super::control::{Control, Step, StepOutcome};
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
 use crate::engine::{SearchProgress, TableBuilder};
@@ -49,6 +49,10 @@ pub struct ShardedBuilder {
     runtime: tokio::runtime::Handle,
     proves: bool,
     proof: Option<Proof>,
+    /// Where the progress of the table being built is recorded (`None`: nowhere).
+    progress_file: Option<std::path::PathBuf>,
+    /// How long to wait for a lost shard's replacement.
+    replacement_wait: std::time::Duration,
     /// Each table's report, as it was written or reused.
     pub reports: Vec<TableReport>,
     /// Each built table's figures, by table.
@@ -58,7 +62,8 @@ pub struct ShardedBuilder {
 impl ShardedBuilder {
     /// A builder over `control`, whose shards joined at `peers`; tables written in
     /// `encoding`; `token`: the shared token of the peers; `runtime`: where the values are
-    /// read.
+    /// read; `progress_file`: where each layer's progress is recorded for a restarted
+    /// coordinator; a lost shard's replacement is waited for `replacement_wait`.
     pub fn new(
         control: Arc<Control>,
         peers: Vec<String>,
@@ -66,6 +71,8 @@ impl ShardedBuilder {
         token: Option<String>,
         runtime: tokio::runtime::Handle,
         proves: bool,
+        progress_file: Option<std::path::PathBuf>,
+        replacement_wait: std::time::Duration,
     ) -> ShardedBuilder {
         ShardedBuilder {
             control,
@@ -75,6 +82,8 @@ impl ShardedBuilder {
             runtime,
             proves,
             proof: None,
+            progress_file,
+            replacement_wait,
             reports: Vec::new(),
             figures: Vec::new(),
         }
@@ -181,6 +190,213 @@ fn check_values(shard: usize, packed: &[u8], crc: u32, count: u64, room: u64) ->
     Ok(values)
 }
 
+/// Where the search of a table stands: the step to give next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Open,
+    Expand(u32),
+    Checkpoint(u32),
+    Finish(u32),
+    Read,
+    Close,
+}
+
+impl Phase {
+    /// After shards were lost in this phase: the layer the replacements restore to (they
+    /// then expand it next), and the phase to take up again.
+    fn recovery(self, progress: &SearchProgress) -> (u32, Phase) {
+        match self {
+            Phase::Open => (0, Phase::Expand(0)),
+            Phase::Expand(d) | Phase::Checkpoint(d) => (d, Phase::Expand(d)),
+            // Every shard has checkpointed the layer `d + 1`; finishing again is a no-op where
+            // it was done.
+            Phase::Finish(d) => (d + 1, Phase::Finish(d)),
+            Phase::Read | Phase::Close => (progress.next_depth, self),
+        }
+    }
+}
+
+/// Most times the shards of one table are replaced before the build gives up.
+const MAX_RECOVERIES: u32 = 16;
+
+impl ShardedBuilder {
+    /// Gives `step`; on shards lost, waits for their replacements and has them restore to
+    /// `phase`'s recovery layer, then answers `None` (the caller takes up the phase the
+    /// recovery names).
+    fn step_or_recover(
+        &mut self,
+        table: u32,
+        step: Step,
+        phase: Phase,
+        progress: &SearchProgress,
+        recoveries: &mut u32,
+    ) -> Result<Option<Vec<tilepdb_common::wire::proto::StepReport>>> {
+        let mut lost = match self.control.run_step(step)? {
+            StepOutcome::Done(reports) => return Ok(Some(reports)),
+            StepOutcome::Lost(lost) => lost,
+        };
+        loop {
+            *recoveries += 1;
+            if *recoveries > MAX_RECOVERIES {
+                return Err(Error::Shards(format!(
+                    "table {table}: shards were lost {MAX_RECOVERIES} times; giving up"
+                )));
+            }
+            if lost.is_empty() {
+                // A shard could not reach another that is still there: try again shortly.
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            self.peers = self.control.wait_members(self.replacement_wait)?;
+            let (depth, _) = phase.recovery(progress);
+            tracing::info!(table, depth, shards = ?lost, "restoring lost shards from their checkpoints");
+            let restore = Step::Restore {
+                table,
+                depth,
+                shards: lost.clone(),
+                peers: self.peers.clone(),
+            };
+            match self.control.run_step(restore)? {
+                StepOutcome::Done(_) => return Ok(None),
+                StepOutcome::Lost(more) => {
+                    lost.extend(more);
+                    lost.sort_unstable();
+                    lost.dedup();
+                }
+            }
+        }
+    }
+
+    /// Searches table `table` on the shards from `progress`, starting with `phase`; its
+    /// values in file order.
+    fn search(
+        &mut self,
+        table: u32,
+        space: &StateSpace,
+        code: DepthCode,
+        mut phase: Phase,
+        progress: &mut SearchProgress,
+        figures: &mut ShardedTableFigures,
+    ) -> Result<Vec<u8>> {
+        let mut recoveries = 0;
+        let mut stats = ExpandStats::default();
+        let mut data = Vec::new();
+        loop {
+            let step = match phase {
+                Phase::Open => Step::Open {
+                    table,
+                    peers: self.peers.clone(),
+                },
+                Phase::Expand(depth) => Step::Expand { table, depth },
+                Phase::Checkpoint(depth) => Step::Checkpoint { table, depth },
+                Phase::Finish(depth) => Step::Finish { table, depth },
+                Phase::Read => {
+                    match self.read_values(table, space, code) {
+                        Ok(values) => {
+                            data = values;
+                            phase = Phase::Close;
+                        }
+                        Err(e) if self.control.any_silent() => {
+                            tracing::warn!("reading the values stopped: {e}");
+                            // The next step finds the silent shard lost and recovers.
+                            phase = Phase::Close;
+                            data.clear();
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    continue;
+                }
+                Phase::Close => Step::Close { table },
+            };
+            let Some(reports) =
+                self.step_or_recover(table, step, phase, progress, &mut recoveries)?
+            else {
+                phase = phase.recovery(progress).1;
+                if phase == Phase::Close {
+                    phase = Phase::Read;
+                }
+                continue;
+            };
+            phase = match phase {
+                Phase::Open => Phase::Expand(progress.next_depth),
+                Phase::Expand(d) => {
+                    stats = ExpandStats::default();
+                    for r in &reports {
+                        stats.expanded += r.expanded;
+                        stats.generated += r.generated;
+                        figures.sent_states += r.sent_states;
+                        figures.sent_bytes += r.sent_bytes;
+                    }
+                    Phase::Checkpoint(d)
+                }
+                Phase::Checkpoint(d) => Phase::Finish(d),
+                Phase::Finish(d) => {
+                    let added = reports.iter().map(|r| r.added).sum();
+                    let entries = reports.iter().map(|r| r.entries).sum();
+                    progress.layer_finished(space, added, entries, stats)?;
+                    tracing::info!(table, depth = d, added, "layer finished on every shard");
+                    self.save_progress(table, progress)?;
+                    if progress.search_done {
+                        Phase::Read
+                    } else {
+                        Phase::Expand(d + 1)
+                    }
+                }
+                Phase::Read => unreachable!("reading is not a step"),
+                Phase::Close => {
+                    figures.worker_peak_rss = reports.iter().map(|r| r.peak_rss).collect();
+                    if data.is_empty() {
+                        // The values were not read: a shard was lost while they were.
+                        Phase::Read
+                    } else {
+                        return Ok(data);
+                    }
+                }
+            };
+        }
+    }
+
+    /// Records that table `table` got as far as `progress` (for a restarted coordinator).
+    fn save_progress(&self, table: u32, progress: &SearchProgress) -> Result<()> {
+        let Some(path) = &self.progress_file else {
+            return Ok(());
+        };
+        let saved = SavedProgress {
+            job_id: self.control.job_id.clone(),
+            table,
+            progress: progress.clone(),
+        };
+        let text = serde_json::to_vec_pretty(&saved)
+            .map_err(|e| Error::Shards(format!("cannot record the progress: {e}")))?;
+        tilepdb_common::table::write::write_atomic(path, &[&text]).map_err(Error::from)
+    }
+
+    /// Where a restarted coordinator takes up table `table`: the progress recorded, if it is
+    /// this job's and table's.
+    fn saved_progress(&self, table: u32) -> Option<SearchProgress> {
+        let path = self.progress_file.as_ref()?;
+        let bytes = std::fs::read(path).ok()?;
+        let saved: SavedProgress = match serde_json::from_slice(&bytes) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(
+                    "{}: not a progress record ({e}); starting the table over",
+                    path.display()
+                );
+                return None;
+            }
+        };
+        (saved.job_id == self.control.job_id && saved.table == table).then_some(saved.progress)
+    }
+}
+
+/// The progress of a sharded job's table, as a restarted coordinator reads it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedProgress {
+    job_id: String,
+    table: u32,
+    progress: SearchProgress,
+}
+
 impl TableBuilder for ShardedBuilder {
     type Error = Error;
 
@@ -188,33 +404,45 @@ impl TableBuilder for ShardedBuilder {
         let started = Instant::now();
         let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
         let code = depth_code(space, Some(self.encoding));
-        let open = self.control.run_step(Step::Open {
-            table,
-            peers: self.peers.clone(),
-        })?;
         let mut figures = ShardedTableFigures::default();
-        let mut progress = SearchProgress::start();
-        while !progress.search_done {
-            let depth = progress.next_depth;
-            let expanded = self.control.run_step(Step::Expand { table, depth })?;
-            let mut stats = ExpandStats::default();
-            for r in &expanded {
-                stats.expanded += r.expanded;
-                stats.generated += r.generated;
-                figures.sent_states += r.sent_states;
-                figures.sent_bytes += r.sent_bytes;
+        let (mut progress, phase) = match self.saved_progress(table) {
+            Some(progress) => {
+                tracing::info!(
+                    table,
+                    depth = progress.next_depth,
+                    "taking up the table where the job's last run left it"
+                );
+                // Every shard rebuilds the table from its checkpoints.
+                let all: Vec<u32> = (0..self.control.shards()).collect();
+                let restore = Step::Restore {
+                    table,
+                    depth: progress.next_depth,
+                    shards: all,
+                    peers: self.peers.clone(),
+                };
+                let mut recoveries = 0;
+                let phase = if progress.search_done {
+                    Phase::Read
+                } else {
+                    Phase::Expand(progress.next_depth)
+                };
+                // A restore that loses shards restores them too, to the same layer.
+                let _ = self.step_or_recover(
+                    table,
+                    restore,
+                    Phase::Finish(progress.next_depth.saturating_sub(1)),
+                    &progress,
+                    &mut recoveries,
+                )?;
+                (progress, phase)
             }
-            let finished = self.control.run_step(Step::Finish { table, depth })?;
-            let added = finished.iter().map(|r| r.added).sum();
-            let entries = finished.iter().map(|r| r.entries).sum();
-            progress.layer_finished(space, added, entries, stats)?;
-            tracing::debug!(table, depth, added, "layer finished on every shard");
+            None => (SearchProgress::start(), Phase::Open),
+        };
+        let data = self.search(table, space, code, phase, &mut progress, &mut figures)?;
+        if let Some(path) = &self.progress_file {
+            let _ = std::fs::remove_file(path);
         }
         figures.generated = progress.generated;
-        let data = self.read_values(table, space, code)?;
-        let closed = self.control.run_step(Step::Close { table })?;
-        figures.worker_peak_rss = closed.iter().map(|r| r.peak_rss).collect();
-        let _ = open;
         let index_bytes = space.region_index()?.memory_bytes();
         let built = table_of_values(space, code, data, &progress, started, (index_bytes, 0));
         if self.figures.len() <= index {

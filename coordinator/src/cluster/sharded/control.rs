@@ -5,10 +5,15 @@
 //! ```text
 //!             join (all P shards)            every shard reported step s
 //!  Joining ───────────────────────► Step 1 ───────────────────────────► Step s + 1 ──► …
-//!     │                               │  a report with an error, a shard silent        │
-//!     │                               ▼  too long, the driver giving up                ▼
+//!     │                               │ │ a shard silent too long: its slot is freed     │
+//!     │                               │ └──► Lost ──(a replacement joins)──► Restore ──┘
+//!     │                               │ a report with an error, the driver giving up   │
+//!     │                               ▼                                                ▼
 //!     └──────────────────────────► Failed(reason)                           Done (told once)
 //! ```
+//!
+//! A replacement joins a freed slot at any time; until it is told to restore, it is only
+//! told to wait.
 //!
 //! The driver ([`super::builder`]) gives a step with [`Control::run_step`] and waits for every
 //! shard's report; the service hands the step to each shard's `NextStep` call and stores the
@@ -46,11 +51,40 @@ pub enum Step {
         /// The layer.
         depth: u32,
     },
+    /// Write the states of the layer `depth + 1` of table `table` to each shard's checkpoint.
+    Checkpoint {
+        /// The table.
+        table: u32,
+        /// The layer expanded.
+        depth: u32,
+    },
+    /// Rebuild table `table` on the shards `shards` from their checkpoints of the layers
+    /// `0..=depth`; every shard takes the peers' addresses.
+    Restore {
+        /// The table.
+        table: u32,
+        /// The layer the restored shards will expand next.
+        depth: u32,
+        /// The shards that restore.
+        shards: Vec<u32>,
+        /// Every shard's data-plane address.
+        peers: Vec<String>,
+    },
     /// Let table `table`'s arrays go.
     Close {
         /// The table.
         table: u32,
     },
+}
+
+/// How a step ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepOutcome {
+    /// Every shard reported it.
+    Done(Vec<StepReport>),
+    /// Shards were lost (silent too long; the list may be empty when a shard only could not
+    /// reach another): the step must be done again once they are replaced.
+    Lost(Vec<u32>),
 }
 
 /// What a shard is told when it asks for its next step.
@@ -107,6 +141,8 @@ struct Member {
     name: String,
     peer: String,
     last_seen: Instant,
+    /// It joined a slot freed by a lost shard: it must restore before any other step.
+    replacement: bool,
 }
 
 #[derive(Debug, Default)]
@@ -193,28 +229,28 @@ impl Control {
             return Err(ShardRefusal::Address(peer.chars().take(512).collect()));
         }
         let mut state = self.lock();
-        if state.step > 0 || state.ended.is_some() {
-            return Err(ShardRefusal::Taken(
-                shard,
-                "the job has started, and a shard joins only before".into(),
-            ));
+        if state.ended.is_some() {
+            return Err(ShardRefusal::Taken(shard, "the job has ended".into()));
         }
         if let Some(m) = &state.members[shard as usize] {
-            if m.last_seen.elapsed() < self.silence {
+            if m.last_seen.elapsed() <= self.silence {
                 return Err(ShardRefusal::Taken(
                     shard,
                     format!("worker {} owns it", m.name),
                 ));
             }
+            tracing::warn!(shard, worker = %m.name, "shard {shard} was silent: another worker takes it");
         }
         state.sessions += 1;
         let session = state.sessions;
-        tracing::info!(shard, worker = name, peer, "a shard joined");
+        let replacement = state.step > 0;
+        tracing::info!(shard, worker = name, peer, replacement, "a shard joined");
         state.members[shard as usize] = Some(Member {
             session,
             name: name.to_string(),
             peer: peer.to_string(),
             last_seen: Instant::now(),
+            replacement,
         });
         drop(state);
         self.changed.notify_all();
@@ -266,7 +302,20 @@ impl Control {
             self.changed.notify_all();
             return Ok(Answer::Wait);
         }
+        let replacement = state.members[shard as usize]
+            .as_ref()
+            .is_some_and(|m| m.replacement);
         Ok(match &state.current {
+            Some(Step::Restore { shards, .. })
+                if replacement && state.step > done && shards.contains(&shard) =>
+            {
+                let step = state.current.clone().expect("a step");
+                if let Some(m) = state.members[shard as usize].as_mut() {
+                    m.replacement = false;
+                }
+                Answer::Do(state.step, step)
+            }
+            _ if replacement => Answer::Wait,
             Some(step) if state.step > done => Answer::Do(state.step, step.clone()),
             _ => Answer::Wait,
         })
@@ -305,8 +354,10 @@ impl Control {
         }
     }
 
-    /// Gives `step` to every shard and waits for all their reports.
-    pub fn run_step(&self, step: Step) -> Result<Vec<StepReport>> {
+    /// Gives `step` to every shard and waits for all their reports; a shard silent for the
+    /// silence time is lost (its slot freed for a replacement). A report with an error fails
+    /// the job, unless it says another shard could not be reached.
+    pub fn run_step(&self, step: Step) -> Result<StepOutcome> {
         let mut state = self.lock();
         state.step += 1;
         state.current = Some(step);
@@ -317,11 +368,10 @@ impl Control {
             if let Some(Err(reason)) = &state.ended {
                 return Err(Error::Shards(reason.clone()));
             }
-            if let Some(p) = state
-                .reports
-                .iter()
-                .position(|r| r.as_ref().is_some_and(|r| !r.error.is_empty()))
-            {
+            if let Some(p) = state.reports.iter().position(|r| {
+                r.as_ref()
+                    .is_some_and(|r| !r.error.is_empty() && !r.peer_unreachable)
+            }) {
                 let reason = format!(
                     "shard {p} failed: {}",
                     state.reports[p].as_ref().expect("a report").error
@@ -330,26 +380,37 @@ impl Control {
                 self.fail(&reason);
                 return Err(Error::Shards(reason));
             }
+            let lost: Vec<u32> = (0..self.shards)
+                .filter(|&p| {
+                    state.members[p as usize]
+                        .as_ref()
+                        .is_none_or(|m| m.last_seen.elapsed() > self.silence)
+                })
+                .collect();
+            if !lost.is_empty() {
+                for &p in &lost {
+                    if let Some(m) = state.members[p as usize].take() {
+                        tracing::warn!(
+                            shard = p,
+                            worker = %m.name,
+                            "shard {p} was silent for {} s: waiting for a replacement",
+                            self.silence.as_secs()
+                        );
+                    }
+                }
+                return Ok(StepOutcome::Lost(lost));
+            }
             if state.reports.iter().all(Option::is_some) {
-                return Ok(state
+                let reports: Vec<StepReport> = state
                     .reports
                     .iter_mut()
                     .map(|r| r.take().expect("all"))
-                    .collect());
-            }
-            if let Some((p, m)) = state.members.iter().enumerate().find_map(|(p, m)| {
-                m.as_ref()
-                    .filter(|m| m.last_seen.elapsed() > self.silence)
-                    .map(|m| (p, m.clone()))
-            }) {
-                let reason = format!(
-                    "shard {p} (worker {}) was silent for {} s",
-                    m.name,
-                    self.silence.as_secs()
-                );
-                drop(state);
-                self.fail(&reason);
-                return Err(Error::Shards(reason));
+                    .collect();
+                if let Some(r) = reports.iter().find(|r| r.peer_unreachable) {
+                    tracing::warn!("a step is done again: {}", r.error);
+                    return Ok(StepOutcome::Lost(Vec::new()));
+                }
+                return Ok(StepOutcome::Done(reports));
             }
             state = self
                 .changed
@@ -357,6 +418,14 @@ impl Control {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+
+    /// Whether a shard that joined has been silent for the silence time (or its slot is free).
+    pub fn any_silent(&self) -> bool {
+        self.lock().members.iter().any(|m| {
+            m.as_ref()
+                .is_none_or(|m| m.last_seen.elapsed() > self.silence)
+        })
     }
 
     /// Whether the job has ended.

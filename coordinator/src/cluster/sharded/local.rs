@@ -1,7 +1,9 @@
 //! A local sharded cluster: the control plane in this process and one worker process per
 //! shard on loopback (`build --shards P`, and the distributed tests). A worker that exits
-//! before the job is done fails the job at once, and every worker still running when the
-//! job ends is stopped.
+//! before the job is done is started again on the same shard and data directory (it restores
+//! the shard from its checkpoints), a few times at most; every worker still running when the
+//! job ends is stopped. The job's data directory (`.shards-<job>` in the output directory)
+//! is removed when the build succeeds.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -52,13 +54,18 @@ impl LocalShards {
         };
         let per_worker = (total / self.shards as usize).max(1);
         let url = format!("http://{}", server.addr());
+        let data = self.out.join(format!(".shards-{}", spec.job_id()));
         let children: Arc<Mutex<Vec<Child>>> = Arc::default();
+        let spawn = {
+            let (this, url, data, token) = (self.clone(), url.clone(), data.clone(), token.clone());
+            move |p: u32| this.spawn_worker(&url, p, per_worker, &token, &data)
+        };
         let started = (0..self.shards).try_for_each(|p| {
-            let child = self.spawn_worker(&url, p, per_worker, &token)?;
+            let child = spawn(p)?;
             lock(&children).push(child);
             Ok::<(), Error>(())
         });
-        let watcher = watch_workers(server.control().clone(), children.clone());
+        let watcher = watch_workers(server.control().clone(), children.clone(), spawn);
         let result = match started {
             Ok(()) => server.build(
                 spec,
@@ -67,6 +74,7 @@ impl LocalShards {
                     reuse: self.reuse,
                     prove: self.prove,
                     join_timeout: Duration::from_secs(60),
+                    progress_file: Some(data.join("progress.json")),
                 },
             ),
             Err(e) => {
@@ -77,10 +85,20 @@ impl LocalShards {
         let told = server.stop(Duration::from_secs(5));
         stop_workers(&mut lock(&children), result.is_ok() && told);
         let _ = watcher.join();
+        if result.is_ok() {
+            let _ = std::fs::remove_dir_all(&data);
+        }
         result
     }
 
-    fn spawn_worker(&self, url: &str, shard: u32, threads: usize, token: &str) -> Result<Child> {
+    fn spawn_worker(
+        &self,
+        url: &str,
+        shard: u32,
+        threads: usize,
+        token: &str,
+        data: &std::path::Path,
+    ) -> Result<Child> {
         let (program, prefix) = &self.worker_program;
         let mut cmd = Command::new(program);
         cmd.args(prefix)
@@ -96,6 +114,8 @@ impl LocalShards {
             .arg("30")
             .arg("--name")
             .arg(format!("local-shard-{shard}"))
+            .arg("--data-dir")
+            .arg(data.join(format!("shard-{shard}")))
             .env("TILEPDB_TOKEN", token)
             .stdin(Stdio::null())
             .stdout(Stdio::null());
@@ -107,12 +127,18 @@ impl LocalShards {
     }
 }
 
-/// Fails the job as soon as a worker exits before the job ended.
+/// Times a shard's worker is started again after it exited before the job ended.
+const RESTARTS: u32 = 3;
+
+/// Starts a worker again (with `spawn`) when it exits before the job ended, [`RESTARTS`]
+/// times at most per shard; then fails the job.
 fn watch_workers(
     control: Arc<Control>,
     children: Arc<Mutex<Vec<Child>>>,
+    spawn: impl Fn(u32) -> Result<Child> + Send + 'static,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
+        let mut restarts = vec![0u32; lock(&children).len()];
         loop {
             std::thread::sleep(Duration::from_millis(100));
             if control.ended() {
@@ -122,11 +148,22 @@ fn watch_workers(
                 .iter_mut()
                 .enumerate()
                 .find_map(|(p, c)| c.try_wait().ok().flatten().map(|status| (p, status)));
-            if let Some((p, status)) = exited {
+            let Some((p, status)) = exited else { continue };
+            let shard = u32::try_from(p).expect("a shard number");
+            if restarts[p] == RESTARTS {
                 control.fail(&format!(
-                    "the worker process of shard {p} exited before the job was done ({status})"
+                    "the worker process of shard {p} exited before the job was done ({status}), {RESTARTS} times"
                 ));
                 return;
+            }
+            restarts[p] += 1;
+            tracing::warn!(shard, %status, "the worker process of shard {p} exited; starting it again");
+            match spawn(shard) {
+                Ok(child) => lock(&children)[p] = child,
+                Err(e) => {
+                    control.fail(&e.to_string());
+                    return;
+                }
             }
         }
     })

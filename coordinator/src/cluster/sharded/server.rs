@@ -39,8 +39,11 @@ pub struct ShardedBuild {
     pub reuse: Reuse,
     /// Prove each table before it is written.
     pub prove: bool,
-    /// How long to wait for every shard to join.
+    /// How long to wait for every shard to join, and for a lost shard's replacement.
     pub join_timeout: Duration,
+    /// Where the progress of the table being built is recorded, for a coordinator started
+    /// again on the same job (`None`: nowhere; a restarted coordinator starts over).
+    pub progress_file: Option<std::path::PathBuf>,
 }
 
 /// A running control plane.
@@ -137,6 +140,8 @@ impl ShardedServer {
                 self.token.clone(),
                 self.runtime.handle().clone(),
                 how.prove,
+                how.progress_file.clone(),
+                how.join_timeout,
             );
             let set = build_set(spec, &how.out, how.reuse, &mut builder)?;
             Ok(ShardedRun {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tilepdb_common::wire::proto::shard_control_server::ShardControl;
 use tilepdb_common::wire::proto::step_response::Command;
 use tilepdb_common::wire::proto::{
-    JobSpec, JoinRequest, JoinResponse, LayerStep, OpenTable, ShardHeartbeatRequest,
+    JobSpec, JoinRequest, JoinResponse, LayerStep, OpenTable, RestoreTable, ShardHeartbeatRequest,
     ShardHeartbeatResponse, StepRequest, StepResponse,
 };
 use tonic::{Request, Response, Status};
@@ -71,6 +71,20 @@ fn response(answer: Answer) -> StepResponse {
                 Step::Open { table, peers } => Command::OpenTable(OpenTable { table, peers }),
                 Step::Expand { table, depth } => Command::Expand(LayerStep { table, depth }),
                 Step::Finish { table, depth } => Command::Finish(LayerStep { table, depth }),
+                Step::Checkpoint { table, depth } => {
+                    Command::Checkpoint(LayerStep { table, depth })
+                }
+                Step::Restore {
+                    table,
+                    depth,
+                    shards,
+                    peers,
+                } => Command::Restore(RestoreTable {
+                    table,
+                    depth,
+                    shards,
+                    peers,
+                }),
                 Step::Close { table } => Command::CloseTable(table),
             },
         ),
