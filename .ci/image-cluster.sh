@@ -102,8 +102,8 @@ same_tables() {
 
 # play_pod FILE CONTAINER...: the pod of deploy/kubernetes/FILE under `podman play kube`, with
 # this image, without published ports, its pod and volume renamed tilepdb-ci-*; every container
-# named must exit 0 (the first, the coordinator, within 5 minutes) and the set it writes to
-# tables/ in its volume must equal the single-machine build's.
+# named must exit 0 (the first, the coordinator, within 5 minutes, the others a minute after)
+# and the set it writes to tables/ in its volume must equal the single-machine build's.
 play_pod() {
   local file=$1
   shift
@@ -118,6 +118,7 @@ play_pod() {
   podman_cmd volume rm -f "$ci" >/dev/null 2>&1 || true
   pods+=("$ci")
   podman_cmd play kube "$work/$ci.yaml" >/dev/null
+  # (once the coordinator has failed, the workers can only wait for it: not waited for)
   local c code limit=300 failed=0
   for c in "$@"; do
     code=$(timeout "$limit" podman "${podman_global_options[@]}" wait "$ci-$c") ||
@@ -126,6 +127,7 @@ play_pod() {
     if [ "$code" != 0 ]; then
       echo "image-cluster: container $c of $file exited with $code" >&2
       failed=1
+      [ "$c" != "$1" ] || break
     fi
   done
   local volume
