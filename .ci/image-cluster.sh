@@ -2,7 +2,11 @@
 # The container image end to end: builds it (deploy/image/build.sh), runs a coordinator
 # container and two worker containers (host network, read-only root filesystems, the image's
 # non-root user) on a small set, and compares the table set they write byte for byte with a
-# single-machine `build` of the same set. Exits non-zero on any difference.
+# single-machine `build` of the same set. For the default set it also runs the two pods of
+# deploy/kubernetes/ with `podman play kube`: local-pod.yaml (a coordinator and two workers)
+# and local-sharded-pod.yaml (`serve --shards 3` and a worker per shard, configured as the
+# Indexed Job's pods of sharded-build.yaml are), each set compared file by file (sha256) with
+# the single-machine build. Exits non-zero on any difference.
 #
 #   .ci/image-cluster.sh [PARTITION]        # default 15:5-5-5
 #
@@ -21,8 +25,13 @@ bin=${TILEPDB_BIN:-${CARGO_TARGET_DIR:-$root/target}/dist}
 
 work=$(mktemp -d)
 containers=()
+pods=()
 cleanup() {
   for c in "${containers[@]}"; do podman_cmd rm -f "$c" >/dev/null 2>&1 || true; done
+  for p in "${pods[@]}"; do
+    podman_cmd play kube --down "$work/$p.yaml" >/dev/null 2>&1 || true
+    podman_cmd volume rm -f "$p" >/dev/null 2>&1 || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -85,27 +94,65 @@ fi
 files=$(find "$work/cluster/tables/$set_name" -type f | wc -l)
 echo "image-cluster: $set_name from a coordinator and two worker containers equals the single-machine build ($files files)"
 
-# The local try of deploy/kubernetes/local-pod.yaml (`podman play kube`: one pod, a coordinator
-# and two workers), with this image and without the published port; only for the default set,
-# which the pod builds.
-if [ "$partition" = 15:5-5-5 ]; then
+# same_tables A B: the same files in the set directories A and B, with the same bytes (sha256).
+same_tables() {
+  diff <(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum) \
+    <(cd "$2" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+}
+
+# play_pod FILE CONTAINER...: the pod of deploy/kubernetes/FILE under `podman play kube`, with
+# this image, without published ports, its pod and volume renamed tilepdb-ci-*; every container
+# named must exit 0 (the first, the coordinator, within 5 minutes, the others a minute after)
+# and the set it writes to tables/ in its volume must equal the single-machine build's.
+play_pod() {
+  local file=$1
+  shift
+  local pod
+  pod=$(awk '$1 == "kind:" && $2 == "Pod" { p = 1 } p && $1 == "name:" { print $2; exit }' \
+    "$root/deploy/kubernetes/$file")
+  local ci=tilepdb-ci-${pod#tilepdb-}
   sed -e "s|localhost/tilepdb:latest|$tag|" -e '/hostPort:/d' \
-    -e 's/claimName: tilepdb-local/claimName: tilepdb-ci-local/' -e 's/name: tilepdb-local$/name: tilepdb-ci-local/' \
-    "$root/deploy/kubernetes/local-pod.yaml" >"$work/local-pod.yaml"
-  podman_cmd play kube --down "$work/local-pod.yaml" >/dev/null 2>&1 || true
-  podman_cmd volume rm -f tilepdb-ci-local >/dev/null 2>&1 || true
-  podman_cmd play kube "$work/local-pod.yaml" >/dev/null
-  pod_code=$(podman_cmd wait tilepdb-ci-local-coordinator)
-  volume=$(podman_cmd volume inspect tilepdb-ci-local --format '{{.Mountpoint}}')
-  pod_status=0
-  [ "$pod_code" = 0 ] && diff -r "$work/single/$set_name" "$volume/tables/$set_name" || pod_status=1
-  [ "$pod_status" = 0 ] || podman_cmd logs tilepdb-ci-local-coordinator >&2 || true
-  podman_cmd play kube --down "$work/local-pod.yaml" >/dev/null 2>&1 || true
-  podman_cmd volume rm -f tilepdb-ci-local >/dev/null 2>&1 || true
-  if [ "$pod_status" != 0 ]; then
-    echo "image-cluster: the local pod (podman play kube) failed or its tables differ" >&2
-    exit 1
+    -e "s/\(name\|claimName\): $pod\$/\1: $ci/" \
+    "$root/deploy/kubernetes/$file" >"$work/$ci.yaml"
+  podman_cmd play kube --down "$work/$ci.yaml" >/dev/null 2>&1 || true
+  podman_cmd volume rm -f "$ci" >/dev/null 2>&1 || true
+  pods+=("$ci")
+  podman_cmd play kube "$work/$ci.yaml" >/dev/null
+  # (once the coordinator has failed, the workers can only wait for it: not waited for)
+  local c code limit=300 failed=0
+  for c in "$@"; do
+    code=$(timeout "$limit" podman "${podman_global_options[@]}" wait "$ci-$c") ||
+      code="no exit status within $limit s"
+    limit=60
+    if [ "$code" != 0 ]; then
+      echo "image-cluster: container $c of $file exited with $code" >&2
+      failed=1
+      [ "$c" != "$1" ] || break
+    fi
+  done
+  local volume
+  volume=$(podman_cmd volume inspect "$ci" --format '{{.Mountpoint}}')
+  if [ "$failed" = 0 ] && ! same_tables "$work/single/$set_name" "$volume/tables/$set_name"; then
+    echo "image-cluster: the tables of $file differ from the single-machine build" >&2
+    failed=1
   fi
-  echo "image-cluster: podman play kube of deploy/kubernetes/local-pod.yaml builds the same tables"
+  if [ "$failed" != 0 ]; then
+    for c in "$@"; do
+      echo "--- $c" >&2
+      podman_cmd logs "$ci-$c" >&2 || true
+    done
+  fi
+  podman_cmd play kube --down "$work/$ci.yaml" >/dev/null 2>&1 || true
+  podman_cmd volume rm -f "$ci" >/dev/null 2>&1 || true
+  [ "$failed" = 0 ] || return 1
+  echo "image-cluster: podman play kube of deploy/kubernetes/$file builds the same tables ($(find "$work/single/$set_name" -type f | wc -l) files, sha256)"
+}
+
+# The local tries of deploy/kubernetes/ (`podman play kube`: one pod each), only for the
+# default set, which the pods build: a coordinator and two workers; the sharded build, the
+# coordinator and a worker per shard.
+if [ "$partition" = 15:5-5-5 ]; then
+  play_pod local-pod.yaml coordinator worker-1 worker-2
+  play_pod local-sharded-pod.yaml coordinator shard-0 shard-1 shard-2
 fi
 echo "image-cluster: all checks passed in $(( $(date +%s) - started )) s"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every Kubernetes manifest in deploy/ validated offline against the Kubernetes API schemas
-# (kubernetes-validate --strict: unknown fields are errors) and linted (yamllint).
+# (kubernetes-validate --strict: unknown fields are errors) and linted (yamllint); then the
+# wiring of each sharded build (an Indexed Job of tilepdb-worker shards), which no schema
+# sees and no local run tries (podman runs no Indexed Job): see check_sharded below.
 #
 #   pip install kubernetes-validate yamllint && .ci/manifests.sh
 set -euo pipefail
@@ -9,4 +11,90 @@ mapfile -t manifests < <(find deploy -name '*.yaml' | sort)
 [ "${#manifests[@]}" -gt 0 ] || { echo "manifests: no manifest in deploy/" >&2; exit 1; }
 yamllint --strict -c .yamllint.yaml "${manifests[@]}"
 kubernetes-validate --strict --quiet "${manifests[@]}"
+
+# check_sharded FILE...: deploy/ holds a sharded build, and every Job of tilepdb-worker shards
+# (Indexed, or given TILEPDB_SHARD) is a whole one: an Indexed Job with restartPolicy Never
+# (backoffLimitPerIndex needs it); completions = parallelism = TILEPDB_SHARDS = the --shards of
+# the coordinator Job that TILEPDB_COORDINATOR reaches (a port of a Service of the same file
+# selecting that Job, whose --listen port the Service targets); TILEPDB_SHARD from the
+# completion index; the pods' subdomain a headless Service selecting this Job; TILEPDB_ADVERTISE
+# the pod's DNS name, http://$(JOB_NAME)-$(TILEPDB_SHARD).<subdomain>:PORT (JOB_NAME from the
+# job-name label), PORT that of TILEPDB_LISTEN and a container port; every $(VAR) defined above
+# its use. Prints a line per sharded build.
+check_sharded() {
+  python3 - "$@" <<'PY'
+import re, sys, yaml
+
+JOB_LABEL = "batch.kubernetes.io/job-name"
+errors, found = [], 0
+for path in sys.argv[1:]:
+    docs = [d for d in yaml.safe_load_all(open(path)) if d]
+    kinds = lambda k: [d for d in docs if d["kind"] == k]
+    services = {s["metadata"]["name"]: s for s in kinds("Service")}
+    jobs = {j["metadata"]["name"]: j for j in kinds("Job")}
+
+    def fail(msg):
+        errors.append(f"{path}: {msg}")
+
+    for name, job in jobs.items():
+        spec, pod = job["spec"], job["spec"]["template"]["spec"]
+        shard = pod["containers"][0]
+        indexed = spec.get("completionMode") == "Indexed"
+        sharded = any(e["name"] == "TILEPDB_SHARD" for e in shard.get("env", []))
+        if shard.get("command") != ["tilepdb-worker"] or not (indexed or sharded):
+            continue
+        found, before = found + 1, len(errors)
+        if not indexed:
+            fail(f"{name}: shard workers run as an Indexed Job (the index is the shard id)")
+        env, defined = {}, set()
+        for e in shard.get("env", []):
+            for ref in re.findall(r"\$\((\w+)\)", str(e.get("value", ""))):
+                if ref not in defined:
+                    fail(f"{name}: env {e['name']} uses $({ref}) before it is defined")
+            defined.add(e["name"])
+            env[e["name"]] = e.get("value", e.get("valueFrom"))
+        shards = spec.get("completions")
+        if not (shards == spec.get("parallelism") == int(env.get("TILEPDB_SHARDS", -1))):
+            fail(f"{name}: completions, parallelism and TILEPDB_SHARDS differ")
+        if pod.get("restartPolicy") != "Never":
+            fail(f"{name}: restartPolicy must be Never (backoffLimitPerIndex)")
+        index = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+        if env.get("TILEPDB_SHARD") != {"fieldRef": {"fieldPath": index}}:
+            fail(f"{name}: TILEPDB_SHARD is not the completion index")
+        if env.get("JOB_NAME") != {"fieldRef": {"fieldPath": f"metadata.labels['{JOB_LABEL}']"}}:
+            fail(f"{name}: JOB_NAME is not the job-name label")
+        sub = pod.get("subdomain")
+        headless = services.get(sub, {}).get("spec", {})
+        if headless.get("clusterIP") != "None" or headless.get("selector") != {JOB_LABEL: name}:
+            fail(f"{name}: subdomain {sub!r} is not a headless Service selecting this Job")
+        port = str(env.get("TILEPDB_LISTEN", "")).rpartition(":")[2]
+        if env.get("TILEPDB_ADVERTISE") != f"http://$(JOB_NAME)-$(TILEPDB_SHARD).{sub}:{port}":
+            fail(f"{name}: TILEPDB_ADVERTISE is not the pod's DNS name on the listening port")
+        if port not in [str(p["containerPort"]) for p in shard.get("ports", [])]:
+            fail(f"{name}: the listening port {port} is not a container port")
+        m = re.fullmatch(r"http://([\w-]+):(\d+)", str(env.get("TILEPDB_COORDINATOR")))
+        front = services.get(m.group(1), {}).get("spec", {}) if m else {}
+        coordinator = jobs.get(front.get("selector", {}).get(JOB_LABEL))
+        if not coordinator or m.group(2) not in [str(p["port"]) for p in front["ports"]]:
+            fail(f"{name}: TILEPDB_COORDINATOR is not a Service port of a coordinator Job")
+            continue
+        served = coordinator["spec"]["template"]["spec"]["containers"][0]
+        args, ports = served["args"], {p["name"]: p["containerPort"] for p in served["ports"]}
+        if "--shards" not in args or int(args[args.index("--shards") + 1]) != shards:
+            fail(f"{name}: its coordinator does not serve --shards {shards}")
+        target = next(p["targetPort"] for p in front["ports"] if str(p["port"]) == m.group(2))
+        listen = args[args.index("--listen") + 1] if "--listen" in args else ""
+        if listen.rpartition(":")[2] != str(ports.get(target, target)):
+            fail(f"{name}: its coordinator does not --listen on the Service's target port")
+        if len(errors) == before:
+                print(f"manifests: {path}: {shards} shards of Indexed Job {name}, coordinator "
+                  f"{coordinator['metadata']['name']}: wired together")
+if not found:
+    errors.append("no sharded build (an Indexed Job of tilepdb-worker shards) in deploy/")
+for e in errors:
+    print(f"manifests: {e}", file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+}
+check_sharded "${manifests[@]}"
 echo "manifests: ${#manifests[@]} file(s) valid (kubernetes-validate --strict) and lint-free (yamllint)"

@@ -2,7 +2,10 @@
 # deploy/slurm.sbatch end to end under mock sbatch, srun and scontrol (.ci/slurm-mock/): a
 # coordinator and a worker per mock node on this machine (127.0.0.1, a port the OS picks)
 # build a small set, which must equal a single-machine build byte for byte; the data
-# directory must be keyed by the job id and the output file named by --output.
+# directory must be keyed by the job id and the output file named by --output. Then
+# deploy/slurm-sharded.sbatch: the same set built by 3 shards, 3 tasks of one mock node (they
+# share its name, 127.0.0.1, so each listens on a port of its own: SHARD_PORT + its local id),
+# compared file by file (sha256) with the single-machine build.
 #
 #   .ci/slurm.sh [PARTITION]          # default 15:5-5-5
 #
@@ -41,3 +44,35 @@ if ! diff -r "single/$set_name" "base/tables/$set_name"; then
   exit 1
 fi
 echo "slurm: $set_name from job $MOCK_SLURM_JOB_ID ($MOCK_SLURM_NODES mock nodes) equals the single-machine build"
+
+# The sharded build. The shards' ports: SHARD_PORT and the next two, where nothing listens.
+shard_port=
+for _ in $(seq 50); do
+  p=$((20000 + RANDOM % 20000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null &&
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 2))") 2>/dev/null; then
+    shard_port=$p
+    break
+  fi
+done
+[ -n "$shard_port" ] || { echo "slurm: no 3 free ports for the shards" >&2; exit 1; }
+sharded_job=$((MOCK_SLURM_JOB_ID + 1))
+# (a base of its own: in base/tables the set is there already, and would be kept)
+if ! MOCK_SLURM_JOB_ID=$sharded_job TILEPDB_BASE=$work/sharded SHARD_LISTEN=127.0.0.1 SHARD_PORT=$shard_port \
+  sbatch --nodes=1 --ntasks-per-node=3 --cpus-per-task=1 "$root/deploy/slurm-sharded.sbatch"; then
+  cat "tilepdb-$sharded_job.out" >&2 || true
+  echo "slurm: the sharded batch script failed" >&2
+  exit 1
+fi
+output=tilepdb-$sharded_job.out
+[ -s "$output" ] || { echo "slurm: no output file $output" >&2; exit 1; }
+[ -d "sharded/jobs/$sharded_job" ] || { echo "slurm: no data directory sharded/jobs/$sharded_job" >&2; exit 1; }
+# The same files with the same bytes (sha256) in both sets.
+if ! diff <(cd "single/$set_name" && sha256sum -- *) <(cd "sharded/tables/$set_name" && sha256sum -- *); then
+  cat "$output" >&2
+  echo "slurm: the tables of the sharded Slurm job differ from the single-machine build" >&2
+  exit 1
+fi
+grep -q "on 3 shards" "$output" || { cat "$output" >&2; echo "slurm: the job did not build on 3 shards" >&2; exit 1; }
+echo "slurm: $set_name from sharded job $sharded_job (3 shards, srun tasks of a mock node) equals the single-machine build"
