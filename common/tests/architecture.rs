@@ -108,6 +108,7 @@ fn only_the_service_layer_makes_grpc_statuses() {
             "cluster/service.rs",
             "cluster/server.rs",
             "cluster/tables.rs",
+            "cluster/sharded/service.rs",
             "observe/health.rs",
         ],
     );

@@ -19,6 +19,7 @@ use tilepdb_common::table::statistics::SetStatistics;
 use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_memory, human_bytes};
+use tilepdb_coordinator::cluster::sharded::plan::{ShardPlan, shard_plan};
 use tilepdb_coordinator::report::available_memory_bytes;
 
 use super::job::resolve_partition;
@@ -50,6 +51,10 @@ pub struct InspectArgs {
     /// With --plan: minimized, aware, zero-aware or ignored.
     #[arg(long, default_value = "minimized", requires = "plan")]
     blank: BlankRule,
+    /// With --plan: also what a sharded build on P shards needs per worker, for the
+    /// coordinator and on the wire.
+    #[arg(long, value_name = "P", requires = "plan")]
+    shards: Option<u32>,
     /// With --plan: byte, nibble, mod3, 1-bit or min-nibble:C.
     #[arg(long, default_value = "byte", requires = "plan")]
     encoding: Encoding,
@@ -105,6 +110,9 @@ pub struct TableInfo {
     pub histogram: Option<Vec<u64>>,
     pub checksum: Option<String>,
     pub payload_crc32: Option<String>,
+    /// With `--plan --shards P`: what a sharded build needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharded: Option<ShardPlan>,
 }
 
 impl TableInfo {
@@ -141,6 +149,7 @@ impl TableInfo {
             histogram: built.then(|| header.histogram.clone()),
             checksum: pdb.map(tilepdb_common::table::Pdb::checksum),
             payload_crc32: pdb.map(|_| format!("{:08x}", header.payload_crc32)),
+            sharded: None,
         }
     }
 
@@ -196,6 +205,22 @@ impl TableInfo {
             commas(self.search_states),
             self.build_memory_detail
         );
+        if let Some(p) = &self.sharded {
+            tilepdb_common::outln!(
+                "  sharded     on {} shards: each worker {} of memory at most ({} of arrays), {} of checkpoints",
+                p.shards,
+                human_bytes(p.worker_memory_bytes),
+                human_bytes(p.worker_arrays_bytes),
+                human_bytes(p.worker_checkpoint_bytes)
+            );
+            tilepdb_common::outln!(
+                "              the coordinator {}; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
+                human_bytes(p.coordinator_memory_bytes),
+                human_bytes(p.wire_bytes),
+                p.wire_bytes_per_state,
+                100.0 * p.local_fraction
+            );
+        }
         if let Some(available) = available_memory_bytes().filter(|_| self.file.is_none()) {
             tilepdb_common::outln!(
                 "  this machine {} available: {}",
@@ -457,7 +482,11 @@ fn plan(args: &InspectArgs) -> anyhow::Result<()> {
     for pattern in partition.patterns() {
         let space = StateSpace::new(partition.board(), args.goal, pattern.clone(), args.blank)?;
         let header = Header::plan(&space, args.encoding)?;
-        tables.push(TableInfo::new(&header, &space, None));
+        let mut info = TableInfo::new(&header, &space, None);
+        if let Some(shards) = args.shards {
+            info.sharded = Some(shard_plan(&space, args.encoding, shards)?);
+        }
+        tables.push(info);
     }
     let info = SetInfo {
         set_dir: None,

@@ -30,7 +30,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-#[expect(
+#[allow(
     clippy::large_enum_variant,
     reason = "parsed once at start; the largest variant is the one most runs use"
 )]

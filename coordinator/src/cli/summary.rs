@@ -124,6 +124,7 @@ pub(super) fn print_summary(
 
 #[derive(Serialize)]
 struct ShardedSummary {
+    job_id: String,
     partition: String,
     set_name: String,
     set_dir: PathBuf,
@@ -145,6 +146,7 @@ pub(super) fn print_sharded(
     json: bool,
 ) -> anyhow::Result<()> {
     let summary = ShardedSummary {
+        job_id: spec.job_id(),
         partition: spec.partition.name().to_string(),
         set_name: set_name(&run.set.dir),
         set_dir: run.set.dir.clone(),

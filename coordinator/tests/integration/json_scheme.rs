@@ -15,8 +15,14 @@ const PROGRAM: &str = env!("CARGO_BIN_EXE_tilepdb-coordinator");
 const JOB: [&str; 6] = ["--puzzle", "3x3", "--pattern", "1,2,3", "--pattern", "4,5"];
 
 fn json(args: &[&str]) -> Value {
+    json_with_env(args, &[])
+}
+
+/// `json` with the environment variables `env` set.
+fn json_with_env(args: &[&str], env: &[(&str, &str)]) -> Value {
     let out = Command::new(PROGRAM)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -91,6 +97,46 @@ fn build_inspect_verify_and_partitions_share_the_scheme() {
     set(&v, &cluster);
     tables(&v, true);
     assert!(v["job_id"].is_string(), "{v:#}");
+
+    let sharded = dir.path().join("sharded");
+    let c = sharded.to_str().unwrap();
+    let v = json_with_env(
+        &[&["build", "--json", "--shards", "2", "--out", c][..], &JOB].concat(),
+        &[("TILEPDB_WORKER_PROGRAM", PROGRAM)],
+    );
+    document(&v, "build");
+    set(&v, &sharded);
+    tables(&v, true);
+    assert!(v["job_id"].is_string(), "{v:#}");
+    assert_eq!(v["shards"], 2, "{v:#}");
+    let figures = &v["shard_figures"][0];
+    for key in [
+        "foreign_successors",
+        "sent_states",
+        "sent_bytes",
+        "generated",
+        "checkpoint_bytes",
+    ] {
+        assert!(figures[key].is_u64(), "{key}: {v:#}");
+    }
+    assert_eq!(
+        figures["worker_peak_rss_bytes"].as_array().unwrap().len(),
+        2
+    );
+
+    let v = json(&[&["inspect", "--plan", "--json", "--shards", "2"][..], &JOB].concat());
+    document(&v, "inspect");
+    let plan = &v["tables"][0]["sharded"];
+    assert_eq!(plan["shards"], 2, "{v:#}");
+    for key in [
+        "worker_memory_bytes",
+        "worker_arrays_bytes",
+        "worker_checkpoint_bytes",
+        "wire_bytes",
+        "coordinator_memory_bytes",
+    ] {
+        assert!(plan[key].is_u64(), "{key}: {v:#}");
+    }
 
     let set_dir = out.join("3x3-1.2.3_4.5-minimized-blank-first");
     let s = set_dir.to_str().unwrap();

@@ -28,7 +28,7 @@ fn sharded_values(space: &StateSpace, shards: u32, encoding: Encoding) -> Vec<u8
         let mut outbox = vec![Vec::new(); shards as usize];
         for shard in &parts {
             shard.expand(sets.clone(), depth, &mut |to: u32, s| {
-                outbox[to as usize].push(s)
+                outbox[to as usize].push(s);
             });
         }
         for (to, mut states) in outbox.into_iter().enumerate() {

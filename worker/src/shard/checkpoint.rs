@@ -18,6 +18,7 @@
 //! part layer-3.part-0 412 1043 2774123341
 //! ```
 
+use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::ops::Range;
@@ -105,7 +106,7 @@ impl Checkpoints {
             ranges
                 .par_iter()
                 .enumerate()
-                .map(|(i, sets)| self.write_part(shard, &dir, sets, layer, i, level))
+                .map(|(i, sets)| write_part(shard, &dir, sets, layer, i, level))
                 .collect::<Result<_>>()
         })?;
         let mut text = format!(
@@ -113,7 +114,7 @@ impl Checkpoints {
             self.job_id, self.shard, self.shards
         );
         for (name, states, bytes, crc) in &parts {
-            text.push_str(&format!("part {name} {states} {bytes} {crc}\n"));
+            let _ = writeln!(text, "part {name} {states} {bytes} {crc}");
         }
         let marker = self.marker(table, layer);
         let temp = marker.with_extension("tmp");
@@ -123,68 +124,6 @@ impl Checkpoints {
             .map_err(|e| io(&temp, e))?;
         fs::rename(&temp, &marker).map_err(|e| io(&marker, e))?;
         Ok(parts.iter().map(|p| p.2).sum())
-    }
-
-    fn write_part(
-        &self,
-        shard: &Shard,
-        dir: &Path,
-        sets: &Range<u64>,
-        layer: u32,
-        part: usize,
-        level: i32,
-    ) -> Result<(String, u64, u64, u32)> {
-        let name = format!("layer-{layer}.part-{part}");
-        let path = dir.join(&name);
-        let file = fs::File::create(&path).map_err(|e| io(&path, e))?;
-        let mut out = BufWriter::new(file);
-        let space = shard.space();
-        let shape = RegionListShape::new(
-            shard.index(),
-            space.rule() == BlankRule::Ignored,
-            space.goal_cells(),
-            layer,
-        );
-        let all = 0..shard.index_states();
-        let (mut states, mut bytes, mut crc) = (0u64, 0u64, crc32fast::Hasher::new());
-        let mut segment: Vec<u64> = Vec::new();
-        let mut error = None;
-        let mut flush = |segment: &mut Vec<u64>, out: &mut BufWriter<fs::File>| -> Result<()> {
-            if segment.is_empty() {
-                return Ok(());
-            }
-            let list = encode_region_states(&shape, all.clone(), segment)?;
-            let packed = zstd::bulk::compress(&list, level)
-                .map_err(|e| Error::Checkpoint(format!("cannot compress a layer: {e}")))?;
-            let mut head = Vec::with_capacity(24);
-            for n in [segment.len() as u64, list.len() as u64, packed.len() as u64] {
-                head.extend_from_slice(&n.to_le_bytes());
-            }
-            for piece in [&head[..], &packed[..]] {
-                out.write_all(piece).map_err(|e| io(&path, e))?;
-                crc.update(piece);
-                bytes += piece.len() as u64;
-            }
-            states += segment.len() as u64;
-            segment.clear();
-            Ok(())
-        };
-        shard.for_each_state_of_layer(sets.clone(), layer, |s| {
-            segment.push(s);
-            if segment.len() >= SEGMENT_STATES && error.is_none() {
-                if let Err(e) = flush(&mut segment, &mut out) {
-                    error = Some(e);
-                }
-                segment.clear();
-            }
-        });
-        if let Some(e) = error {
-            return Err(e);
-        }
-        flush(&mut segment, &mut out)?;
-        let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
-        file.sync_all().map_err(|e| io(&path, e))?;
-        Ok((name, states, bytes, crc.finalize()))
     }
 
     /// Calls `f` with the states of the layer `layer` of table `table` that the shard wrote,
@@ -287,4 +226,67 @@ impl Checkpoints {
     pub fn remove_table(&self, table: u32) {
         let _ = fs::remove_dir_all(self.table_dir(table));
     }
+}
+
+/// Writes the shard's states of the layer `layer` in the sets `sets` as part `part` in `dir`:
+/// its name, states, bytes and CRC-32.
+fn write_part(
+    shard: &Shard,
+    dir: &Path,
+    sets: &Range<u64>,
+    layer: u32,
+    part: usize,
+    level: i32,
+) -> Result<(String, u64, u64, u32)> {
+    let name = format!("layer-{layer}.part-{part}");
+    let path = dir.join(&name);
+    let file = fs::File::create(&path).map_err(|e| io(&path, e))?;
+    let mut out = BufWriter::new(file);
+    let space = shard.space();
+    let shape = RegionListShape::new(
+        shard.index(),
+        space.rule() == BlankRule::Ignored,
+        space.goal_cells(),
+        layer,
+    );
+    let all = 0..shard.index_states();
+    let (mut states, mut bytes, mut crc) = (0u64, 0u64, crc32fast::Hasher::new());
+    let mut segment: Vec<u64> = Vec::new();
+    let mut error = None;
+    let mut flush = |segment: &mut Vec<u64>, out: &mut BufWriter<fs::File>| -> Result<()> {
+        if segment.is_empty() {
+            return Ok(());
+        }
+        let list = encode_region_states(&shape, all.clone(), segment)?;
+        let packed = zstd::bulk::compress(&list, level)
+            .map_err(|e| Error::Checkpoint(format!("cannot compress a layer: {e}")))?;
+        let mut head = Vec::with_capacity(24);
+        for n in [segment.len() as u64, list.len() as u64, packed.len() as u64] {
+            head.extend_from_slice(&n.to_le_bytes());
+        }
+        for piece in [&head[..], &packed[..]] {
+            out.write_all(piece).map_err(|e| io(&path, e))?;
+            crc.update(piece);
+            bytes += piece.len() as u64;
+        }
+        states += segment.len() as u64;
+        segment.clear();
+        Ok(())
+    };
+    shard.for_each_state_of_layer(sets.clone(), layer, |s| {
+        segment.push(s);
+        if segment.len() >= SEGMENT_STATES && error.is_none() {
+            if let Err(e) = flush(&mut segment, &mut out) {
+                error = Some(e);
+            }
+            segment.clear();
+        }
+    });
+    if let Some(e) = error {
+        return Err(e);
+    }
+    flush(&mut segment, &mut out)?;
+    let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
+    file.sync_all().map_err(|e| io(&path, e))?;
+    Ok((name, states, bytes, crc.finalize()))
 }

@@ -169,7 +169,11 @@ async fn steps(
             .encoding
             .parse()
             .map_err(|e| Error::Refused(format!("the job's encoding: {e}")))?;
-        *state.job_id.write().expect("job id lock") = joined.job_id.clone();
+        state
+            .job_id
+            .write()
+            .expect("job id lock")
+            .clone_from(&joined.job_id);
         let heartbeat = tokio::spawn(heartbeats(
             control.clone(),
             ShardHeartbeatRequest {
@@ -500,7 +504,7 @@ impl Work {
                 let (shard, _) = self.open_shard(layer.table)?;
                 let pool = self.pool.clone();
                 let level = self.config.zstd_level;
-                tokio::task::spawn_blocking(move || {
+                let bytes = tokio::task::spawn_blocking(move || {
                     let ranges = send::set_ranges(&shard, pool.current_num_threads() as u64 * 2);
                     checkpoints.write_layer(
                         &shard,
@@ -513,7 +517,10 @@ impl Work {
                 })
                 .await
                 .map_err(|e| Error::Start(e.to_string()))??;
-                Ok(StepReport::default())
+                Ok(StepReport {
+                    checkpoint_bytes: bytes,
+                    ..StepReport::default()
+                })
             }
             Command::Expand(layer) => {
                 let (shard, _) = self.open_shard(layer.table)?;

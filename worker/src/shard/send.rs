@@ -65,6 +65,8 @@ impl Peers {
 /// What one thread's expansion sent.
 #[derive(Default)]
 struct Sent {
+    /// Successors of another shard, before deduplication.
+    foreign: u64,
     states: u64,
     bytes: u64,
 }
@@ -79,6 +81,7 @@ struct Outbox<'a> {
 
 impl Outbox<'_> {
     fn add(&mut self, to: u32, state: u64) {
+        self.sent.foreign += 1;
         let list = &mut self.lists[to as usize];
         list.push(state);
         if list.len() as u64 >= MAX_PUSH_STATES * 2 {
@@ -221,6 +224,7 @@ pub fn expand_layer(
         report.generated += stats.generated;
         report.sent_states += sent.states;
         report.sent_bytes += sent.bytes;
+        report.foreign_successors += sent.foreign;
     }
     Ok(report)
 }

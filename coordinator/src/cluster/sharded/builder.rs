@@ -17,6 +17,7 @@ use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
 
 use super::control::{Control, Step, StepOutcome};
+use super::server::ShardedBuild;
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
 use crate::engine::{SearchProgress, TableBuilder};
@@ -30,14 +31,18 @@ const READ_ENTRIES: u64 = 1 << 22;
 /// What a sharded build measured of one table, besides its values.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ShardedTableFigures {
-    /// Successors sent to another shard than their parent's.
+    /// Successors that belong to another shard than their parent's.
+    pub foreign_successors: u64,
+    /// States sent to another shard (the foreign successors, deduplicated in each list).
     pub sent_states: u64,
     /// Their bytes on the wire.
     pub sent_bytes: u64,
     /// Successors generated.
     pub generated: u64,
+    /// Bytes of the shards' checkpoints.
+    pub checkpoint_bytes: u64,
     /// The peak resident memory each shard's worker reported, bytes.
-    pub worker_peak_rss: Vec<u64>,
+    pub worker_peak_rss_bytes: Vec<u64>,
 }
 
 /// Builds a set's tables with the shards of a [`Control`].
@@ -62,17 +67,15 @@ pub struct ShardedBuilder {
 impl ShardedBuilder {
     /// A builder over `control`, whose shards joined at `peers`; tables written in
     /// `encoding`; `token`: the shared token of the peers; `runtime`: where the values are
-    /// read; `progress_file`: where each layer's progress is recorded for a restarted
-    /// coordinator; a lost shard's replacement is waited for `replacement_wait`.
+    /// read; `how`: whether tables are proven, where the progress is recorded (for a restarted
+    /// coordinator), how long a lost shard's replacement is waited for.
     pub fn new(
         control: Arc<Control>,
         peers: Vec<String>,
         encoding: Encoding,
         token: Option<String>,
         runtime: tokio::runtime::Handle,
-        proves: bool,
-        progress_file: Option<std::path::PathBuf>,
-        replacement_wait: std::time::Duration,
+        how: &ShardedBuild,
     ) -> ShardedBuilder {
         ShardedBuilder {
             control,
@@ -80,10 +83,10 @@ impl ShardedBuilder {
             encoding,
             token,
             runtime,
-            proves,
+            proves: how.prove,
             proof: None,
-            progress_file,
-            replacement_wait,
+            progress_file: how.progress_file.clone(),
+            replacement_wait: how.join_timeout,
             reports: Vec::new(),
             figures: Vec::new(),
         }
@@ -324,11 +327,16 @@ impl ShardedBuilder {
                         stats.expanded += r.expanded;
                         stats.generated += r.generated;
                         figures.sent_states += r.sent_states;
+                        figures.foreign_successors += r.foreign_successors;
                         figures.sent_bytes += r.sent_bytes;
                     }
                     Phase::Checkpoint(d)
                 }
-                Phase::Checkpoint(d) => Phase::Finish(d),
+                Phase::Checkpoint(d) => {
+                    figures.checkpoint_bytes +=
+                        reports.iter().map(|r| r.checkpoint_bytes).sum::<u64>();
+                    Phase::Finish(d)
+                }
                 Phase::Finish(d) => {
                     let added = reports.iter().map(|r| r.added).sum();
                     let entries = reports.iter().map(|r| r.entries).sum();
@@ -343,7 +351,7 @@ impl ShardedBuilder {
                 }
                 Phase::Read => unreachable!("reading is not a step"),
                 Phase::Close => {
-                    figures.worker_peak_rss = reports.iter().map(|r| r.peak_rss).collect();
+                    figures.worker_peak_rss_bytes = reports.iter().map(|r| r.peak_rss).collect();
                     if data.is_empty() {
                         // The values were not read: a shard was lost while they were.
                         Phase::Read
@@ -443,8 +451,8 @@ impl TableBuilder for ShardedBuilder {
             let _ = std::fs::remove_file(path);
         }
         figures.generated = progress.generated;
-        let index_bytes = space.region_index()?.memory_bytes();
-        let built = table_of_values(space, code, data, &progress, started, (index_bytes, 0));
+        // The coordinator held no arrays: they were on the shards.
+        let built = table_of_values(space, code, data, &progress, started, (0, 0));
         if self.figures.len() <= index {
             self.figures
                 .resize(index + 1, ShardedTableFigures::default());

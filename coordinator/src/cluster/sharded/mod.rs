@@ -14,10 +14,12 @@
 //!   shards in file order, proven and written by [`crate::engine::build_set`];
 //! * [`server`]: the control plane served, and a set built with the shards that join it
 //!   (`serve --shards`);
-//! * [`local`]: a local sharded cluster, one worker process per shard (`build --shards`).
+//! * [`local`]: a local sharded cluster, one worker process per shard (`build --shards`);
+//! * [`plan`]: what a sharded build will need, before anything is made.
 
 pub mod builder;
 pub mod control;
 pub mod local;
+pub mod plan;
 pub mod server;
 pub mod service;

@@ -139,9 +139,7 @@ impl ShardedServer {
                 spec.encoding,
                 self.token.clone(),
                 self.runtime.handle().clone(),
-                how.prove,
-                how.progress_file.clone(),
-                how.join_timeout,
+                how,
             );
             let set = build_set(spec, &how.out, how.reuse, &mut builder)?;
             Ok(ShardedRun {

@@ -1,0 +1,168 @@
+//! The sharded build against the single machine (issue 20), in one run: for the 24-puzzle
+//! zero-aware 1-bit tables of 6 and 7 tiles, a single-machine build and `build --shards P`
+//! for P = 1, 2, 4 (a control plane and P local worker processes), each printing its wall
+//! time, the CPU time of all its processes (user + sys, the workers included), the
+//! coordinator's and each worker's peak resident memory against the shard's arrays, bytes on
+//! the wire per state, the fraction of successors that stayed on their shard, and whether the
+//! file is the single machine's (sha256). Builds run without the proof (`--no-proof`): what is
+//! measured is the search and the writing.
+//!
+//! ```text
+//! cargo bench -p tilepdb-coordinator --bench sharded            # both tables (the 7-tile one: minutes)
+//! cargo bench -p tilepdb-coordinator --bench sharded -- 6       # the 6-tile table only
+//! ```
+//!
+//! `TILEPDB_SHARDS=1,2,4` sets the shard counts.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::Value;
+use tilepdb_common::shard::{ShardLayout, ShardSize};
+use tilepdb_common::table::DepthCode;
+use tilepdb_common::{BlankRule, Goal, Pattern, StateSpace};
+
+/// CPU seconds (user + sys) of this process's waited-for children and their descendants.
+fn children_cpu() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_CHILDREN is a valid target.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// Builds with `args` into `out`: wall seconds, CPU seconds of every process, the summary.
+fn build(args: &[&str], out: &Path) -> (f64, f64, Value) {
+    let (cpu, started) = (children_cpu(), Instant::now());
+    let output = Command::new(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
+        .arg("build")
+        .args(args)
+        .args(["--no-proof", "--json", "--out"])
+        .arg(out)
+        .env("RUST_LOG", "warn")
+        .env(
+            "TILEPDB_WORKER_PROGRAM",
+            env!("CARGO_BIN_EXE_tilepdb-coordinator"),
+        )
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("runs tilepdb-coordinator");
+    assert!(output.status.success(), "build {args:?} failed");
+    let wall = started.elapsed().as_secs_f64();
+    let summary = serde_json::from_slice(&output.stdout).expect("a JSON summary");
+    (wall, children_cpu() - cpu, summary)
+}
+
+fn sha256(path: &str) -> String {
+    let out = Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn mib(bytes: f64) -> f64 {
+    bytes / f64::from(1 << 20)
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let shard_counts: Vec<u32> = std::env::var("TILEPDB_SHARDS").ok().map_or_else(
+        || vec![1, 2, 4],
+        |s| s.split(',').filter_map(|p| p.trim().parse().ok()).collect(),
+    );
+    let cases: [(&str, &str); 2] = [("6", "1,2,5,6,7,12"), ("7", "1,2,5,6,7,10,11")];
+    let scratch = std::env::temp_dir().join(format!("tilepdb-bench-shards-{}", std::process::id()));
+    println!(
+        "{} cores; 24-puzzle zero-aware 1-bit tables, built without the proof",
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    );
+    for (name, tiles) in cases {
+        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        let job = [
+            "--puzzle",
+            "24",
+            "--pattern",
+            tiles,
+            "--blank",
+            "zero-aware",
+            "--encoding",
+            "1-bit",
+        ];
+        let board = "5x5".parse().unwrap();
+        let pattern = Pattern::new(
+            board,
+            tiles.split(',').map(|t| t.parse().unwrap()).collect(),
+        )
+        .unwrap();
+        let space =
+            StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
+        let index = space.region_index().unwrap();
+        let states = index.states() as f64;
+        println!("\n{name} tiles {{{tiles}}}: {} states", index.states());
+        let (wall, cpu, summary) = build(&job, &scratch.join("single"));
+        let table = &summary["tables"][0];
+        let single_sha = sha256(table["file"].as_str().unwrap());
+        println!(
+            "  single machine   wall {wall:7.2} s  cpu {cpu:7.2} s              peak {:7.1} MiB",
+            mib(table["peak_rss_bytes"].as_f64().unwrap())
+        );
+        let _ = std::fs::remove_dir_all(scratch.join("single"));
+        let single_cpu = cpu;
+        for &shards in &shard_counts {
+            let out = scratch.join(format!("shards-{shards}"));
+            let (wall, cpu, summary) = build(
+                &[&job[..], &["--shards", &shards.to_string()]].concat(),
+                &out,
+            );
+            let table = &summary["tables"][0];
+            let figures = &summary["shard_figures"][0];
+            let same = sha256(table["file"].as_str().unwrap()) == single_sha;
+            let sent = figures["sent_bytes"].as_f64().unwrap();
+            let foreign = figures["foreign_successors"].as_f64().unwrap();
+            let generated = figures["generated"].as_f64().unwrap();
+            let layout = ShardLayout::new(index.orders(), shards).unwrap();
+            println!(
+                "  {shards} shard(s)      wall {wall:7.2} s  cpu {cpu:7.2} s ({:.2}x)  coordinator {:7.1} MiB  wire {:.3} B/state  local {:.1} %  same sha256: {}",
+                cpu / single_cpu,
+                mib(summary["coordinator_peak_rss_bytes"].as_f64().unwrap()),
+                sent / states,
+                100.0 * (1.0 - foreign / generated),
+                if same { "yes" } else { "NO" }
+            );
+            for (p, peak) in figures["worker_peak_rss_bytes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+            {
+                let p = u32::try_from(p).unwrap();
+                let arrays =
+                    ShardSize::of(&space, &index, layout, p, DepthCode::OneBit).bytes() as f64;
+                let peak = peak.as_f64().unwrap();
+                println!(
+                    "      worker {p}: peak {:7.1} MiB, its shard's arrays {:7.1} MiB ({:.2}x; arrays x 1.15 + 64 MiB = {:.1} MiB)",
+                    mib(peak),
+                    mib(arrays),
+                    peak / arrays,
+                    mib(arrays * 1.15) + 64.0
+                );
+            }
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
