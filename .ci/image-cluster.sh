@@ -5,8 +5,9 @@
 # single-machine `build` of the same set. For the default set it also runs the two pods of
 # deploy/kubernetes/ with `podman play kube`: local-pod.yaml (a coordinator and two workers)
 # and local-sharded-pod.yaml (`serve --shards 3` and a worker per shard, configured as the
-# Indexed Job's pods of sharded-build.yaml are), each set compared file by file (sha256) with
-# the single-machine build. Exits non-zero on any difference.
+# Indexed Job's pods of sharded-build.yaml are, each with its data directory on the pod's
+# volume, which must be there afterwards), each set compared file by file (sha256) with the
+# single-machine build. Exits non-zero on any difference.
 #
 #   .ci/image-cluster.sh [PARTITION]        # default 15:5-5-5
 #
@@ -103,7 +104,10 @@ same_tables() {
 # play_pod FILE CONTAINER...: the pod of deploy/kubernetes/FILE under `podman play kube`, with
 # this image, without published ports, its pod and volume renamed tilepdb-ci-*; every container
 # named must exit 0 (the first, the coordinator, within 5 minutes, the others a minute after)
-# and the set it writes to tables/ in its volume must equal the single-machine build's.
+# and the set it writes to tables/ in its volume must equal the single-machine build's; the
+# directories of its volume named in the array expect_dirs (the data directories the programs
+# were given) must be there.
+expect_dirs=()
 play_pod() {
   local file=$1
   shift
@@ -136,6 +140,13 @@ play_pod() {
     echo "image-cluster: the tables of $file differ from the single-machine build" >&2
     failed=1
   fi
+  local dir
+  for dir in "${expect_dirs[@]}"; do
+    if [ "$failed" = 0 ] && [ ! -d "$volume/$dir" ]; then
+      echo "image-cluster: no data directory $dir in the volume of $file" >&2
+      failed=1
+    fi
+  done
   if [ "$failed" != 0 ]; then
     for c in "$@"; do
       echo "--- $c" >&2
@@ -153,6 +164,8 @@ play_pod() {
 # coordinator and a worker per shard.
 if [ "$partition" = 15:5-5-5 ]; then
   play_pod local-pod.yaml coordinator worker-1 worker-2
+  expect_dirs=(job shards/shard-0 shards/shard-1 shards/shard-2)
   play_pod local-sharded-pod.yaml coordinator shard-0 shard-1 shard-2
+  expect_dirs=()
 fi
 echo "image-cluster: all checks passed in $(( $(date +%s) - started )) s"

@@ -20,7 +20,12 @@ kubernetes-validate --strict --quiet "${manifests[@]}"
 # completion index; the pods' subdomain a headless Service selecting this Job; TILEPDB_ADVERTISE
 # the pod's DNS name, http://$(JOB_NAME)-$(TILEPDB_SHARD).<subdomain>:PORT (JOB_NAME from the
 # job-name label), PORT that of TILEPDB_LISTEN and a container port; every $(VAR) defined above
-# its use. Prints a line per sharded build.
+# its use. The data directories, from which a replacement restores what was lost: the shard's
+# (TILEPDB_DATA_DIR or --data-dir) must be on a volume that outlives the pod (a
+# PersistentVolumeClaim, ReadWriteMany if the claim is in the same file: the replacement may
+# run on another node) and be the shard's own (the mount's subPathExpr, or the directory,
+# names $(TILEPDB_SHARD)); the coordinator's --data-dir on a PersistentVolumeClaim too. Prints
+# a line per sharded build.
 check_sharded() {
   python3 - "$@" <<'PY'
 import re, sys, yaml
@@ -32,9 +37,32 @@ for path in sys.argv[1:]:
     kinds = lambda k: [d for d in docs if d["kind"] == k]
     services = {s["metadata"]["name"]: s for s in kinds("Service")}
     jobs = {j["metadata"]["name"]: j for j in kinds("Job")}
+    claims = {c["metadata"]["name"]: c for c in kinds("PersistentVolumeClaim")}
 
     def fail(msg):
         errors.append(f"{path}: {msg}")
+
+    def arg(args, flag):
+        """The value of --flag VALUE or --flag=VALUE in args, if any."""
+        for i, a in enumerate(args):
+            if a == flag and i + 1 < len(args):
+                return str(args[i + 1])
+            if a.startswith(flag + "="):
+                return a.partition("=")[2]
+        return None
+
+    def data_volume(pod, container, directory):
+        """The mount under which directory lies (the longest mountPath holding it), and the
+        PersistentVolumeClaim of its volume (None if the volume is not one)."""
+        mounts = [m for m in container.get("volumeMounts", [])
+                  if directory == m["mountPath"]
+                  or directory.startswith(m["mountPath"].rstrip("/") + "/")]
+        if not mounts:
+            return None, None
+        mount = max(mounts, key=lambda m: len(m["mountPath"]))
+        volume = next((v for v in pod.get("volumes", []) if v["name"] == mount["name"]), {})
+        claim = volume.get("persistentVolumeClaim", {}).get("claimName")
+        return mount, claim
 
     for name, job in jobs.items():
         spec, pod = job["spec"], job["spec"]["template"]["spec"]
@@ -86,9 +114,46 @@ for path in sys.argv[1:]:
         listen = args[args.index("--listen") + 1] if "--listen" in args else ""
         if listen.rpartition(":")[2] != str(ports.get(target, target)):
             fail(f"{name}: its coordinator does not --listen on the Service's target port")
+        # The shard's data directory: on a volume that outlives the pod, the shard's own.
+        directory = env.get("TILEPDB_DATA_DIR") or arg(shard.get("args", []), "--data-dir")
+        if not isinstance(directory, str) or not directory:
+            fail(f"{name}: no data directory for the shards (TILEPDB_DATA_DIR or --data-dir): "
+                 "a replacement could not restore its shard")
+        else:
+            mount, claim = data_volume(pod, shard, directory)
+            if not claim:
+                fail(f"{name}: the shards' data directory {directory} is not on a "
+                     "PersistentVolumeClaim (it must outlive the pod)")
+            else:
+                per_shard = mount.get("subPathExpr", "") + directory
+                if "$(TILEPDB_SHARD)" not in per_shard:
+                    fail(f"{name}: the shards' data directory {directory} is not the shard's "
+                         "own (name $(TILEPDB_SHARD) in the mount's subPathExpr or in it)")
+                for ref in re.findall(r"\$\((\w+)\)", mount.get("subPathExpr", "")):
+                    if ref not in defined:
+                        fail(f"{name}: subPathExpr of {mount['name']} uses $({ref}), not in env")
+                modes = claims.get(claim, {}).get("spec", {}).get("accessModes")
+                if modes is not None and "ReadWriteMany" not in modes:
+                    fail(f"{name}: claim {claim} of the shards' data directories is not "
+                         "ReadWriteMany (a replacement may run on another node)")
+        # The coordinator's data directory, from which a restarted coordinator takes the job up.
+        served_pod = coordinator["spec"]["template"]["spec"]
+        control = arg(args, "--data-dir")
+        if not control:
+            fail(f"{name}: its coordinator has no --data-dir (a restarted one could not take "
+                 "the job up)")
+        elif not data_volume(served_pod, served, control)[1]:
+            fail(f"{name}: its coordinator's --data-dir {control} is not on a "
+                 "PersistentVolumeClaim")
+        else:
+            served_env = {e["name"] for e in served.get("env", [])}
+            for ref in re.findall(r"\$\((\w+)\)", control):
+                if ref not in served_env:
+                    fail(f"{name}: its coordinator's --data-dir uses $({ref}), not in its env")
         if len(errors) == before:
-                print(f"manifests: {path}: {shards} shards of Indexed Job {name}, coordinator "
-                  f"{coordinator['metadata']['name']}: wired together")
+            print(f"manifests: {path}: {shards} shards of Indexed Job {name}, coordinator "
+                  f"{coordinator['metadata']['name']}: wired together, data directories "
+                  f"{directory} (per shard) and {control}")
 if not found:
     errors.append("no sharded build (an Indexed Job of tilepdb-worker shards) in deploy/")
 for e in errors:
