@@ -260,9 +260,7 @@ async fn session(
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             }
-            Err(status) if status.message().contains("another session") => {
-                return Session::Forgotten;
-            }
+            Err(status) if status.code() == tonic::Code::NotFound => return Session::Forgotten,
             Err(status) => {
                 return Session::Ended(Err(Error::Refused(status.message().to_string())));
             }
@@ -313,8 +311,16 @@ async fn join(
     loop {
         match control.join(request.clone()).await {
             Ok(r) => return Ok(r.into_inner()),
-            Err(s) if retryable(&s) && started.elapsed() < config.give_up_after => {
-                tokio::time::sleep(Duration::from_millis(200)).await;
+            // Unreachable, or the shard still owned by a worker not yet found lost: this may be
+            // its replacement.
+            Err(s)
+                if (retryable(&s) || s.code() == tonic::Code::AlreadyExists)
+                    && started.elapsed() < config.give_up_after =>
+            {
+                if s.code() == tonic::Code::AlreadyExists {
+                    tracing::info!("{}; trying again", s.message());
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
             }
             Err(s) if retryable(&s) => {
                 return Err(Error::Unreachable {

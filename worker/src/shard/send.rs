@@ -115,6 +115,18 @@ impl Outbox<'_> {
     }
 }
 
+/// Whether a push failed because its owner could not be reached (gone, restarting, the
+/// connection cut), not because the owner refused the list.
+fn unreachable(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unavailable
+            | tonic::Code::Unknown
+            | tonic::Code::Cancelled
+            | tonic::Code::DeadlineExceeded
+    )
+}
+
 /// Cuts the sets of `shard`'s table into about `parts` ranges of about equal states.
 pub fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
     let index = shard.index();
@@ -179,11 +191,11 @@ pub fn expand_layer(
         loop {
             match handle.block_on(client.push(request.clone())) {
                 Ok(_) => return Ok(sent),
-                Err(s) if s.code() == tonic::Code::Unavailable && tries < PUSH_TRIES => {
+                Err(s) if unreachable(&s) && tries < PUSH_TRIES => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(100 << tries.min(4)));
                 }
-                Err(s) if s.code() == tonic::Code::Unavailable => {
+                Err(s) if unreachable(&s) => {
                     return Err(Error::PeerUnreachable(format!(
                         "shard {to} could not be reached: {}",
                         s.message()

@@ -53,9 +53,14 @@ impl ShardControlService {
     }
 }
 
+/// A refusal as a status: a taken shard is `ALREADY_EXISTS` (a replacement tries again until
+/// the lost owner's slot is freed), an unknown session `NOT_FOUND` (the worker joins again: the
+/// coordinator was restarted).
 fn status(refusal: &ShardRefusal) -> Status {
     match refusal {
         ShardRefusal::Address(_) => Status::invalid_argument(refusal.to_string()),
+        ShardRefusal::Taken(..) => Status::already_exists(refusal.to_string()),
+        ShardRefusal::Session(_) => Status::not_found(refusal.to_string()),
         _ => Status::failed_precondition(refusal.to_string()),
     }
 }
