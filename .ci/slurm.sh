@@ -10,10 +10,7 @@
 # With TILEPDB_FAULT_CHECK=1, last, a fault: the sharded build again, shard 1's worker killed
 # (SIGKILL) in the second table and started again by hand as deploy/README.md says (srun ...
 # shard.sh 1: the same shard id and data directory), which restores it from its checkpoints;
-# the set must be the same again (5 s to 10 s more). Not run by default, as it is not certain
-# with this version: a shard killed while another pushes it a list can make that push fail
-# ("transport error", "operation was canceled"), which the pushing shard reports as an error,
-# and the coordinator fails the job (3 of 61 such kills here; this check passed 22 runs of 22).
+# the set must be the same again (5 s to 10 s more). `.ci/run` runs it.
 #
 #   .ci/slurm.sh [PARTITION]          # default 15:5-5-5
 #   TILEPDB_FAULT_CHECK=1 .ci/slurm.sh

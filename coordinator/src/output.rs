@@ -55,9 +55,20 @@ pub fn write_table<'a>(
     encoding: Encoding,
     values: impl Into<ValuesRef<'a>>,
 ) -> Result<Pdb> {
+    let path = write_table_file(dir, space, encoding, values)?;
+    Ok(Pdb::open(&path)?)
+}
+
+/// [`write_table`] without opening the file: its path.
+pub fn write_table_file<'a>(
+    dir: &Path,
+    space: &StateSpace,
+    encoding: Encoding,
+    values: impl Into<ValuesRef<'a>>,
+) -> Result<std::path::PathBuf> {
     let path = dir.join(table_file_name(space));
     EncodedTable::from_values(space, encoding, values)?.write(&path)?;
-    Ok(Pdb::open(&path)?)
+    Ok(path)
 }
 
 /// The table of `space` in `encoding` already in `dir`: `None` if there is no file, else the

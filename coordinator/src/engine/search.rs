@@ -299,6 +299,11 @@ impl BuiltTable {
     pub fn mean_value(&self) -> f64 {
         histogram_mean(&self.histogram).unwrap_or(0.0)
     }
+
+    /// Lets the values go once they are written (the counts and figures stay).
+    pub fn release_values(&mut self) {
+        self.values = TableValues::Bytes(Vec::new());
+    }
 }
 
 /// The table of a finished search: the state array is let go first (if no one else holds

@@ -18,7 +18,7 @@ use tilepdb_common::table::{Pdb, TableError};
 use super::search::BuiltTable;
 use super::spec::SetSpec;
 use crate::error::{Error, Result};
-use crate::output::{cached_table, table_file_name, write_manifest, write_table};
+use crate::output::{cached_table, table_file_name, write_manifest, write_table_file};
 use tilepdb_proof::Proof;
 use tilepdb_proof::verify_deep;
 
@@ -213,15 +213,20 @@ fn build_and_publish<B: TableBuilder>(
     builder: &mut B,
 ) -> Result<(BuiltTable, Pdb), B::Error> {
     if !builder.proves() {
-        let table = builder.build(index, space)?;
-        let pdb = write_table(dir, space, spec.encoding, &table.values)?;
-        return Ok((table, pdb));
+        let mut table = builder.build(index, space)?;
+        let path = write_table_file(dir, space, spec.encoding, &table.values)?;
+        // On disk now: opening the file reads it, so the values go first.
+        table.release_values();
+        return Ok((table, Pdb::open(&path).map_err(Error::from)?));
     }
     let unproven = dir.join(UNPROVEN_DIR);
     let mut attempt = 1;
     loop {
-        let table = builder.build(index, space)?;
-        let proof = match write_table(&unproven, space, spec.encoding, &table.values) {
+        let mut table = builder.build(index, space)?;
+        let written = write_table_file(&unproven, space, spec.encoding, &table.values);
+        // On disk now: the proof reads the file, so the values go first.
+        table.release_values();
+        let proof = match written.and_then(|path| Pdb::open(&path).map_err(Error::from)) {
             Ok(staged) => {
                 let proof = prove_file(&staged);
                 let staged_path = staged.path().to_path_buf();
