@@ -85,7 +85,26 @@ pub fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
 
 /// Runs the shard worker described by `args` (`--shard` given), on a tokio runtime of its own.
 fn run_shard_worker(args: &WorkerArgs, shard: u32, shards: u32) -> Result<ShardSummary> {
+    if shard >= shards {
+        return Err(Error::Start(format!(
+            "shard {shard} of {shards}: a shard number is below the number of shards"
+        )));
+    }
     let config = ShardConfig {
+        worker: worker_config(args)?,
+        shard,
+        shards,
+        listen: args.listen,
+        advertise: args.advertise.clone(),
+        memory_limit: args.memory_limit,
+        data_dir: args.data_dir.clone(),
+    };
+    runtime()?.block_on(run_shard(config))
+}
+
+/// The coordinator, token, threads and patience `args` give.
+fn worker_config(args: &WorkerArgs) -> Result<WorkerConfig> {
+    Ok(WorkerConfig {
         coordinator: args.coordinator.clone(),
         token: read_token(args.token_file.as_deref())?,
         threads: args.threads,
@@ -95,19 +114,8 @@ fn run_shard_worker(args: &WorkerArgs, shard: u32, shards: u32) -> Result<ShardS
         give_up_after: Duration::from_secs(args.give_up_after),
         job_id: args.job.clone(),
         zstd_level: args.zstd_level,
-        shard,
-        shards,
-        listen: args.listen,
-        advertise: args.advertise.clone(),
-        memory_limit: args.memory_limit,
-        data_dir: args.data_dir.clone(),
-    };
-    if shard >= shards {
-        return Err(Error::Start(format!(
-            "shard {shard} of {shards}: a shard number is below the number of shards"
-        )));
-    }
-    runtime()?.block_on(run_shard(config))
+        task_delay: Duration::from_millis(args.debug_task_delay_ms),
+    })
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -138,17 +146,6 @@ pub fn run(args: WorkerArgs) -> Result<Summary> {
 
 /// Runs the worker described by `args` (on a tokio runtime of its own).
 pub fn run_worker(args: WorkerArgs) -> Result<WorkerSummary> {
-    let config = WorkerConfig {
-        coordinator: args.coordinator.clone(),
-        token: read_token(args.token_file.as_deref())?,
-        threads: args.threads,
-        tls_ca: args.tls_ca.clone(),
-        tls_domain: args.tls_domain.clone(),
-        name: args.name.clone().unwrap_or_else(default_name),
-        give_up_after: Duration::from_secs(args.give_up_after),
-        job_id: args.job.clone(),
-        zstd_level: args.zstd_level,
-        task_delay: Duration::from_millis(args.debug_task_delay_ms),
-    };
+    let config = worker_config(&args)?;
     runtime()?.block_on(client::run(config))
 }

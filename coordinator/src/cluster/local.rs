@@ -150,26 +150,45 @@ impl LocalCluster {
     }
 
     fn spawn_worker(&self, url: &str, threads: usize, token: &str, i: usize) -> Result<Child> {
-        let (program, prefix) = &self.worker_program;
-        let mut cmd = Command::new(program);
-        cmd.args(prefix)
-            .arg("--coordinator")
-            .arg(url)
-            .arg("--threads")
-            .arg(threads.to_string())
-            .arg("--give-up-after")
-            .arg("30")
-            .arg("--name")
-            .arg(format!("local-{i}"))
-            .env("TILEPDB_TOKEN", token)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null());
-        if std::env::var_os("RUST_LOG").is_none() {
-            cmd.env("RUST_LOG", "warn");
-        }
-        cmd.spawn()
-            .map_err(|e| Error::Serve(format!("cannot start a worker process: {e}")))
+        worker_command(
+            &self.worker_program,
+            url,
+            threads,
+            token,
+            &format!("local-{i}"),
+        )
+        .spawn()
+        .map_err(|e| Error::Serve(format!("cannot start a worker process: {e}")))
     }
+}
+
+/// The command of a local worker process: `program` (with the arguments before its options)
+/// joining the coordinator at `url` with `threads` threads, the token and the name `name`,
+/// its standard output closed, its log at `warn` unless `RUST_LOG` says otherwise.
+pub(crate) fn worker_command(
+    program: &(PathBuf, Vec<String>),
+    url: &str,
+    threads: usize,
+    token: &str,
+    name: &str,
+) -> Command {
+    let mut cmd = Command::new(&program.0);
+    cmd.args(&program.1)
+        .arg("--coordinator")
+        .arg(url)
+        .arg("--threads")
+        .arg(threads.to_string())
+        .arg("--give-up-after")
+        .arg("30")
+        .arg("--name")
+        .arg(name)
+        .env("TILEPDB_TOKEN", token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    if std::env::var_os("RUST_LOG").is_none() {
+        cmd.env("RUST_LOG", "warn");
+    }
+    cmd
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -25,12 +25,10 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use tilepdb_common::BlankRule;
 use tilepdb_common::shard::Shard;
-use tilepdb_common::wire::region_lists::{
-    RegionListShape, encode_region_states, walk_region_states,
-};
+use tilepdb_common::wire::region_lists::{encode_region_states, walk_region_states};
 
+use super::list_shape;
 use crate::error::{Error, Result};
 
 /// The first line of a marker.
@@ -150,13 +148,7 @@ impl Checkpoints {
                 return Err(damaged(&marker, &format!("expected {want:?}")));
             }
         }
-        let space = shard.space();
-        let shape = RegionListShape::new(
-            shard.index(),
-            space.rule() == BlankRule::Ignored,
-            space.goal_cells(),
-            layer,
-        );
+        let shape = list_shape(shard, layer);
         for line in lines {
             let fields: Vec<&str> = line.split(' ').collect();
             let ["part", name, states, bytes, crc] = fields[..] else {
@@ -242,13 +234,7 @@ fn write_part(
     let path = dir.join(&name);
     let file = fs::File::create(&path).map_err(|e| io(&path, e))?;
     let mut out = BufWriter::new(file);
-    let space = shard.space();
-    let shape = RegionListShape::new(
-        shard.index(),
-        space.rule() == BlankRule::Ignored,
-        space.goal_cells(),
-        layer,
-    );
+    let shape = list_shape(shard, layer);
     let all = 0..shard.index_states();
     let (mut states, mut bytes, mut crc) = (0u64, 0u64, crc32fast::Hasher::new());
     let mut segment: Vec<u64> = Vec::new();

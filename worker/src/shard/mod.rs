@@ -34,10 +34,12 @@ use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
 use tilepdb_common::wire::proto::shard_peer_server::ShardPeerServer;
 use tilepdb_common::wire::proto::step_response::Command;
 use tilepdb_common::wire::proto::{JoinRequest, ShardHeartbeatRequest, StepReport, StepRequest};
-use tilepdb_common::{StateSpace, human_bytes};
+use tilepdb_common::wire::region_lists::RegionListShape;
+use tilepdb_common::{BlankRule, StateSpace, human_bytes};
 use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
+use crate::client::WorkerConfig;
 use crate::error::{Error, Result};
 use checkpoint::Checkpoints;
 use peer::{OpenShard, PeerService, PeerState};
@@ -46,25 +48,10 @@ use send::Peers;
 /// How to run a shard worker.
 #[derive(Clone, Debug)]
 pub struct ShardConfig {
-    /// The coordinator: `http://HOST:PORT` or `https://HOST:PORT`.
-    pub coordinator: String,
-    /// The shared token, if the coordinator wants one (the peers want the same).
-    pub token: Option<String>,
-    /// Expansion threads; 0 means every core.
-    pub threads: usize,
-    /// CA certificate (PEM) that signed the coordinator's certificate, for `https://`.
-    pub tls_ca: Option<PathBuf>,
-    /// The name the coordinator's certificate is for, if not the host of the address.
-    pub tls_domain: Option<String>,
-    /// For the coordinator's logs.
-    pub name: String,
-    /// Give up after the coordinator has been unreachable this long.
-    pub give_up_after: Duration,
-    /// Join only this job.
-    pub job_id: Option<String>,
-    /// zstd level of the pushed lists.
-    pub zstd_level: i32,
-    /// The shard this worker owns, and the number of shards.
+    /// The coordinator, the token, the threads, the worker's name and patience, as for a
+    /// task worker (its `task_delay` is not used).
+    pub worker: WorkerConfig,
+    /// The shard this worker owns.
     pub shard: u32,
     /// The number of shards of the job.
     pub shards: u32,
@@ -95,6 +82,17 @@ pub struct ShardSummary {
 
 type Control = ShardControlClient<InterceptedService<Channel, Auth>>;
 
+/// The shape of the lists of `shard`'s states of the layer `depth` (pushed, or checkpointed).
+pub fn list_shape(shard: &Shard, depth: u32) -> RegionListShape<'_> {
+    let space = shard.space();
+    RegionListShape::new(
+        shard.index(),
+        space.rule() == BlankRule::Ignored,
+        space.goal_cells(),
+        depth,
+    )
+}
+
 /// The memory limit of this process's cgroup (v2), if it has one.
 fn cgroup_limit() -> Option<u64> {
     std::fs::read_to_string("/sys/fs/cgroup/memory.max")
@@ -123,7 +121,7 @@ pub async fn run_shard(config: ShardConfig) -> Result<ShardSummary> {
     let service = tonic::service::interceptor::InterceptedService::new(
         ShardPeerServer::new(PeerService::new(state.clone()))
             .max_decoding_message_size(peer::MAX_MESSAGE_BYTES),
-        peer::TokenCheck::new(config.token.as_deref()),
+        peer::TokenCheck::new(config.worker.token.as_deref()),
     );
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let server = tokio::spawn(
@@ -146,15 +144,15 @@ async fn steps(
 ) -> Result<ShardSummary> {
     let mut control = ShardControlClient::with_interceptor(
         channel(
-            &config.coordinator,
-            config.tls_ca.as_deref(),
-            config.tls_domain.as_deref(),
+            &config.worker.coordinator,
+            config.worker.tls_ca.as_deref(),
+            config.worker.tls_domain.as_deref(),
         )?,
-        Auth::new(config.token.as_deref())?,
+        Auth::new(config.worker.token.as_deref())?,
     );
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
-            .num_threads(config.threads)
+            .num_threads(config.worker.threads)
             .thread_name(|i| format!("tilepdb-shard-{i}"))
             .build()
             .map_err(|e| Error::Start(format!("cannot start the threads: {e}")))?,
@@ -250,10 +248,10 @@ async fn session(
             }
             Err(status) if retryable(&status) => {
                 let since = *unreachable_since.get_or_insert_with(Instant::now);
-                if since.elapsed() > config.give_up_after {
+                if since.elapsed() > config.worker.give_up_after {
                     return Session::Ended(Err(Error::Unreachable {
-                        address: config.coordinator.clone(),
-                        seconds: config.give_up_after.as_secs(),
+                        address: config.worker.coordinator.clone(),
+                        seconds: config.worker.give_up_after.as_secs(),
                         last: status.message().to_string(),
                     }));
                 }
@@ -301,11 +299,11 @@ async fn join(
 ) -> Result<tilepdb_common::wire::proto::JoinResponse> {
     let request = JoinRequest {
         protocol_version: PROTOCOL_VERSION,
-        job_id: config.job_id.clone().unwrap_or_default(),
+        job_id: config.worker.job_id.clone().unwrap_or_default(),
         shard: config.shard,
         shards: config.shards,
         peer_address: advertise.to_string(),
-        worker_name: config.name.clone(),
+        worker_name: config.worker.name.clone(),
     };
     let started = Instant::now();
     loop {
@@ -315,7 +313,7 @@ async fn join(
             // its replacement.
             Err(s)
                 if (retryable(&s) || s.code() == tonic::Code::AlreadyExists)
-                    && started.elapsed() < config.give_up_after =>
+                    && started.elapsed() < config.worker.give_up_after =>
             {
                 if s.code() == tonic::Code::AlreadyExists {
                     tracing::info!("{}; trying again", s.message());
@@ -324,8 +322,8 @@ async fn join(
             }
             Err(s) if retryable(&s) => {
                 return Err(Error::Unreachable {
-                    address: config.coordinator.clone(),
-                    seconds: config.give_up_after.as_secs(),
+                    address: config.worker.coordinator.clone(),
+                    seconds: config.worker.give_up_after.as_secs(),
                     last: s.message().to_string(),
                 });
             }
@@ -420,9 +418,9 @@ impl Work {
         self.peers = Some(Arc::new(Peers::connect(
             peers,
             self.config.shard,
-            self.config.token.as_deref(),
-            self.config.tls_ca.as_deref(),
-            self.config.tls_domain.as_deref(),
+            self.config.worker.token.as_deref(),
+            self.config.worker.tls_ca.as_deref(),
+            self.config.worker.tls_domain.as_deref(),
         )?));
         Ok(())
     }
@@ -509,7 +507,7 @@ impl Work {
                 };
                 let (shard, _) = self.open_shard(layer.table)?;
                 let pool = self.pool.clone();
-                let level = self.config.zstd_level;
+                let level = self.config.worker.zstd_level;
                 let bytes = tokio::task::spawn_blocking(move || {
                     let ranges = send::set_ranges(&shard, pool.current_num_threads() as u64 * 2);
                     checkpoints.write_layer(
@@ -536,7 +534,7 @@ impl Work {
                     .ok_or_else(|| Error::Refused("no peers".into()))?;
                 let pool = self.pool.clone();
                 let handle = tokio::runtime::Handle::current();
-                let (job_id, level) = (self.job_id.clone(), self.config.zstd_level);
+                let (job_id, level) = (self.job_id.clone(), self.config.worker.zstd_level);
                 let report = tokio::task::spawn_blocking(move || {
                     send::expand_layer(
                         &shard,

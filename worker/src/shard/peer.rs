@@ -8,13 +8,13 @@
 
 use std::sync::{Arc, RwLock};
 
+use tilepdb_common::Error as DomainError;
 use tilepdb_common::shard::Shard;
 use tilepdb_common::wire::proto::shard_peer_server::ShardPeer;
 use tilepdb_common::wire::proto::{
     PushRequest, PushResponse, ReadValuesRequest, ReadValuesResponse,
 };
-use tilepdb_common::wire::region_lists::{RegionListShape, walk_region_states};
-use tilepdb_common::{BlankRule, Error as DomainError};
+use tilepdb_common::wire::region_lists::walk_region_states;
 use tonic::{Request, Response, Status};
 
 /// Most states of one pushed list.
@@ -96,9 +96,7 @@ fn merge_push(shard: &Shard, r: &PushRequest) -> Result<u64, Status> {
             r.count
         )));
     }
-    let space = shard.space();
-    let ignored = space.rule() == BlankRule::Ignored;
-    let shape = RegionListShape::new(shard.index(), ignored, space.goal_cells(), r.depth);
+    let shape = super::list_shape(shard, r.depth);
     if r.list_bytes > shape.max_bytes(r.count) {
         return Err(invalid(format!(
             "{} bytes declared for {} states",

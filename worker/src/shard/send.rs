@@ -15,7 +15,7 @@ use tilepdb_common::shard::Shard;
 use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::{PushRequest, StepReport};
-use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
+use tilepdb_common::wire::region_lists::encode_region_states;
 use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
@@ -160,13 +160,7 @@ pub fn expand_layer(
     depth: u32,
     level: i32,
 ) -> Result<StepReport> {
-    let space = shard.space();
-    let shape = RegionListShape::new(
-        shard.index(),
-        space.rule() == BlankRule::Ignored,
-        space.goal_cells(),
-        depth + 1,
-    );
+    let shape = super::list_shape(shard, depth + 1);
     let all = 0..shard.index_states();
     let push = |to: u32, states: &mut Vec<u64>| -> Result<u64> {
         let bytes = encode_region_states(&shape, all.clone(), states)?;

@@ -6,13 +6,13 @@
 //! is removed when the build succeeds.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::control::Control;
 use super::server::{ShardedBuild, ShardedRun, ShardedServer};
-use crate::cluster::local::{lock, random_token, stop_workers};
+use crate::cluster::local::{lock, random_token, stop_workers, worker_command};
 use crate::engine::{Reuse, SetSpec};
 use crate::error::{Error, Result};
 
@@ -99,30 +99,15 @@ impl LocalShards {
         token: &str,
         data: &std::path::Path,
     ) -> Result<Child> {
-        let (program, prefix) = &self.worker_program;
-        let mut cmd = Command::new(program);
-        cmd.args(prefix)
-            .arg("--coordinator")
-            .arg(url)
+        let name = format!("local-shard-{shard}");
+        worker_command(&self.worker_program, url, threads, token, &name)
             .arg("--shard")
             .arg(shard.to_string())
             .arg("--shards")
             .arg(self.shards.to_string())
-            .arg("--threads")
-            .arg(threads.to_string())
-            .arg("--give-up-after")
-            .arg("30")
-            .arg("--name")
-            .arg(format!("local-shard-{shard}"))
             .arg("--data-dir")
             .arg(data.join(format!("shard-{shard}")))
-            .env("TILEPDB_TOKEN", token)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null());
-        if std::env::var_os("RUST_LOG").is_none() {
-            cmd.env("RUST_LOG", "warn");
-        }
-        cmd.spawn()
+            .spawn()
             .map_err(|e| Error::Serve(format!("cannot start a shard worker process: {e}")))
     }
 }
