@@ -162,7 +162,7 @@ impl DepthBytes {
         values_of(self.cells(), self.code)
     }
 
-    /// A byte store's values: the depth of each entry, [`UNREACHED`] where none was recorded;
+    /// A byte store's values: the depth of each entry, [`UNREACHED`](crate::table::UNREACHED) where none was recorded;
     /// a packed store's codes as they are.
     pub fn into_values(self) -> Vec<u8> {
         match self.cells.into_vec() {

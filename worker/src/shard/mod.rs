@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Expanding, each successor the shard owns is merged at once; the others are gathered per
-//! owner and pushed to it in sorted, gap-coded, compressed lists ([`send`]). A step is reported
+//! owner and pushed to it in sorted, gap-coded, compressed lists (`send.rs`). A step is reported
 //! only once every push of it has been merged by its owner, so when every shard has reported
 //! an expansion, the next layer is complete on every shard.
 
@@ -356,11 +356,18 @@ struct Work {
 /// table `table`: each layer's states merged from the checkpoints, each layer finished.
 fn restore_shard(
     shard: &Shard,
-    checkpoints: &Checkpoints,
+    checkpoints: Option<&Checkpoints>,
     pool: &rayon::ThreadPool,
     table: u32,
     depth: u32,
 ) -> Result<()> {
+    // Layer 0 is the goal alone, which the new shard holds: no checkpoint is needed for it.
+    if depth == 0 {
+        return Ok(());
+    }
+    let checkpoints = checkpoints.ok_or_else(|| {
+        Error::Checkpoint("this shard has no data directory to restore the table from".into())
+    })?;
     for d in 0..depth {
         checkpoints.read_layer(shard, table, d + 1, |states| {
             shard.merge_received(states, d + 1).map_err(Error::from)
@@ -477,15 +484,11 @@ impl Work {
             Command::Restore(restore) => {
                 if restore.shards.contains(&self.config.shard) {
                     let shard = self.make_shard(restore.table, &restore.peers).await?;
-                    let checkpoints = self.checkpoints.clone().ok_or_else(|| {
-                        Error::Checkpoint(
-                            "this shard has no data directory to restore the table from".into(),
-                        )
-                    })?;
+                    let checkpoints = self.checkpoints.clone();
                     let pool = self.pool.clone();
                     let (table, depth) = (restore.table, restore.depth);
                     let shard = tokio::task::spawn_blocking(move || -> Result<Shard> {
-                        restore_shard(&shard, &checkpoints, &pool, table, depth)?;
+                        restore_shard(&shard, checkpoints.as_ref(), &pool, table, depth)?;
                         Ok(shard)
                     })
                     .await
