@@ -116,30 +116,41 @@ impl ShardedBuilder {
         let mut start = 0;
         while start < entries {
             let end = (start + READ_ENTRIES).min(entries);
+            // Every shard's part at once, gathered in shard order.
             let parts = self.runtime.block_on(async {
-                let reads = clients.iter().enumerate().map(|(p, client)| {
-                    let mut client = client.clone();
-                    let request = ReadValuesRequest {
-                        job_id: self.control.job_id.clone(),
-                        table,
-                        start,
-                        end,
-                    };
-                    async move {
-                        let r = client
-                            .read_values(request)
-                            .await
-                            .map_err(|s| {
-                                Error::Shards(format!(
-                                    "shard {p} did not give its values: {}",
-                                    s.message()
-                                ))
-                            })?
-                            .into_inner();
-                        check_values(p, &r.values, r.crc32, r.count, end - start)
-                    }
-                });
-                futures_join_all(reads).await
+                let reads: Vec<_> = clients
+                    .iter()
+                    .enumerate()
+                    .map(|(p, client)| {
+                        let mut client = client.clone();
+                        let request = ReadValuesRequest {
+                            job_id: self.control.job_id.clone(),
+                            table,
+                            start,
+                            end,
+                        };
+                        tokio::spawn(async move {
+                            let r = client
+                                .read_values(request)
+                                .await
+                                .map_err(|s| {
+                                    Error::Shards(format!(
+                                        "shard {p} did not give its values: {}",
+                                        s.message()
+                                    ))
+                                })?
+                                .into_inner();
+                            check_values(p, &r.values, r.crc32, r.count, end - start)
+                        })
+                    })
+                    .collect();
+                let mut parts = Vec::with_capacity(reads.len());
+                for read in reads {
+                    parts.push(read.await.unwrap_or_else(|e| {
+                        Err(Error::Shards(format!("a read of the values stopped: {e}")))
+                    }));
+                }
+                parts
             });
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
             values.extend(assemble_values(
@@ -154,22 +165,6 @@ impl ShardedBuilder {
         }
         Ok(values)
     }
-}
-
-/// Runs the futures one after another's start, all at once, and gathers their outputs in
-/// order.
-async fn futures_join_all<F: std::future::Future>(
-    futures: impl Iterator<Item = F>,
-) -> Vec<F::Output> {
-    let mut set = Vec::new();
-    for f in futures {
-        set.push(Box::pin(f));
-    }
-    let mut out = Vec::with_capacity(set.len());
-    for f in set {
-        out.push(f.await);
-    }
-    out
 }
 
 /// A shard's values off the wire: the CRC-32 of the compressed bytes, and at most `room`
@@ -214,7 +209,8 @@ impl Phase {
             // Every shard has checkpointed the layer `d + 1`; finishing again is a no-op where
             // it was done.
             Phase::Finish(d) => (d + 1, Phase::Finish(d)),
-            Phase::Read | Phase::Close => (progress.next_depth, self),
+            // The values are read again: a lost shard may have taken its part with it.
+            Phase::Read | Phase::Close => (progress.next_depth, Phase::Read),
         }
     }
 }
@@ -314,9 +310,6 @@ impl ShardedBuilder {
                 self.step_or_recover(table, step, phase, progress, &mut recoveries)?
             else {
                 phase = phase.recovery(progress).1;
-                if phase == Phase::Close {
-                    phase = Phase::Read;
-                }
                 continue;
             };
             phase = match phase {
