@@ -380,15 +380,28 @@ impl Control {
                 self.fail(&reason);
                 return Err(Error::Shards(reason));
             }
+            // Lost: a shard silent too long (its slot is freed), or a replacement that took a
+            // freed slot and is not being told to restore by this step (it must be).
+            let restoring: &[u32] = match &state.current {
+                Some(Step::Restore { shards, .. }) => shards,
+                _ => &[],
+            };
             let lost: Vec<u32> = (0..self.shards)
                 .filter(|&p| {
-                    state.members[p as usize]
-                        .as_ref()
-                        .is_none_or(|m| m.last_seen.elapsed() > self.silence)
+                    state.members[p as usize].as_ref().is_none_or(|m| {
+                        m.last_seen.elapsed() > self.silence
+                            || (m.replacement && !restoring.contains(&p))
+                    })
                 })
                 .collect();
             if !lost.is_empty() {
                 for &p in &lost {
+                    let silent = state.members[p as usize]
+                        .as_ref()
+                        .is_none_or(|m| m.last_seen.elapsed() > self.silence);
+                    if !silent {
+                        continue;
+                    }
                     if let Some(m) = state.members[p as usize].take() {
                         tracing::warn!(
                             shard = p,
