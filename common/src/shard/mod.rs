@@ -31,8 +31,15 @@ use crate::file_order::for_each_depth_entry;
 use crate::layer::{CurrentLayer, StateCodes};
 use crate::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use crate::region_index::{OrderMoves, RegionIndex};
+
+mod locality;
+mod values;
+
 use crate::space::{BlankRule, StateSpace};
 use crate::table::DepthCode;
+pub use locality::locality;
+pub use values::assemble_values;
+use values::for_each_block_part;
 
 /// Most shards a table may be cut into.
 pub const MAX_SHARDS: u32 = 4096;
@@ -404,135 +411,6 @@ impl Shard {
         });
         values
     }
-}
-
-/// How many successors stay on their parent's shard under `layout`, estimated over every
-/// `sample`-th tile set of `index` (1: all of them, exact): the fraction of (state, move)
-/// pairs whose successor is on the parent's shard, and the moves per state.
-pub fn locality(
-    index: &RegionIndex,
-    moves: &OrderMoves,
-    layout: ShardLayout,
-    sample: u64,
-) -> (f64, f64) {
-    let k = index.k();
-    let f = index.orders();
-    // For each move of the tile at position `pa` to position `pb`: the fraction of orders
-    // whose image has the same owner.
-    let mut same = vec![0.0f64; k * k];
-    for pa in 0..k {
-        for pb in 0..k {
-            let kept = (0..f)
-                .filter(|&o| layout.owner(moves.moved(pa, pb, o)) == layout.owner(o))
-                .count();
-            same[pa * k + pb] = kept as f64 / f as f64;
-        }
-    }
-    let board = index.board();
-    let (mut pairs, mut local, mut blocks) = (0u64, 0.0f64, 0u64);
-    for c in (0..index.sets()).step_by(usize::try_from(sample.max(1)).unwrap_or(usize::MAX)) {
-        let set = index.set_mask(c);
-        for &region in index.regions_of(c) {
-            blocks += 1;
-            let mut movers = board.dilate(region) & set;
-            while movers != 0 {
-                let from = movers.trailing_zeros() as usize;
-                movers &= movers - 1;
-                let mut targets = board.neighbours(from) & region;
-                while targets != 0 {
-                    let to = targets.trailing_zeros() as usize;
-                    targets &= targets - 1;
-                    let child = set ^ (1 << from) ^ (1 << to);
-                    let (pa, pb) = crate::region_expand::positions(set, child, from, to);
-                    pairs += 1;
-                    local += same[pa * k + pb];
-                }
-            }
-        }
-    }
-    if pairs == 0 {
-        return (1.0, 0.0);
-    }
-    (local / pairs as f64, pairs as f64 / blocks as f64)
-}
-
-/// The file's values of `entries` (in the depth store's `code`, as the single-machine build
-/// gives them: a byte per value, or packed codes) from each shard's [`Shard::own_values`]
-/// of the same entries (`parts[p]`: shard `p`'s). Refuses parts of the wrong length.
-pub fn assemble_values(
-    space: &StateSpace,
-    index: &RegionIndex,
-    layout: ShardLayout,
-    code: DepthCode,
-    entries: Range<u64>,
-    parts: &[Vec<u8>],
-) -> Result<Vec<u8>> {
-    let count = entries.end - entries.start;
-    let mut out = vec![0u8; usize::try_from(code.bytes_for(count)).map_err(|_| too_large())?];
-    let mut taken = vec![0usize; parts.len()];
-    let f = index.orders();
-    let (mut at, mut short) = (0u64, None);
-    let mut put = |p: usize, at: u64| match parts.get(p).and_then(|part| part.get(taken[p])) {
-        Some(&stored) => {
-            taken[p] += 1;
-            if code == DepthCode::Byte {
-                out[usize::try_from(at).expect("below out's length")] = stored.wrapping_sub(1);
-            } else {
-                code.put(&mut out, at, stored);
-            }
-        }
-        None => short = short.or(Some(p)),
-    };
-    if space.rule() == BlankRule::ZeroAware {
-        for_each_block_part(&entries, f, |_, orders| {
-            for p in 0..layout.shards() {
-                let theirs = layout.orders_of(p);
-                for _ in orders.start.max(theirs.start)..orders.end.min(theirs.end) {
-                    put(p as usize, at);
-                    at += 1;
-                }
-            }
-        });
-    } else {
-        for_each_depth_entry(space, index, entries, |e| {
-            put(layout.owner(e % f) as usize, at);
-            at += 1;
-        });
-    }
-    if let Some(p) = short {
-        return Err(Error::Shard(format!("shard {p} sent too few values")));
-    }
-    if let Some(p) = (0..parts.len()).find(|&p| taken[p] != parts[p].len()) {
-        return Err(Error::Shard(format!(
-            "shard {p} sent {} values where {} were asked for",
-            parts[p].len(),
-            taken[p]
-        )));
-    }
-    Ok(out)
-}
-
-/// Calls `f(block, orders)` for each block of `k!` = `orders_per_block` orders that `entries`
-/// (states of the index) cross, with the orders of the block in `entries`, in order.
-fn for_each_block_part(
-    entries: &Range<u64>,
-    orders_per_block: u64,
-    mut f: impl FnMut(u64, Range<u64>),
-) {
-    if entries.is_empty() {
-        return;
-    }
-    let n = orders_per_block;
-    for block in entries.start / n..=(entries.end - 1) / n {
-        let first = block * n;
-        let start = entries.start.max(first) - first;
-        let end = entries.end.min(first + n) - first;
-        f(block, start..end);
-    }
-}
-
-fn too_large() -> Error {
-    Error::Shard("the range of entries does not fit in memory".into())
 }
 
 /// A shard's current layer, seen by the kernel on global state numbers.
