@@ -388,54 +388,58 @@ fn a_peer_with_malformed_or_foreign_lists_is_refused() {
         let mut garbage = push(own);
         garbage.list = vec![0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3];
         garbage.crc32 = crc32fast::hash(&garbage.list);
-        assert_eq!(
-            code(peer.push(request(garbage, TOKEN)).await),
-            Err(Code::InvalidArgument)
-        );
         let mut flipped = push(own);
         flipped.list[0] ^= 1;
-        assert_eq!(
-            code(peer.push(request(flipped, TOKEN)).await),
-            Err(Code::InvalidArgument)
-        );
         let mut overcounted = push(own);
         overcounted.count += 1;
-        assert_eq!(
-            code(peer.push(request(overcounted, TOKEN)).await),
-            Err(Code::InvalidArgument)
-        );
-        let other_job = PushRequest {
-            job_id: "another-job".into(),
-            ..push(own)
-        };
-        assert_eq!(
-            code(peer.push(request(other_job, TOKEN)).await),
-            Err(Code::FailedPrecondition)
-        );
-        let other_layer = PushRequest {
-            depth: 3,
-            ..push(own)
-        };
-        assert_eq!(
-            code(peer.push(request(other_layer, TOKEN)).await),
-            Err(Code::FailedPrecondition)
-        );
-        let other_table = PushRequest {
-            table: 2,
-            ..push(own)
-        };
-        assert_eq!(
-            code(peer.push(request(other_table, TOKEN)).await),
-            Err(Code::FailedPrecondition)
-        );
-        let to_another = PushRequest {
-            to_shard: 1,
-            ..push(own)
-        };
-        assert_eq!(
-            code(peer.push(request(to_another, TOKEN)).await),
-            Err(Code::InvalidArgument)
-        );
+        let refused = [
+            ("garbage zstd", garbage, Code::InvalidArgument),
+            ("a flipped byte", flipped, Code::InvalidArgument),
+            (
+                "one state more declared",
+                overcounted,
+                Code::InvalidArgument,
+            ),
+            (
+                "another job",
+                PushRequest {
+                    job_id: "another-job".into(),
+                    ..push(own)
+                },
+                Code::FailedPrecondition,
+            ),
+            (
+                "another layer",
+                PushRequest {
+                    depth: 3,
+                    ..push(own)
+                },
+                Code::FailedPrecondition,
+            ),
+            (
+                "another table",
+                PushRequest {
+                    table: 2,
+                    ..push(own)
+                },
+                Code::FailedPrecondition,
+            ),
+            (
+                "another shard",
+                PushRequest {
+                    to_shard: 1,
+                    ..push(own)
+                },
+                Code::InvalidArgument,
+            ),
+        ];
+        for (what, list, want) in refused {
+            assert_eq!(
+                code(peer.push(request(list, TOKEN)).await),
+                Err(want),
+                "{what}"
+            );
+        }
         // The list shard 1 would send is taken.
         assert_eq!(code(peer.push(request(push(own), TOKEN)).await), Ok(()));
     });
