@@ -38,6 +38,7 @@
 
 pub mod encoding;
 pub mod error;
+pub mod file_writer;
 pub mod header;
 pub mod manifest;
 pub mod mod3;

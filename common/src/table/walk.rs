@@ -127,6 +127,61 @@ pub fn for_each_entry(space: &StateSpace, mut visit: impl FnMut(u64, &[u8], u32)
     });
 }
 
+/// [`for_each_entry`] over the entries `entries` only, in entry order: for a table written in
+/// parts. Each placement is found from its entry (one unrank per placement, or per block of a
+/// zero-aware table), not walked from the first.
+pub fn for_each_entry_in(
+    space: &StateSpace,
+    entries: std::ops::Range<u64>,
+    mut visit: impl FnMut(u64, &[u8], u32),
+) {
+    let entries = entries.start..entries.end.min(space.entries());
+    if entries.is_empty() {
+        return;
+    }
+    let k = space.k();
+    if space.rule() == crate::space::BlankRule::ZeroAware {
+        let index = space
+            .region_index()
+            .expect("the space's index was built before");
+        let f = index.orders();
+        let (first, last) = (entries.start / f, (entries.end - 1) / f);
+        // The set of the first block: the last set whose first block is at most it.
+        let (mut lo, mut hi) = (0, index.sets());
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if index.first_block(mid) <= first {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut c = lo;
+        for block in first..=last {
+            while c + 1 < index.sets() && index.first_block(c + 1) <= block {
+                c += 1;
+            }
+            let base = block * f;
+            for order in entries.start.max(base) - base..entries.end.min(base + f) - base {
+                let cells = index.placement_cells(c, order);
+                visit(base + order, &cells[..k], space.manhattan(&cells));
+            }
+        }
+        return;
+    }
+    let per_rank = space.entries() / space.placements();
+    let ranker = space.ranker();
+    let mut cells = [0u8; MAX_CELLS];
+    for rank in entries.start / per_rank..=(entries.end - 1) / per_rank {
+        ranker.unrank(rank, &mut cells);
+        let m = space.manhattan(&cells);
+        let base = rank * per_rank;
+        for entry in entries.start.max(base)..entries.end.min(base + per_rank) {
+            visit(entry, &cells[..k], m);
+        }
+    }
+}
+
 /// The Manhattan distance of every placement, by rank (one byte each).
 #[expect(
     clippy::cast_possible_truncation,

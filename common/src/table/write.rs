@@ -33,7 +33,7 @@ use super::encoding::{Encoding, NIBBLE_MAX, POW3};
 use super::error::TableError;
 use super::header::{HISTOGRAM_SLOTS, Header};
 use super::values::{DepthCode, PackedValues, ValuesRef};
-use super::walk::for_each_entry;
+use super::walk::{for_each_entry, for_each_entry_in};
 
 /// A table's header and encoded payload, ready to write.
 #[derive(Clone, Debug)]
@@ -48,10 +48,6 @@ impl<'a> EncodedTable<'a> {
     /// table of `space`. Refuses mod3 for minimized tables, a wrong number of values, unreached
     /// entries in a pattern that does not hold every tile and, for the encodings that store the
     /// excess over Manhattan, values below it or of the wrong parity.
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "the largest value is a position in the 256-slot histogram, so it fits in a byte"
-    )]
     pub fn new(
         space: &StateSpace,
         encoding: Encoding,
@@ -68,31 +64,18 @@ impl<'a> EncodedTable<'a> {
         for &v in values {
             counts[v as usize] += 1;
         }
-        header.unreached = counts[UNREACHED as usize];
-        if header.unreached != 0 && space.k() + 1 != space.board().cells() {
-            return Err(TableError::Value {
-                value: UNREACHED,
-                reason: format!(
-                    "{} entries are unreached, which only a pattern of every tile allows",
-                    header.unreached
-                ),
-            });
-        }
-        let max = counts[..HISTOGRAM_SLOTS]
-            .iter()
-            .rposition(|&c| c != 0)
-            .ok_or_else(|| TableError::Value {
-                value: UNREACHED,
-                reason: "no entry is reached".into(),
-            })?;
-        header.max_value = max as u8;
-        header.histogram = counts[..=max].to_vec();
+        fill_counts(
+            space,
+            &mut header,
+            &counts[..HISTOGRAM_SLOTS],
+            counts[UNREACHED as usize],
+        )?;
         let payload: Cow<[u8]> = match encoding {
             Encoding::Byte => Cow::Borrowed(values),
             Encoding::Mod3 => Cow::Owned(pack_mod3(values)),
             Encoding::OneBit => Cow::Owned(pack_one_bit(values)),
             Encoding::Nibble | Encoding::MinNibble { .. } => {
-                Cow::Owned(pack_nibbles(space, encoding, values)?)
+                Cow::Owned(pack_nibbles(space, encoding, 0, values)?)
             }
         };
         debug_assert_eq!(payload.len() as u64, header.payload_len);
@@ -117,10 +100,6 @@ impl<'a> EncodedTable<'a> {
     /// The table of packed codes `values`; refuses another encoding than theirs, a wrong
     /// number of entries or codes, and unreached entries in a pattern that does not hold
     /// every tile.
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "the largest value is a position in the histogram, below its 255 slots, so it fits in a byte"
-    )]
     fn packed(
         space: &StateSpace,
         encoding: Encoding,
@@ -146,27 +125,7 @@ impl<'a> EncodedTable<'a> {
                 entries: header.entries,
             });
         }
-        header.unreached = values.unreached;
-        if header.unreached != 0 && space.k() + 1 != space.board().cells() {
-            return Err(TableError::Value {
-                value: UNREACHED,
-                reason: format!(
-                    "{} entries are unreached, which only a pattern of every tile allows",
-                    header.unreached
-                ),
-            });
-        }
-        let max = values
-            .histogram
-            .iter()
-            .rposition(|&c| c != 0)
-            .filter(|&m| m < HISTOGRAM_SLOTS)
-            .ok_or_else(|| TableError::Value {
-                value: UNREACHED,
-                reason: "no entry is reached, or a value is beyond the histogram".into(),
-            })?;
-        header.max_value = max as u8;
-        header.histogram = values.histogram[..=max].to_vec();
+        fill_counts(space, &mut header, &values.histogram, values.unreached)?;
         let payload: Cow<[u8]> = match values.code {
             DepthCode::OneBit => Cow::Borrowed(&values.data),
             DepthCode::Mod3 => Cow::Owned(pack_mod3_codes(&values.data, values.entries)),
@@ -188,9 +147,45 @@ impl<'a> EncodedTable<'a> {
     }
 }
 
+/// Records in `header` the table's counts: `histogram[v]` reached entries of value `v` (zeros
+/// at its end are dropped) and `unreached` entries. Refuses unreached entries in a pattern that
+/// does not hold every tile, a table with no entry reached, and values beyond the histogram's
+/// slots.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the largest value is a position in the histogram, below its 255 slots, so it fits in a byte"
+)]
+pub(super) fn fill_counts(
+    space: &StateSpace,
+    header: &mut Header,
+    histogram: &[u64],
+    unreached: u64,
+) -> Result<(), TableError> {
+    if unreached != 0 && space.k() + 1 != space.board().cells() {
+        return Err(TableError::Value {
+            value: UNREACHED,
+            reason: format!(
+                "{unreached} entries are unreached, which only a pattern of every tile allows"
+            ),
+        });
+    }
+    let max = histogram
+        .iter()
+        .rposition(|&c| c != 0)
+        .filter(|&m| m < HISTOGRAM_SLOTS)
+        .ok_or_else(|| TableError::Value {
+            value: UNREACHED,
+            reason: "no entry is reached, or a value is beyond the histogram".into(),
+        })?;
+    header.unreached = unreached;
+    header.max_value = max as u8;
+    header.histogram = histogram[..=max].to_vec();
+    Ok(())
+}
+
 /// `h mod 3`, five base-3 digits per byte (entry `5i + j` is digit `j` of byte `i`, least
 /// significant first); unreached entries store 0.
-fn pack_mod3(values: &[u8]) -> Vec<u8> {
+pub(super) fn pack_mod3(values: &[u8]) -> Vec<u8> {
     values
         .chunks(5)
         .map(|chunk| {
@@ -209,7 +204,7 @@ fn pack_mod3(values: &[u8]) -> Vec<u8> {
     clippy::cast_possible_truncation,
     reason = "the payload is built in memory, so its length fits in usize"
 )]
-fn pack_mod3_codes(codes: &[u8], entries: u64) -> Vec<u8> {
+pub(super) fn pack_mod3_codes(codes: &[u8], entries: u64) -> Vec<u8> {
     const CHUNK: usize = 1 << 16;
     let mut out = vec![0u8; entries.div_ceil(5) as usize];
     let fill = |(i, out): (usize, &mut [u8])| {
@@ -232,7 +227,7 @@ fn pack_mod3_codes(codes: &[u8], entries: u64) -> Vec<u8> {
 
 /// Bit 1 of `h`, eight entries per byte (entry `8i + j` is bit `j` of byte `i`); unreached
 /// entries store 0.
-fn pack_one_bit(values: &[u8]) -> Vec<u8> {
+pub(super) fn pack_one_bit(values: &[u8]) -> Vec<u8> {
     values
         .chunks(8)
         .map(|chunk| {
@@ -246,24 +241,27 @@ fn pack_one_bit(values: &[u8]) -> Vec<u8> {
 /// Nibbles of `(h - m) / 2` (saturated at 15), per entry or the least of each group; entry or
 /// group `i` is the low half of byte `i / 2` when `i` is even, the high half when odd.
 /// Unreached entries count as 15 (they are never asked for: the other permutation parity).
+/// `values` are the entries from `first` on, which starts a byte of the payload (a multiple of
+/// two groups); the payload of those entries.
 #[expect(
     clippy::cast_possible_truncation,
     reason = "the payload and the values are held in memory, so their positions fit in usize"
 )]
-fn pack_nibbles(
+pub(super) fn pack_nibbles(
     space: &StateSpace,
     encoding: Encoding,
+    first: u64,
     values: &[u8],
 ) -> Result<Vec<u8>, TableError> {
     let group_log2 = u32::from(encoding.parameter());
+    debug_assert!(first.is_multiple_of(2 << group_log2));
+    let end = first + values.len() as u64;
     let mut out = vec![0u8; encoding.payload_len(values.len() as u64) as usize];
     let mut least = NIBBLE_MAX;
     let mut bad = None;
-    let flush = |unit: u64, nib: u8, out: &mut Vec<u8>| {
-        out[(unit >> 1) as usize] |= nib << ((unit & 1) * 4);
-    };
-    for_each_entry(space, |entry, cells, m| {
-        let v = values[entry as usize];
+    let first_unit = first >> group_log2;
+    let mut visit = |entry: u64, cells: &[u8], m: u32| {
+        let v = values[(entry - first) as usize];
         let nib = if v == UNREACHED {
             NIBBLE_MAX
         } else {
@@ -274,12 +272,17 @@ fn pack_nibbles(
         };
         least = least.min(nib);
         let unit = entry >> group_log2;
-        let last_of_unit = (entry + 1) >> group_log2 != unit || entry + 1 == values.len() as u64;
+        let last_of_unit = (entry + 1) >> group_log2 != unit || entry + 1 == end;
         if last_of_unit {
-            flush(unit, least, &mut out);
+            out[((unit - first_unit) >> 1) as usize] |= least << ((unit & 1) * 4);
             least = NIBBLE_MAX;
         }
-    });
+    };
+    if first == 0 && end == space.entries() {
+        for_each_entry(space, &mut visit);
+    } else {
+        for_each_entry_in(space, first..end, &mut visit);
+    }
     if let Some((entry, v, cells, m)) = bad {
         return Err(TableError::Value {
             value: v,
@@ -294,20 +297,7 @@ fn pack_nibbles(
 /// Writes `parts` one after the other to `path` through a temporary file in the same
 /// directory, synced and renamed into place.
 pub fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), TableError> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
-    }
-    let name = path
-        .file_name()
-        .ok_or_else(|| TableError::io(path, std::io::Error::other("not a file name")))?;
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp-{}-{}",
-        name.to_string_lossy(),
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = temp_path(path)?;
     let result = (|| -> std::io::Result<()> {
         let mut f = fs::File::create(&tmp)?;
         for part in parts {
@@ -315,17 +305,40 @@ pub fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), TableError> {
         }
         f.sync_all()?;
         drop(f);
-        fs::rename(&tmp, path)?;
-        if let Some(dir) = dir {
-            // Make the rename durable; not every platform can open a directory.
-            if let Ok(d) = fs::File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
+        publish(&tmp, path)
     })();
     result.map_err(|e| {
         let _ = fs::remove_file(&tmp);
         TableError::io(path, e)
     })
+}
+
+/// A temporary name for `path`'s file in its directory (which is created): hidden, and unique
+/// in this process.
+pub(super) fn temp_path(path: &Path) -> Result<std::path::PathBuf, TableError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| TableError::io(path, std::io::Error::other("not a file name")))?;
+    Ok(path.with_file_name(format!(
+        ".{}.tmp-{}-{}",
+        name.to_string_lossy(),
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )))
+}
+
+/// Renames the synced file `tmp` to `path`, and makes the rename durable.
+pub(super) fn publish(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    fs::rename(tmp, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // Not every platform can open a directory.
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
 }

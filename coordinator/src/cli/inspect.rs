@@ -214,8 +214,9 @@ impl TableInfo {
                 human_bytes(p.worker_checkpoint_bytes)
             );
             tilepdb_common::outln!(
-                "              the coordinator {}; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
+                "              the coordinator {} of memory besides the proof, {} of disk; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
                 human_bytes(p.coordinator_memory_bytes),
+                human_bytes(p.coordinator_disk_bytes),
                 human_bytes(p.wire_bytes),
                 p.wire_bytes_per_state,
                 100.0 * p.local_fraction

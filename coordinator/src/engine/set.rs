@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use tilepdb_common::StateSpace;
-use tilepdb_common::table::{Pdb, TableError};
+use tilepdb_common::table::{Encoding, Pdb, TableError};
 
 use super::search::BuiltTable;
 use super::spec::SetSpec;
@@ -47,6 +47,25 @@ pub trait TableBuilder {
 
     /// Builds table `index` of the set.
     fn build(&mut self, index: usize, space: &StateSpace) -> Result<BuiltTable, Self::Error>;
+
+    /// Writes table `index`, just built by [`TableBuilder::build`], as its file in `dir` in
+    /// `encoding`; the file's path, or (inside) why its values make no table, which is then
+    /// treated as a failed proof. By default the values `build` gave are written, then let go;
+    /// a builder whose values are elsewhere (a sharded build's, on its shards) writes them from
+    /// there.
+    fn write(
+        &mut self,
+        _index: usize,
+        space: &StateSpace,
+        encoding: Encoding,
+        table: &mut BuiltTable,
+        dir: &Path,
+    ) -> Result<Result<PathBuf>, Self::Error> {
+        let written = write_table_file(dir, space, encoding, &table.values);
+        // On disk now: opening the file reads it, so the values go first.
+        table.release_values();
+        Ok(written)
+    }
 
     /// Whether each table built is proven before it is written (see the module's
     /// documentation); on unless the builder says otherwise.
@@ -214,18 +233,14 @@ fn build_and_publish<B: TableBuilder>(
 ) -> Result<(BuiltTable, Pdb), B::Error> {
     if !builder.proves() {
         let mut table = builder.build(index, space)?;
-        let path = write_table_file(dir, space, spec.encoding, &table.values)?;
-        // On disk now: opening the file reads it, so the values go first.
-        table.release_values();
+        let path = builder.write(index, space, spec.encoding, &mut table, dir)??;
         return Ok((table, Pdb::open(&path).map_err(Error::from)?));
     }
     let unproven = dir.join(UNPROVEN_DIR);
     let mut attempt = 1;
     loop {
         let mut table = builder.build(index, space)?;
-        let written = write_table_file(&unproven, space, spec.encoding, &table.values);
-        // On disk now: the proof reads the file, so the values go first.
-        table.release_values();
+        let written = builder.write(index, space, spec.encoding, &mut table, &unproven)?;
         let proof = match written.and_then(|path| Pdb::open(&path).map_err(Error::from)) {
             Ok(staged) => {
                 let proof = prove_file(&staged);

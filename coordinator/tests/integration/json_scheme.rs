@@ -134,6 +134,7 @@ fn build_inspect_verify_and_partitions_share_the_scheme() {
         "worker_checkpoint_bytes",
         "wire_bytes",
         "coordinator_memory_bytes",
+        "coordinator_disk_bytes",
     ] {
         assert!(plan[key].is_u64(), "{key}: {v:#}");
     }

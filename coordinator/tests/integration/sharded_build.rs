@@ -370,12 +370,12 @@ fn a_peer_with_malformed_or_foreign_lists_is_refused() {
         let code =
             |r: Result<tonic::Response<_>, tonic::Status>| r.map(|_| ()).map_err(|s| s.code());
         assert_eq!(code(peer.push(push(own)).await), Err(Code::Unauthenticated));
-        // Shard 0 opens the table when it takes the step this test took: until then, a push
-        // finds no table open.
+        // Shard 0 joins and opens the table when it takes the step this test took: until then,
+        // a push finds it not ready (UNAVAILABLE, so that a sender retries).
         let until = Instant::now() + MINUTES;
         let refused = loop {
             let refused = peer.push(request(push(foreign), TOKEN)).await.unwrap_err();
-            if refused.code() != Code::FailedPrecondition || Instant::now() > until {
+            if refused.code() != Code::Unavailable || Instant::now() > until {
                 break refused;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

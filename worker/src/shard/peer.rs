@@ -57,9 +57,17 @@ impl PeerService {
         PeerService { state }
     }
 
+    /// Refuses a call for another job. A worker that has not joined yet (a replacement
+    /// starting on a lost shard's address, say) answers `UNAVAILABLE`, as if it were not up:
+    /// the caller treats it as unreachable, not as a refusal.
     fn check_job(&self, job_id: &str) -> Result<(), Status> {
         let ours = self.state.job_id.read().expect("job id lock");
-        if ours.is_empty() || *ours != job_id {
+        if ours.is_empty() {
+            return Err(Status::unavailable(format!(
+                "this shard has not joined a job yet (asked for job {job_id:?})"
+            )));
+        }
+        if *ours != job_id {
             return Err(Status::failed_precondition(format!(
                 "this shard works for job {:?}, not {job_id:?}",
                 *ours
@@ -77,7 +85,8 @@ impl PeerService {
                 "this shard has table {} open, not table {table}",
                 o.table
             ))),
-            None => Err(Status::failed_precondition(format!(
+            // Between tables, or restoring one: not ready, rather than refusing.
+            None => Err(Status::unavailable(format!(
                 "this shard has no table open (asked for table {table})"
             ))),
         }

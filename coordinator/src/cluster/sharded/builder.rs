@@ -1,16 +1,19 @@
 //! The driver of a sharded job: each table's layers given as steps to every shard, and the
-//! finished table's values read from the shards in file order.
+//! finished table's file written from the shards' values, read range by range in file order
+//! (the coordinator holds one range at a time, never the table).
 //!
 //! The builder is a [`TableBuilder`], so [`crate::engine::build_set`] proves each table and
-//! writes it, its manifest and its reuse, as for every other build.
+//! publishes it, its manifest and its reuse, as for every other build.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use tilepdb_common::StateSpace;
 use tilepdb_common::region_expand::ExpandStats;
 use tilepdb_common::shard::{ShardLayout, assemble_values};
-use tilepdb_common::table::{DepthCode, Encoding, Pdb};
+use tilepdb_common::table::file_writer::TableFileWriter;
+use tilepdb_common::table::{DepthCode, Encoding, Header, Pdb, TableError};
 use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::ReadValuesRequest;
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
@@ -22,11 +25,12 @@ use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
 use crate::engine::{SearchProgress, TableBuilder};
 use crate::error::{Error, Result};
+use crate::output::table_file_name;
 use crate::report::TableReport;
 
-/// File entries read from every shard at once: a multiple of 8 (whole bytes of 1-bit codes
-/// and of 2-bit ones).
-const READ_ENTRIES: u64 = 1 << 22;
+/// About how many file entries are read from every shard at once (rounded up to whole parts
+/// of the file's payload, [`TableFileWriter::part_multiple`]).
+pub(super) const READ_ENTRIES: u64 = 1 << 22;
 
 /// What a sharded build measured of one table, besides its values.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -62,6 +66,8 @@ pub struct ShardedBuilder {
     pub reports: Vec<TableReport>,
     /// Each built table's figures, by table.
     pub figures: Vec<ShardedTableFigures>,
+    /// The table searched and not yet written: its progress and figures so far.
+    searched: Option<(SearchProgress, ShardedTableFigures)>,
 }
 
 impl ShardedBuilder {
@@ -89,18 +95,28 @@ impl ShardedBuilder {
             replacement_wait: how.join_timeout,
             reports: Vec::new(),
             figures: Vec::new(),
+            searched: None,
         }
     }
 
-    /// Reads the values of `space`'s table from every shard, in file order, in `code`.
-    fn read_values(&self, table: u32, space: &StateSpace, code: DepthCode) -> Result<Vec<u8>> {
+    /// Writes `space`'s table `table` to `path` in the builder's encoding, from the values
+    /// read from every shard range by range in file order (in `code`), holding one range at
+    /// a time; `counts`: the reached entries by value and the unreached ones, for packed codes.
+    /// The file's header.
+    fn write_values(
+        &self,
+        table: u32,
+        space: &StateSpace,
+        code: DepthCode,
+        counts: (&[u64], u64),
+        path: &Path,
+    ) -> Result<Header> {
         let index = space.region_index()?;
         let layout = ShardLayout::new(index.orders(), self.control.shards())?;
         let entries = space.entries();
-        let mut values = Vec::with_capacity(
-            usize::try_from(code.bytes_for(entries))
-                .map_err(|_| Error::Shards("the table does not fit in memory".into()))?,
-        );
+        let mut writer = TableFileWriter::create(path, space, self.encoding, code)?;
+        let multiple = TableFileWriter::part_multiple(self.encoding);
+        let read_entries = READ_ENTRIES.div_ceil(multiple) * multiple;
         let clients = self
             .peers
             .iter()
@@ -115,7 +131,7 @@ impl ShardedBuilder {
             .collect::<Result<Vec<_>>>()?;
         let mut start = 0;
         while start < entries {
-            let end = (start + READ_ENTRIES).min(entries);
+            let end = (start + read_entries).min(entries);
             // Every shard's part at once, gathered in shard order.
             let parts = self.runtime.block_on(async {
                 let reads: Vec<_> = clients
@@ -153,17 +169,11 @@ impl ShardedBuilder {
                 parts
             });
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-            values.extend(assemble_values(
-                space,
-                &index,
-                layout,
-                code,
-                start..end,
-                &parts,
-            )?);
+            let values = assemble_values(space, &index, layout, code, start..end, &parts)?;
+            writer.append(space, &values, end - start)?;
             start = end;
         }
-        Ok(values)
+        Ok(writer.finish(space, (code != DepthCode::Byte).then_some(counts))?)
     }
 }
 
@@ -265,9 +275,15 @@ impl ShardedBuilder {
         }
     }
 
-    /// Searches table `table` on the shards from `progress`, starting with `phase`; its
-    /// values in file order.
-    fn search(
+    /// Takes table `table` on the shards from `progress` through its phases, starting with
+    /// `phase`: without `file`, up to the end of the search (the shards keep the table);
+    /// with it, until the table is written there ([`ShardedBuilder::write_values`]) and
+    /// closed on the shards. What writing gave: the header, or why the values make no table.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the table's whole context; the loop is the one place its phases follow each other"
+    )]
+    fn drive(
         &mut self,
         table: u32,
         space: &StateSpace,
@@ -275,10 +291,11 @@ impl ShardedBuilder {
         mut phase: Phase,
         progress: &mut SearchProgress,
         figures: &mut ShardedTableFigures,
-    ) -> Result<Vec<u8>> {
+        file: Option<(&Path, (&[u64], u64))>,
+    ) -> Result<Option<Result<Header>>> {
         let mut recoveries = 0;
         let mut stats = ExpandStats::default();
-        let mut data = Vec::new();
+        let mut written = None;
         loop {
             let step = match phase {
                 Phase::Open => Step::Open {
@@ -289,19 +306,27 @@ impl ShardedBuilder {
                 Phase::Checkpoint(depth) => Step::Checkpoint { table, depth },
                 Phase::Finish(depth) => Step::Finish { table, depth },
                 Phase::Read => {
-                    match self.read_values(table, space, code) {
-                        Ok(values) => {
-                            data = values;
-                            phase = Phase::Close;
+                    let Some((path, counts)) = file else {
+                        return Ok(None);
+                    };
+                    match self.write_values(table, space, code, counts, path) {
+                        Ok(header) => written = Some(Ok(header)),
+                        // The values make no table: the table is built again once closed.
+                        Err(
+                            e @ Error::Table(
+                                TableError::Value { .. } | TableError::ValueCount { .. },
+                            ),
+                        ) => {
+                            written = Some(Err(e));
                         }
                         Err(e) if self.control.any_silent() => {
-                            tracing::warn!("reading the values stopped: {e}");
+                            tracing::warn!("writing the values stopped: {e}");
                             // The next step finds the silent shard lost and recovers.
-                            phase = Phase::Close;
-                            data.clear();
+                            written = None;
                         }
                         Err(e) => return Err(e),
                     }
+                    phase = Phase::Close;
                     continue;
                 }
                 Phase::Close => Step::Close { table },
@@ -309,7 +334,11 @@ impl ShardedBuilder {
             let Some(reports) =
                 self.step_or_recover(table, step, phase, progress, &mut recoveries)?
             else {
-                phase = phase.recovery(progress).1;
+                phase = match phase {
+                    // Written already: the restored shards close the table too.
+                    Phase::Close if written.is_some() => Phase::Close,
+                    _ => phase.recovery(progress).1,
+                };
                 continue;
             };
             phase = match phase {
@@ -345,11 +374,10 @@ impl ShardedBuilder {
                 Phase::Read => unreachable!("reading is not a step"),
                 Phase::Close => {
                     figures.worker_peak_rss_bytes = reports.iter().map(|r| r.peak_rss).collect();
-                    if data.is_empty() {
-                        // The values were not read: a shard was lost while they were.
-                        Phase::Read
-                    } else {
-                        return Ok(data);
+                    match written.take() {
+                        Some(outcome) => return Ok(Some(outcome)),
+                        // Not written: a shard was lost while the values were read.
+                        None => Phase::Read,
                     }
                 }
             };
@@ -401,6 +429,8 @@ struct SavedProgress {
 impl TableBuilder for ShardedBuilder {
     type Error = Error;
 
+    /// Searches the table on the shards, which keep it for [`TableBuilder::write`]: its
+    /// figures, without values.
     fn build(&mut self, index: usize, space: &StateSpace) -> Result<BuiltTable> {
         let started = Instant::now();
         let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
@@ -439,19 +469,63 @@ impl TableBuilder for ShardedBuilder {
             }
             None => (SearchProgress::start(), Phase::Open),
         };
-        let data = self.search(table, space, code, phase, &mut progress, &mut figures)?;
-        if let Some(path) = &self.progress_file {
-            let _ = std::fs::remove_file(path);
-        }
+        self.drive(table, space, code, phase, &mut progress, &mut figures, None)?;
         figures.generated = progress.generated;
-        // The coordinator held no arrays: they were on the shards.
-        let built = table_of_values(space, code, data, &progress, started, (0, 0));
+        // The coordinator held no arrays, and holds no values: they are on the shards.
+        let built = table_of_values(space, code, Vec::new(), &progress, started, (0, 0));
+        self.searched = Some((progress, figures));
+        Ok(built)
+    }
+
+    /// Writes the table the shards hold, read from them range by range, then closes it on
+    /// the shards.
+    fn write(
+        &mut self,
+        index: usize,
+        space: &StateSpace,
+        encoding: Encoding,
+        built: &mut BuiltTable,
+        dir: &Path,
+    ) -> Result<Result<PathBuf>> {
+        let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
+        let (mut progress, mut figures) = self
+            .searched
+            .take()
+            .ok_or_else(|| Error::Shards(format!("table {table} was not searched")))?;
+        if encoding != self.encoding {
+            return Err(Error::Shards(format!(
+                "table {table} was searched for {}, not {encoding}",
+                self.encoding
+            )));
+        }
+        let code = depth_code(space, Some(encoding));
+        let path = dir.join(table_file_name(space));
+        let counts = (built.histogram.clone(), built.unreached);
+        let written = self
+            .drive(
+                table,
+                space,
+                code,
+                Phase::Read,
+                &mut progress,
+                &mut figures,
+                Some((&path, (&counts.0, counts.1))),
+            )?
+            .ok_or_else(|| Error::Shards(format!("table {table} was not written")))?;
+        if let Some(progress_file) = &self.progress_file {
+            let _ = std::fs::remove_file(progress_file);
+        }
         if self.figures.len() <= index {
             self.figures
                 .resize(index + 1, ShardedTableFigures::default());
         }
         self.figures[index] = figures;
-        Ok(built)
+        Ok(written.map(|header| {
+            // A byte table's counts are the file's, not the layers' states.
+            built.histogram = header.histogram;
+            built.unreached = header.unreached;
+            path
+        }))
     }
 
     fn proves(&self) -> bool {

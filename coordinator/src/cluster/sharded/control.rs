@@ -127,6 +127,9 @@ pub enum ShardRefusal {
     /// The shard has a live owner, or the job has started (a shard is not replaced yet).
     #[error("shard {0} is taken: {1}")]
     Taken(u32, String),
+    /// The job has ended: nothing is left to join.
+    #[error("the job has ended")]
+    Ended,
     /// An address the other shards cannot use.
     #[error("peer address {0:?}: expected http://HOST:PORT or https://HOST:PORT")]
     Address(String),
@@ -230,7 +233,7 @@ impl Control {
         }
         let mut state = self.lock();
         if state.ended.is_some() {
-            return Err(ShardRefusal::Taken(shard, "the job has ended".into()));
+            return Err(ShardRefusal::Ended);
         }
         if let Some(m) = &state.members[shard as usize] {
             if m.last_seen.elapsed() <= self.silence {

@@ -18,8 +18,10 @@ use serde::Serialize;
 use tilepdb_common::StateSpace;
 use tilepdb_common::region_index::OrderMoves;
 use tilepdb_common::shard::{ShardLayout, ShardSize, locality};
-use tilepdb_common::table::{DepthCode, Encoding, Header};
+use tilepdb_common::table::file_writer::TableFileWriter;
+use tilepdb_common::table::{Encoding, Header};
 
+use super::builder::READ_ENTRIES;
 use crate::engine::build_memory::depth_code;
 use crate::error::Result;
 
@@ -30,6 +32,9 @@ pub const CHECKPOINT_BYTES_PER_STATE: f64 = 0.21;
 /// What a worker holds beside its shard's arrays and the index: the lists in flight, the
 /// runtime, the program.
 pub const WORKER_ALLOWANCE_BYTES: u64 = 64 << 20;
+/// What the coordinator holds beside the index and the range of values it writes: the
+/// runtime, the control plane, the program.
+pub const COORDINATOR_ALLOWANCE_BYTES: u64 = 32 << 20;
 /// Tile sets sampled to estimate the local fraction.
 const SAMPLED_SETS: u64 = 20_000;
 
@@ -50,9 +55,11 @@ pub struct ShardPlan {
     pub wire_bytes: u64,
     /// Bytes per state on the wire.
     pub wire_bytes_per_state: f64,
-    /// The coordinator's memory: the index and the table's values gathered before they are
-    /// written and proven.
+    /// The coordinator's memory as it writes the file: the index, one range of values read
+    /// from the shards and encoded, and its allowance (the proof's memory not included).
     pub coordinator_memory_bytes: u64,
+    /// The coordinator's disk: the table's file.
+    pub coordinator_disk_bytes: u64,
 }
 
 /// The plan of a sharded build of `space` written in `encoding` on `shards` shards.
@@ -76,14 +83,11 @@ pub fn shard_plan(space: &StateSpace, encoding: Encoding, shards: u32) -> Result
     let states = largest.states * u64::from(shards);
     let wire = states as f64 * moves_per_state * (1.0 - local) * WIRE_BYTES_PER_FOREIGN_SUCCESSOR;
     let header = Header::plan(space, encoding)?;
-    // The values gathered in the depth store's code; a byte per entry is encoded anew unless
-    // the file keeps bytes.
-    let gathered = code.bytes_for(space.entries());
-    let encoded = if code == DepthCode::Byte && encoding != Encoding::Byte {
-        header.payload_len
-    } else {
-        0
-    };
+    // One range at a time: every shard's part and the range in file order, in the depth
+    // store's code, then its payload and the file's buffer.
+    let multiple = TableFileWriter::part_multiple(encoding);
+    let range = READ_ENTRIES.div_ceil(multiple) * multiple;
+    let range_bytes = 2 * code.bytes_for(range) + encoding.payload_len(range) + (1 << 20);
     Ok(ShardPlan {
         shards,
         worker_arrays_bytes: largest.bytes(),
@@ -92,6 +96,7 @@ pub fn shard_plan(space: &StateSpace, encoding: Encoding, shards: u32) -> Result
         local_fraction: local,
         wire_bytes: wire as u64,
         wire_bytes_per_state: wire / states as f64,
-        coordinator_memory_bytes: index.memory_bytes() + gathered + encoded,
+        coordinator_memory_bytes: index.memory_bytes() + range_bytes + COORDINATOR_ALLOWANCE_BYTES,
+        coordinator_disk_bytes: header.file_len(),
     })
 }
