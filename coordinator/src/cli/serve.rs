@@ -46,7 +46,7 @@ pub struct ServeArgs {
     /// plane only (it holds no table's search state). With --data-dir, it records each
     /// finished layer there, and a coordinator started again on it takes the job up (the
     /// shards restore from their own data directories).
-    #[arg(long, value_name = "P", default_value_t = 0, hide_default_value = true, conflicts_with_all = ["no_build", "keep_serving", "http_listen"])]
+    #[arg(long, value_name = "P", default_value_t = 0, hide_default_value = true, conflicts_with_all = ["no_build", "keep_serving"])]
     shards: u32,
     /// Where to write the table set (a directory per set is made inside); the sets in it are
     /// also served to `tilepdb-solve fetch`.
@@ -186,7 +186,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         connection_limit: Some(connections.clone()),
     };
     if args.shards > 0 {
-        return serve_sharded(&args, options.token);
+        return serve_sharded(&args, options.token, connections);
     }
     let Some(data_dir) = args.data_dir.clone() else {
         return serve_existing(&args, options);
@@ -250,7 +250,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// `serve --shards P`: the control plane of a sharded build, for the shard workers that join.
-fn serve_sharded(args: &ServeArgs, token: Option<String>) -> anyhow::Result<()> {
+fn serve_sharded(
+    args: &ServeArgs,
+    token: Option<String>,
+    connections: ConnectionLimit,
+) -> anyhow::Result<()> {
     let spec = args.job.spec()?;
     let started = Instant::now();
     let progress_file = match &args.data_dir {
@@ -268,8 +272,12 @@ fn serve_sharded(args: &ServeArgs, token: Option<String>) -> anyhow::Result<()> 
         token,
         seconds(args.lease_timeout, "--lease-timeout")?,
     )?;
+    let http_addr = match args.http_listen {
+        Some(listen) => Some(server.serve_http(listen, connections)?),
+        None => None,
+    };
     if let Some(path) = &args.address_file {
-        super::address_file::write(path, server.addr(), None)?;
+        super::address_file::write(path, server.addr(), http_addr)?;
     }
     tracing::info!(
         partition = spec.partition.name(),

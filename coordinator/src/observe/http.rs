@@ -12,6 +12,7 @@
 
 use std::io::Read;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use tilepdb_common::table::Header;
 use tilepdb_common::table::header::HEADER_LEN;
+use tilepdb_common::wire::proto::JobStatusResponse;
 use tokio::net::TcpListener;
 
 use super::metrics;
@@ -34,15 +36,37 @@ use crate::output::table_file_name;
 /// The dashboard page: plain HTML and JavaScript, no build step.
 const DASHBOARD: &str = include_str!("dashboard.html");
 
+/// What the HTTP port shows of a job: a [`Job`] of the coordinator-held build, or a sharded
+/// job's status ([`crate::cluster::sharded::ShardedStatus`]).
+pub trait Observed: Send + Sync {
+    /// The job's status now.
+    fn status(&self) -> JobStatusResponse;
+
+    /// Where table `index`'s file is once written (`None`: no such table).
+    fn table_file(&self, index: usize) -> Option<PathBuf>;
+}
+
+impl Observed for Job {
+    fn status(&self) -> JobStatusResponse {
+        Job::status(self)
+    }
+
+    fn table_file(&self, index: usize) -> Option<PathBuf> {
+        let c = &self.config;
+        let space = self.spaces.get(index)?;
+        Some(c.spec.dir(&c.out).join(table_file_name(space)))
+    }
+}
+
 /// A job watched: its status folded into snapshots.
 pub struct Observer {
-    job: Arc<Job>,
+    job: Arc<dyn Observed>,
     tracker: Mutex<Tracker>,
 }
 
 impl Observer {
     /// An observer of `job`.
-    pub fn new(job: Arc<Job>) -> Observer {
+    pub fn new(job: Arc<dyn Observed>) -> Observer {
         Observer {
             job,
             tracker: Mutex::new(Tracker::default()),
@@ -57,11 +81,11 @@ impl Observer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let written = if status.done {
-            self.job.spaces.len()
+            status.tables as usize
         } else {
             status.tables_written as usize
         };
-        for index in 0..written.min(self.job.spaces.len()) {
+        for index in 0..written {
             if !tracker.has_histogram(index)
                 && let Some(h) = self.written_histogram(index)
             {
@@ -73,9 +97,7 @@ impl Observer {
 
     /// The histogram in the header of table `index`'s file, once written.
     fn written_histogram(&self, index: usize) -> Option<Vec<u64>> {
-        let c = &self.job.config;
-        let dir = c.spec.dir(&c.out);
-        let path = dir.join(table_file_name(&self.job.spaces[index]));
+        let path = self.job.table_file(index)?;
         let mut bytes = vec![0u8; HEADER_LEN];
         std::fs::File::open(path)
             .and_then(|mut f| f.read_exact(&mut bytes))
@@ -113,7 +135,7 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// its status meanwhile; its connections within `connections`.
 pub async fn serve(
     listener: TcpListener,
-    job: Arc<Job>,
+    job: Arc<dyn Observed>,
     connections: ConnectionLimit,
 ) -> Result<()> {
     let observer = Arc::new(Observer::new(job));

@@ -209,6 +209,103 @@ fn build_with_local_shards_gives_the_single_machine_set() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The body of one HTTP/1.1 GET answered 200 (`None`: not answered).
+fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<String> {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
+}
+
+/// A sharded job shows its status as a coordinator-held one does: `status` (the `JobStatus`
+/// call) lists the shards that joined while it waits for the others, and `/api/status`, the
+/// dashboard's data, gives each table's layers as they are finished: every sample a prefix of
+/// the table's layers, which for a zero-aware table are its histogram (one entry per state).
+#[test]
+fn a_sharded_job_shows_its_status_and_layers() {
+    let dir = scratch("shards-status");
+    let job = [
+        "--partition",
+        "15:5-5-5",
+        "--blank",
+        "zero-aware",
+        "--encoding",
+        "1-bit",
+    ];
+    single_machine(&job, &dir.join("single"));
+    // Each table's histogram, by its tiles.
+    let histograms: std::collections::BTreeMap<Vec<u32>, Vec<u64>> =
+        table_files(&dir.join("single"))
+            .iter()
+            .filter(|(name, _)| Path::new(name).extension().is_some_and(|e| e == "pdb"))
+            .map(|(_, bytes)| {
+                let header = tilepdb_common::table::Header::parse(&bytes[..4096]).unwrap();
+                let tiles = header.tiles.iter().map(|&t| u32::from(t)).collect();
+                (tiles, header.histogram)
+            })
+            .collect();
+    assert_eq!(histograms.len(), 3);
+    let out = dir.join("shards");
+    let mut server = serve_shards(&job, &out, 2, &["--http-listen", "127.0.0.1:0"]);
+    let http = server.http.expect("the dashboard's address");
+    let url = server.url();
+    let first = ShardWorker::start(&url, 0, 2, &[]);
+    let waiting = server.wait_status(
+        "shard 0 joined, shard 1 awaited",
+        |s| s["workers"].as_array().is_some_and(|w| w.len() == 1),
+        MINUTES,
+    );
+    assert_eq!(waiting["phase"], "starting", "{waiting}");
+    assert_eq!(waiting["workers_alive"], 1, "{waiting}");
+    assert_eq!(waiting["workers"][0]["id"], 0, "{waiting}");
+    assert_eq!(waiting["encoding"], "1-bit", "{waiting}");
+    let page = http_get(http, "/").expect("the dashboard");
+    assert!(page.contains("<html"), "{page}");
+
+    let second = ShardWorker::start(&url, 1, 2, &[]);
+    // Every sample of the layers, until the job is over.
+    let (mut samples, mut saw_two) = (0, false);
+    let until = Instant::now() + MINUTES;
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < until, "the job did not end");
+        let Some(body) = http_get(http, "/api/status") else {
+            continue;
+        };
+        let status: serde_json::Value = serde_json::from_str(&body).unwrap();
+        saw_two |= status["workers_alive"] == 2;
+        for t in status["tables"].as_array().unwrap() {
+            let tiles: Vec<u32> = serde_json::from_value(t["tiles"].clone()).unwrap();
+            let layers: Vec<u64> = serde_json::from_value(t["layers"].clone()).unwrap();
+            assert!(
+                histograms[&tiles].starts_with(&layers),
+                "table {tiles:?}: layers {layers:?}, not a prefix of {:?}",
+                histograms[&tiles]
+            );
+            samples += usize::from(layers.len() > 1);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(exit_status(&mut server).success(), "the job failed");
+    assert!(saw_two, "no sample saw both shards");
+    assert!(samples > 0, "no sample saw a layer");
+    for w in [first, second] {
+        let (ok, err) = w.wait(Duration::from_secs(30));
+        assert!(ok, "a shard worker failed: {err}");
+    }
+    assert_same_sets(&dir.join("single"), &out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -21,6 +21,7 @@ use tilepdb_proof::Proof;
 
 use super::control::{Control, Step, StepOutcome};
 use super::server::ShardedBuild;
+use super::status::{ShardedStatus, Shown};
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
 use crate::engine::{SearchProgress, TableBuilder};
@@ -66,6 +67,8 @@ pub struct ShardedBuilder {
     pub reports: Vec<TableReport>,
     /// Each built table's figures, by table.
     pub figures: Vec<ShardedTableFigures>,
+    /// The job's status, kept as each step is given.
+    status: Arc<ShardedStatus>,
     /// The table searched and not yet written: its progress and figures so far.
     searched: Option<(SearchProgress, ShardedTableFigures)>,
 }
@@ -74,7 +77,8 @@ impl ShardedBuilder {
     /// A builder over `control`, whose shards joined at `peers`; tables written in
     /// `encoding`; `token`: the shared token of the peers; `runtime`: where the values are
     /// read; `how`: whether tables are proven, where the progress is recorded (for a restarted
-    /// coordinator), how long a lost shard's replacement is waited for.
+    /// coordinator), how long a lost shard's replacement is waited for; `status`: where each
+    /// step is recorded for the job's status.
     pub fn new(
         control: Arc<Control>,
         peers: Vec<String>,
@@ -82,6 +86,7 @@ impl ShardedBuilder {
         token: Option<String>,
         runtime: tokio::runtime::Handle,
         how: &ShardedBuild,
+        status: Arc<ShardedStatus>,
     ) -> ShardedBuilder {
         ShardedBuilder {
             control,
@@ -96,6 +101,7 @@ impl ShardedBuilder {
             reports: Vec::new(),
             figures: Vec::new(),
             searched: None,
+            status,
         }
     }
 
@@ -157,6 +163,7 @@ impl ShardedBuilder {
                                 })?
                                 .into_inner();
                             check_values(p, &r.values, r.crc32, r.count, end - start)
+                                .map(|values| (values, r.values.len() as u64))
                         })
                     })
                     .collect();
@@ -168,7 +175,15 @@ impl ShardedBuilder {
                 }
                 parts
             });
-            let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
+            let parts = parts
+                .into_iter()
+                .map(|part| {
+                    part.map(|(values, bytes)| {
+                        self.status.values_read(bytes);
+                        values
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
             let values = assemble_values(space, &index, layout, code, start..end, &parts)?;
             writer.append(space, &values, end - start)?;
             start = end;
@@ -210,6 +225,15 @@ enum Phase {
 }
 
 impl Phase {
+    /// What the job's status says the shards do in this phase.
+    fn shown(self) -> Shown {
+        match self {
+            Phase::Open | Phase::Expand(_) => Shown::Expanding,
+            Phase::Checkpoint(_) | Phase::Finish(_) => Shown::FinishingLayer,
+            Phase::Read | Phase::Close => Shown::WritingTable,
+        }
+    }
+
     /// After shards were lost in this phase: the layer the replacements restore to (they
     /// then expand it next), and the phase to take up again.
     fn recovery(self, progress: &SearchProgress) -> (u32, Phase) {
@@ -297,6 +321,8 @@ impl ShardedBuilder {
         let mut stats = ExpandStats::default();
         let mut written = None;
         loop {
+            self.status
+                .searching(table as usize, progress, phase.shown());
             let step = match phase {
                 Phase::Open => Step::Open {
                     table,
@@ -537,18 +563,20 @@ impl TableBuilder for ShardedBuilder {
         Ok(())
     }
 
-    fn reused(&mut self, _index: usize, space: &StateSpace, pdb: &Pdb) -> Result<()> {
+    fn reused(&mut self, index: usize, space: &StateSpace, pdb: &Pdb) -> Result<()> {
+        self.status.written(index);
         self.reports.push(TableReport::cached(space, pdb));
         Ok(())
     }
 
     fn written(
         &mut self,
-        _index: usize,
+        index: usize,
         space: &StateSpace,
         table: &BuiltTable,
         pdb: &Pdb,
     ) -> Result<()> {
+        self.status.written(index);
         self.reports.push(
             TableReport::new(space, table, crate::report::peak_rss_bytes(), None)
                 .with_table_file(pdb)

@@ -138,6 +138,19 @@ pub enum ShardRefusal {
     Session(u32),
 }
 
+/// A shard's member as the job's status shows it.
+#[derive(Clone, Debug)]
+pub struct MemberView {
+    /// Its shard.
+    pub shard: u32,
+    /// The name its worker joined with.
+    pub name: String,
+    /// How long since it was last heard.
+    pub silent: Duration,
+    /// Heard within the silence time, and not yet told that the job ended.
+    pub alive: bool,
+}
+
 #[derive(Clone, Debug)]
 struct Member {
     session: u64,
@@ -447,6 +460,43 @@ impl Control {
     /// Whether the job has ended.
     pub fn ended(&self) -> bool {
         self.lock().ended.is_some()
+    }
+
+    /// How the job ended: `None` while it runs, else done (`Ok`) or failed with the reason.
+    pub fn outcome(&self) -> Option<std::result::Result<(), String>> {
+        self.lock().ended.clone()
+    }
+
+    /// How many shards have reported the step under way, of all the shards (none under
+    /// way: every shard).
+    pub fn step_reports(&self) -> (u32, u32) {
+        let state = self.lock();
+        if state.current.is_none() {
+            return (self.shards, self.shards);
+        }
+        let reported = state.reports.iter().filter(|r| r.is_some()).count();
+        (u32::try_from(reported).unwrap_or(u32::MAX), self.shards)
+    }
+
+    /// Each shard's member now, in shard order (free slots left out).
+    pub fn members(&self) -> Vec<MemberView> {
+        let state = self.lock();
+        state
+            .members
+            .iter()
+            .zip(0u32..)
+            .filter_map(|(m, shard)| {
+                let m = m.as_ref()?;
+                let silent = m.last_seen.elapsed();
+                Some(MemberView {
+                    shard,
+                    name: m.name.clone(),
+                    silent,
+                    alive: silent <= self.silence
+                        && !state.told.get(shard as usize).copied().unwrap_or(false),
+                })
+            })
+            .collect()
     }
 
     /// Ends the job as done.

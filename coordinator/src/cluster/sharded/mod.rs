@@ -10,12 +10,14 @@
 //!   them (its state diagram is there);
 //! * [`service`]: the `ShardControl` gRPC service (the only place here that makes a
 //!   `tonic::Status`);
-//! * [`builder`]: the driver: each table's layers as steps, then its values read from the
-//!   shards in file order, proven and written by [`crate::engine::build_set`];
+//! * [`builder`]: the driver: each table's layers as steps, then its file written from the
+//!   shards' values read in file order, proven and published by
+//!   [`crate::engine::build_set`];
 //! * [`server`]: the control plane served, and a set built with the shards that join it
 //!   (`serve --shards`);
 //! * [`local`]: a local sharded cluster, one worker process per shard (`build --shards`);
-//! * [`plan`]: what a sharded build will need, before anything is made.
+//! * [`plan`]: what a sharded build will need, before anything is made;
+//! * [`status`]: the job's status for `status`, the dashboard and the metrics.
 
 pub mod builder;
 pub mod control;
@@ -23,3 +25,6 @@ pub mod local;
 pub mod plan;
 pub mod server;
 pub mod service;
+pub mod status;
+
+pub use status::ShardedStatus;

@@ -1,20 +1,25 @@
-//! The control plane served: a `ShardControl` gRPC server on its own runtime, and the set
-//! built with the shards that join it (`serve --shards`, and under [`super::local`]).
+//! The control plane served: a `ShardControl` gRPC server on its own runtime (with the job's
+//! `JobStatus` and, if asked, its dashboard and metrics on an HTTP port), and the set built
+//! with the shards that join it (`serve --shards`, and under [`super::local`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tilepdb_common::wire::proto::JobSpec;
+use tilepdb_common::wire::proto::coordinator_server::CoordinatorServer;
 use tilepdb_common::wire::proto::shard_control_server::ShardControlServer;
 
 use super::builder::{ShardedBuilder, ShardedTableFigures};
 use super::control::Control;
-use super::service::ShardControlService;
+use super::service::{ShardControlService, ShardedCoordinatorService};
+use super::status::ShardedStatus;
 use crate::cluster::server::bind;
 use crate::cluster::service::check_token;
+use crate::connections::ConnectionLimit;
 use crate::engine::{BuiltSet, Reuse, SetSpec, build_set};
 use crate::error::{Error, Result};
+use crate::observe::http::Observed;
 use crate::report::TableReport;
 
 /// How often shards heartbeat while they work on a step.
@@ -50,6 +55,7 @@ pub struct ShardedBuild {
 pub struct ShardedServer {
     runtime: tokio::runtime::Runtime,
     control: Arc<Control>,
+    status: Arc<ShardedStatus>,
     addr: SocketAddr,
     token: Option<String>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -79,6 +85,12 @@ impl ShardedServer {
                 .map_err(|e| Error::Shards(format!("table {}: {e}", space.pattern())))?;
         }
         let control = Arc::new(Control::new(spec.job_id(), shards, silence));
+        let status = Arc::new(ShardedStatus::new(
+            control.clone(),
+            JobSpec::new(&spec.partition, spec.goal, spec.rule),
+            spec.encoding.to_string(),
+            spec.spaces()?,
+        ));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .thread_name("tilepdb-grpc")
@@ -91,13 +103,17 @@ impl ShardedServer {
             spec.encoding.to_string(),
             HEARTBEAT,
         );
-        let tokens = token.iter().map(|t| Arc::from(t.as_str())).collect();
+        let tokens: Vec<Arc<str>> = token.iter().map(|t| Arc::from(t.as_str())).collect();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = runtime.spawn(
             tonic::transport::Server::builder()
                 .tcp_nodelay(true)
                 .add_service(ShardControlServer::with_interceptor(
                     service,
+                    check_token(tokens.clone()),
+                ))
+                .add_service(CoordinatorServer::with_interceptor(
+                    ShardedCoordinatorService::new(status.clone()),
                     check_token(tokens),
                 ))
                 .serve_with_incoming_shutdown(
@@ -111,6 +127,7 @@ impl ShardedServer {
         Ok(ShardedServer {
             runtime,
             control,
+            status,
             addr,
             token,
             stop: Some(stop_tx),
@@ -128,10 +145,34 @@ impl ShardedServer {
         &self.control
     }
 
+    /// The job's status.
+    pub fn status(&self) -> &Arc<ShardedStatus> {
+        &self.status
+    }
+
+    /// Serves the job's dashboard, metrics and status as JSON on `listen` (port 0: any free
+    /// port), its connections within `connections`, until the server stops; the address.
+    pub fn serve_http(
+        &self,
+        listen: SocketAddr,
+        connections: ConnectionLimit,
+    ) -> Result<SocketAddr> {
+        let (listener, addr) = self.runtime.block_on(crate::observe::http::bind(listen))?;
+        let observed: Arc<dyn Observed> = self.status.clone();
+        self.runtime.spawn(async move {
+            if let Err(e) = crate::observe::http::serve(listener, observed, connections).await {
+                tracing::error!("the dashboard and metrics stopped: {e}");
+            }
+        });
+        tracing::info!("dashboard and metrics on http://{addr}");
+        Ok(addr)
+    }
+
     /// Waits for every shard to join, builds `spec` with them and ends the job (done, or
     /// failed with the error).
     pub fn build(&self, spec: &SetSpec, how: &ShardedBuild) -> Result<ShardedRun> {
         let result = (|| -> Result<ShardedRun> {
+            self.status.set_dir(spec.dir(&how.out));
             let peers = self.control.wait_members(how.join_timeout)?;
             let mut builder = ShardedBuilder::new(
                 self.control.clone(),
@@ -140,6 +181,7 @@ impl ShardedServer {
                 self.token.clone(),
                 self.runtime.handle().clone(),
                 how,
+                self.status.clone(),
             );
             let set = build_set(spec, &how.out, how.reuse, &mut builder)?;
             Ok(ShardedRun {

@@ -1,18 +1,23 @@
-//! The `ShardControl` gRPC service: the edge between the shards' calls and [`Control`], the
-//! only place of the sharded job that makes a `tonic::Status`.
+//! The `ShardControl` gRPC service: the edge between the shards' calls and [`Control`]; and
+//! the job's `Coordinator` service, which answers `JobStatus`. The only place of the sharded
+//! job that makes a `tonic::Status`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use tilepdb_common::wire::proto::coordinator_server::Coordinator;
 use tilepdb_common::wire::proto::shard_control_server::ShardControl;
 use tilepdb_common::wire::proto::step_response::Command;
 use tilepdb_common::wire::proto::{
-    JobSpec, JoinRequest, JoinResponse, LayerStep, OpenTable, RestoreTable, ShardHeartbeatRequest,
-    ShardHeartbeatResponse, StepRequest, StepResponse,
+    DeliverResultResponse, HeartbeatRequest, HeartbeatResponse, JobSpec, JobStatusRequest,
+    JobStatusResponse, JoinRequest, JoinResponse, LayerStep, OpenTable, RegisterRequest,
+    RegisterResponse, RestoreTable, ResultMessage, ShardHeartbeatRequest, ShardHeartbeatResponse,
+    StepRequest, StepResponse, TakeTaskRequest,
 };
 use tonic::{Request, Response, Status};
 
 use super::control::{Answer, Control, ShardRefusal, Step};
+use super::status::ShardedStatus;
 
 /// How long a `NextStep` call waits for a new step before answering `wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -164,5 +169,78 @@ impl ShardControl for ShardControlService {
             .heartbeat(r.shard, r.session)
             .map_err(|e| status(&e))?;
         Ok(Response::new(ShardHeartbeatResponse {}))
+    }
+}
+
+/// The `Coordinator` service of a sharded job: its status (`JobStatus`, for the `status`
+/// command); a worker of the coordinator-held build is told that this job takes shards.
+pub struct ShardedCoordinatorService {
+    status: Arc<ShardedStatus>,
+}
+
+impl ShardedCoordinatorService {
+    /// The service of the job whose status is `status`.
+    pub fn new(status: Arc<ShardedStatus>) -> ShardedCoordinatorService {
+        ShardedCoordinatorService { status }
+    }
+}
+
+/// The refusal of every call of a worker of the coordinator-held build.
+fn takes_shards() -> Status {
+    Status::failed_precondition(
+        "this coordinator runs a sharded build: a worker joins it with its shard id and the \
+         shard count",
+    )
+}
+
+type NoTasks = std::pin::Pin<
+    Box<
+        dyn tokio_stream::Stream<Item = Result<tilepdb_common::wire::proto::TaskMessage, Status>>
+            + Send,
+    >,
+>;
+
+#[tonic::async_trait]
+impl Coordinator for ShardedCoordinatorService {
+    async fn register(
+        &self,
+        _request: Request<RegisterRequest>,
+    ) -> Result<Response<RegisterResponse>, Status> {
+        Err(takes_shards())
+    }
+
+    async fn heartbeat(
+        &self,
+        _request: Request<HeartbeatRequest>,
+    ) -> Result<Response<HeartbeatResponse>, Status> {
+        Err(takes_shards())
+    }
+
+    type TakeTaskStream = NoTasks;
+
+    async fn take_task(
+        &self,
+        _request: Request<TakeTaskRequest>,
+    ) -> Result<Response<NoTasks>, Status> {
+        Err(takes_shards())
+    }
+
+    async fn deliver_result(
+        &self,
+        _request: Request<tonic::Streaming<ResultMessage>>,
+    ) -> Result<Response<DeliverResultResponse>, Status> {
+        Err(takes_shards())
+    }
+
+    async fn job_status(
+        &self,
+        _request: Request<JobStatusRequest>,
+    ) -> Result<Response<JobStatusResponse>, Status> {
+        let status = self.status.clone();
+        // The status takes the builder's lock: off the async threads.
+        tokio::task::spawn_blocking(move || status.status())
+            .await
+            .map(Response::new)
+            .map_err(|e| Status::internal(format!("the status stopped: {e}")))
     }
 }
