@@ -22,12 +22,6 @@
 //! assert_eq!(view.set_fraction(), 250.0 / 400.0);
 //! ```
 
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "states, fractions and seconds shown on screen, rounded from non-negative figures"
-)]
-
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -146,6 +140,11 @@ impl View {
 
     /// States of the set found so far (written tables at their expected states) and the
     /// states it will have.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a table's states times a fraction in 0..=1, rounded: non-negative and at most its states"
+    )]
     pub fn set_states(&self) -> (u64, u64) {
         let total = self.table_fractions.iter().map(|&(e, _)| e).sum();
         let found = self
@@ -179,6 +178,11 @@ fn short(n: f64) -> String {
 }
 
 /// Seconds in words: `42 s`, `3 min 12 s`, `2 h 05 min`.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "seconds made non-negative and rounded; a duration beyond 2^64 s saturates"
+)]
 fn duration(seconds: f64) -> String {
     let s = seconds.max(0.0).round() as u64;
     match s {
@@ -262,6 +266,11 @@ impl SetBars {
     }
 
     /// Redraws the bars for `view`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a fraction in 0..=1 times the bar's steps: non-negative and at most the steps"
+    )]
     pub fn draw(&self, view: &View) {
         let steps = |f: f64| ((f * STEPS as f64) as u64).min(STEPS);
         let set_steps = if view.done() {
