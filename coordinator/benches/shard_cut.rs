@@ -17,25 +17,11 @@
 use std::time::Instant;
 
 use tilepdb_common::Board;
+use tilepdb_common::region_expand::positions;
 use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
+use tilepdb_common::shard::{ShardLayout, locality};
 
-const SHARDS: [u64; 6] = [2, 4, 8, 16, 64, 256];
-
-/// For each shard count, the fraction of the orders whose image under the order move
-/// `(pa, pb)` lies in the same order range, for every `(pa, pb)`.
-fn order_locality(moves: &OrderMoves, k: usize, orders: u64, shards: u64) -> Vec<f64> {
-    let per_shard = orders.div_ceil(shards);
-    let mut fractions = vec![0.0; k * k];
-    for pa in 0..k {
-        for pb in 0..k {
-            let same = (0..orders)
-                .filter(|&o| moves.moved(pa, pb, o) / per_shard == o / per_shard)
-                .count();
-            fractions[pa * k + pb] = same as f64 / orders as f64;
-        }
-    }
-    fractions
-}
+const SHARDS: [u32; 6] = [2, 4, 8, 16, 64, 256];
 
 /// The shard of every tile set when the sets are cut into `shards` contiguous ranges of about
 /// equal numbers of blocks (and so of states).
@@ -50,40 +36,41 @@ fn measure(board: Board, k: usize) {
     let started = Instant::now();
     let index = RegionIndex::new(board, k).expect("a region index");
     let moves = OrderMoves::new(k);
-    let orders = index.orders();
-    let order_fractions: Vec<Vec<f64>> = SHARDS
+    // The order cut is the sharded build's: the planner's count, over every tile set.
+    let order_local: Vec<f64> = SHARDS
         .iter()
-        .map(|&p| order_locality(&moves, k, orders, p))
+        .map(|&p| {
+            let layout = ShardLayout::new(index.orders(), p).expect("fewer shards than orders");
+            locality(&index, &moves, layout, 1).0
+        })
         .collect();
-    let set_shard: Vec<Vec<u32>> = SHARDS.iter().map(|&p| set_shards(&index, p)).collect();
+    let set_shard: Vec<Vec<u32>> = SHARDS
+        .iter()
+        .map(|&p| set_shards(&index, u64::from(p)))
+        .collect();
     // Sums over every (block, move), each block standing for its k! states.
     let mut total_moves = 0u64;
     let mut same_order = 0u64;
-    let mut order_local = vec![0.0f64; SHARDS.len()];
     let mut set_local = vec![0u64; SHARDS.len()];
-    let all = board.all_cells();
     for c in 0..index.sets() {
         let set = index.set_mask(c);
         for &region in index.regions_of(c) {
-            debug_assert_eq!(region & set, 0);
             let mut movers = board.dilate(region) & set;
             while movers != 0 {
                 let from = movers.trailing_zeros() as usize;
                 movers &= movers - 1;
-                let mut targets = board.neighbours(from) & region & all;
+                let mut targets = board.neighbours(from) & region;
                 while targets != 0 {
                     let to = targets.trailing_zeros() as usize;
                     targets &= targets - 1;
                     let child = set ^ (1 << from) ^ (1 << to);
                     let child_c = rank_set(child);
-                    let below = |s: u32, cell: usize| (s & ((1u32 << cell) - 1)).count_ones();
-                    let (pa, pb) = (below(set, from) as usize, below(child, to) as usize);
+                    let (pa, pb) = positions(set, child, from, to);
                     total_moves += 1;
                     same_order += u64::from(pa == pb);
-                    for (i, _) in SHARDS.iter().enumerate() {
-                        order_local[i] += order_fractions[i][pa * k + pb];
-                        let c_shard = set_shard[i][usize::try_from(c).expect("a set")];
-                        let child_shard = set_shard[i][usize::try_from(child_c).expect("a set")];
+                    for (i, shards) in set_shard.iter().enumerate() {
+                        let c_shard = shards[usize::try_from(c).expect("a set")];
+                        let child_shard = shards[usize::try_from(child_c).expect("a set")];
                         set_local[i] += u64::from(c_shard == child_shard);
                     }
                 }
@@ -106,7 +93,7 @@ fn measure(board: Board, k: usize) {
         println!(
             "  {p:>6} | {:>16.1} % | {:>17.1} %",
             100.0 * set_local[i] as f64 / t,
-            100.0 * order_local[i] / t
+            100.0 * order_local[i]
         );
     }
 }

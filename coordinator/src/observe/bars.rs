@@ -30,8 +30,8 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::http::Observed;
 use super::progress::{Snapshot, Tracker};
-use crate::cluster::Job;
 
 /// Steps of a bar: a bar's position is its fraction in thousandths.
 const STEPS: u64 = 1000;
@@ -362,12 +362,12 @@ pub struct Watch {
 }
 
 /// Shows `job`'s progress in bars on a terminal, sampled from its status; the job's driver
-/// then logs its layers and tables at debug level ([`Job::set_progress_drawn`]), as a
+/// then logs its layers and tables at debug level ([`Observed::progress_drawn`]), as a
 /// single-machine build with bars does not log them.
-pub fn watch(job: Arc<Job>) -> Option<Watch> {
+pub fn watch(job: Arc<dyn Observed>) -> Option<Watch> {
     let bars = SetBars::on_terminal()?;
     // The bars own the terminal: the driver's layer and table log lines go to debug level.
-    job.set_progress_drawn();
+    job.progress_drawn();
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
     let thread = std::thread::Builder::new()

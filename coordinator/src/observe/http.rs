@@ -44,11 +44,19 @@ pub trait Observed: Send + Sync {
 
     /// Where table `index`'s file is once written (`None`: no such table).
     fn table_file(&self, index: usize) -> Option<PathBuf>;
+
+    /// The job's progress is drawn on a terminal ([`crate::observe::bars::watch`]): its
+    /// driver logs layers and tables at debug level from now on.
+    fn progress_drawn(&self) {}
 }
 
 impl Observed for Job {
     fn status(&self) -> JobStatusResponse {
         Job::status(self)
+    }
+
+    fn progress_drawn(&self) {
+        self.set_progress_drawn();
     }
 
     fn table_file(&self, index: usize) -> Option<PathBuf> {

@@ -389,7 +389,11 @@ impl ShardedBuilder {
                     let added = reports.iter().map(|r| r.added).sum();
                     let entries = reports.iter().map(|r| r.entries).sum();
                     progress.layer_finished(space, added, entries, stats)?;
-                    tracing::info!(table, depth = d, added, "layer finished on every shard");
+                    if self.status.progress_is_drawn() {
+                        tracing::debug!(table, depth = d, added, "layer finished on every shard");
+                    } else {
+                        tracing::info!(table, depth = d, added, "layer finished on every shard");
+                    }
                     self.save_progress(table, progress)?;
                     if progress.search_done {
                         Phase::Read

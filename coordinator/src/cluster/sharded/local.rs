@@ -66,6 +66,7 @@ impl LocalShards {
             Ok::<(), Error>(())
         });
         let watcher = watch_workers(server.control().clone(), children.clone(), spawn);
+        let bars = crate::observe::bars::watch(server.status().clone());
         let result = match started {
             Ok(()) => server.build(
                 spec,
@@ -82,6 +83,9 @@ impl LocalShards {
                 Err(e)
             }
         };
+        if let Some(bars) = bars {
+            bars.finish();
+        }
         let told = server.stop(Duration::from_secs(5));
         stop_workers(&mut lock(&children), result.is_ok() && told);
         let _ = watcher.join();

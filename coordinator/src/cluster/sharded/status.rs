@@ -4,6 +4,7 @@
 //! shards' membership comes from the [`Control`].
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
@@ -71,6 +72,8 @@ pub struct ShardedStatus {
     set_dir: OnceLock<PathBuf>,
     started: Instant,
     seen: Mutex<Seen>,
+    /// The progress is drawn on a terminal: layers are logged at debug level.
+    drawn: AtomicBool,
 }
 
 impl ShardedStatus {
@@ -89,6 +92,7 @@ impl ShardedStatus {
             set_dir: OnceLock::new(),
             started: Instant::now(),
             seen: Mutex::default(),
+            drawn: AtomicBool::new(false),
         }
     }
 
@@ -114,6 +118,11 @@ impl ShardedStatus {
             seen.layers.resize(table + 1, Vec::new());
         }
         seen.layers[table].clone_from(&progress.layer_counts);
+    }
+
+    /// Whether the progress is drawn on a terminal ([`Observed::progress_drawn`]).
+    pub fn progress_is_drawn(&self) -> bool {
+        self.drawn.load(Ordering::Relaxed)
     }
 
     /// `bytes` more of values were read from the shards.
