@@ -215,6 +215,10 @@ impl Observed for ShardedStatus {
         ShardedStatus::status(self)
     }
 
+    fn progress_drawn(&self) {
+        self.drawn.store(true, Ordering::Relaxed);
+    }
+
     fn table_file(&self, index: usize) -> Option<PathBuf> {
         Some(
             self.set_dir
