@@ -23,6 +23,15 @@ use crate::server::{Server, coordinator_bin, scratch, single_machine, table_file
 
 const TOKEN: &str = "shards-test-token";
 const MINUTES: Duration = Duration::from_secs(300);
+/// The 15-puzzle 5-5-5 zero-aware set in 1-bit entries.
+const ZERO_AWARE_555: [&str; 6] = [
+    "--partition",
+    "15:5-5-5",
+    "--blank",
+    "zero-aware",
+    "--encoding",
+    "1-bit",
+];
 
 /// `serve --shards` of `job`, its tables in `out`.
 fn serve_shards(job: &[&str], out: &Path, shards: u32, extra: &[&str]) -> Server {
@@ -141,17 +150,7 @@ fn check_job(name: &str, job: &[&str]) {
 #[test]
 fn one_two_and_three_shards_give_the_single_machine_5_5_5_sets() {
     check_job("shards-555-min", &["--partition", "15:5-5-5"]);
-    check_job(
-        "shards-555-za",
-        &[
-            "--partition",
-            "15:5-5-5",
-            "--blank",
-            "zero-aware",
-            "--encoding",
-            "1-bit",
-        ],
-    );
+    check_job("shards-555-za", &ZERO_AWARE_555);
 }
 
 #[test]
@@ -174,14 +173,7 @@ fn one_two_and_three_shards_give_the_single_machine_6_6_3_sets() {
 #[test]
 fn build_with_local_shards_gives_the_single_machine_set() {
     let dir = scratch("shards-local");
-    let job = [
-        "--partition",
-        "15:5-5-5",
-        "--blank",
-        "zero-aware",
-        "--encoding",
-        "1-bit",
-    ];
+    let job = ZERO_AWARE_555;
     single_machine(&job, &dir.join("single"));
     let output = Command::new(coordinator_bin())
         .arg("build")
@@ -234,14 +226,7 @@ fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<String> {
 #[test]
 fn a_sharded_job_shows_its_status_and_layers() {
     let dir = scratch("shards-status");
-    let job = [
-        "--partition",
-        "15:5-5-5",
-        "--blank",
-        "zero-aware",
-        "--encoding",
-        "1-bit",
-    ];
+    let job = ZERO_AWARE_555;
     single_machine(&job, &dir.join("single"));
     // Each table's histogram, by its tiles.
     let histograms: std::collections::BTreeMap<Vec<u32>, Vec<u64>> =
@@ -388,14 +373,7 @@ fn foreign_workers_are_refused_when_they_join() {
 #[test]
 fn a_peer_with_malformed_or_foreign_lists_is_refused() {
     let dir = scratch("shards-peer");
-    let job = [
-        "--partition",
-        "15:5-5-5",
-        "--blank",
-        "zero-aware",
-        "--encoding",
-        "1-bit",
-    ];
+    let job = ZERO_AWARE_555;
     let server = serve_shards(&job, &dir.join("out"), 2, &[]);
     let url = server.url();
     let mut worker = ShardWorker::start(&url, 0, 2, &[]);
