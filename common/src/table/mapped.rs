@@ -118,7 +118,7 @@ fn say_number(mut n: usize) {
     let mut i = digits.len();
     loop {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
+        digits[i] = b"0123456789"[n % 10];
         n /= 10;
         if n == 0 {
             break;

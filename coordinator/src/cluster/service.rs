@@ -52,9 +52,8 @@ fn refused(r: Refusal) -> Status {
     match r {
         Refusal::UnknownWorker(e) => Status::not_found(e.to_string()),
         Refusal::Invalid(m) => Status::invalid_argument(m),
-        Refusal::NotYours(m) => Status::permission_denied(m),
+        Refusal::NotYours(m) | Refusal::Banned(m) => Status::permission_denied(m),
         Refusal::TooManyWorkers(e) => Status::resource_exhausted(e.to_string()),
-        Refusal::Banned(m) => Status::permission_denied(m),
     }
 }
 

@@ -326,7 +326,7 @@ fn cheap_forgery(task: &Task, reached: &[u64]) -> Vec<u64> {
     let space = space(task.table as usize);
     let region = region(&space);
     let shape = region.list_shape(&space, task.depth + 1);
-    let want = task.states.div_ceil(4 * 3).max(1) as usize;
+    let want = usize::try_from(task.states.div_ceil(4 * 3).max(1)).unwrap();
     let forged: Vec<u64> = (0..shape.states())
         .filter(|s| !reached.contains(s))
         .filter(|s| encode_region_states(&shape, 0..shape.states(), &[*s]).is_ok())
@@ -483,5 +483,125 @@ fn a_zombie_that_leases_and_only_heartbeats_loses_its_task_at_the_deadline() {
     let mut worker = worker;
     let _ = worker.wait();
     assert_eq!(tables(&dir.join("single")), tables(&dir.join("out")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// CPU seconds (user + system) of the children this process has waited for.
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// A forger that never expands anything: for each task it leases, the fewest states a
+/// plausible result may have (the first of the next layer), under a new name each time it
+/// is banned, until the job is done. How many times it was banned, and how many of its
+/// results were merged.
+async fn blind_forger(url: String, spaces: Vec<StateSpace>) -> (usize, usize) {
+    let regions: Vec<RegionTable> = spaces.iter().map(|s| RegionTable::of(s).unwrap()).collect();
+    let mut client = CoordinatorClient::connect(url).await.unwrap();
+    let mut name = 0;
+    let (job, mut id) = register_as(&mut client, "blind-0").await.unwrap();
+    let (mut banned, mut merged) = (0, 0);
+    while let Some((task, _)) = client::take(&mut client, &job, id, TOKEN).await.unwrap() {
+        let (space, region) = (&spaces[task.table as usize], &regions[task.table as usize]);
+        let shape = region.list_shape(space, task.depth + 1);
+        let want = usize::try_from(task.states.div_ceil(4 * space.k() as u64).max(1)).unwrap();
+        let forged: Vec<u64> = (0..shape.states())
+            .filter(|s| encode_region_states(&shape, 0..shape.states(), &[*s]).is_ok())
+            .take(want)
+            .collect();
+        let list = encode_region_states(&shape, 0..shape.states(), &forged).unwrap();
+        let header = result_header(&job, id, &task, forged.len() as u64, list.len() as u64);
+        let chunks = encode_section(Section::ReachedStates, &list, MAX_CHUNK_BYTES, 1);
+        match client::deliver(&mut client, header, chunks, TOKEN).await {
+            Err(Code::PermissionDenied) => {
+                banned += 1;
+                name += 1;
+                id = register_as(&mut client, &format!("blind-{name}"))
+                    .await
+                    .unwrap()
+                    .1;
+            }
+            Ok(true) => merged += 1,
+            _ => {}
+        }
+    }
+    (banned, merged)
+}
+
+/// The cost of a third of the workers hostile: the same job built by three real workers, then
+/// by two real workers and a blind forger (every result it delivers forged), with the default
+/// share re-executed; wall time and the CPU of the coordinator and the real workers.
+/// `cargo test -p tilepdb-coordinator --test integration hostile_results::cost -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement (docs/benchmarks.md), not a check"]
+fn cost_of_a_third_of_the_workers_hostile() {
+    const BENCH: [&str; 10] = [
+        "--pattern",
+        "1,2,3,4,5",
+        "--pattern",
+        "6,7,8,9,10",
+        "--pattern",
+        "11,12,13,14,15",
+        "--blank",
+        "aware",
+        "--task-ranks",
+        "512",
+    ];
+    let spaces: Vec<StateSpace> = [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12, 13, 14, 15]]
+        .iter()
+        .map(|p| {
+            let board: Board = "4x4".parse().unwrap();
+            let pattern = Pattern::new(board, p.to_vec()).unwrap();
+            StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Aware).unwrap()
+        })
+        .collect();
+    let dir = scratch("cost-third");
+    single_machine(&BENCH[..8], &dir.join("single"));
+    for hostile in [false, true, false, true] {
+        let run = dir.join(if hostile { "hostile" } else { "honest" });
+        let _ = std::fs::remove_dir_all(&run);
+        let cpu = children_cpu();
+        let started = std::time::Instant::now();
+        let mut command = serve_job(&BENCH, &run);
+        command
+            .args(["--listen", "127.0.0.1:0", "--linger", "1", "--no-sync"])
+            .env("TILEPDB_TOKEN", TOKEN);
+        let c = Server::spawn(command);
+        let url = c.url();
+        let honest = if hostile { 2 } else { 3 };
+        let workers: Vec<_> = (0..honest)
+            .map(|i| real_worker(&url, &format!("honest-{i}")))
+            .collect();
+        let (banned, merged) = if hostile {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(blind_forger(url.clone(), spaces.clone()))
+        } else {
+            (0, 0)
+        };
+        let log = c.finish(MINUTES);
+        for mut w in workers {
+            let _ = w.wait();
+        }
+        let wall = started.elapsed().as_secs_f64();
+        let cpu = children_cpu() - cpu;
+        let rejected = log
+            .iter()
+            .filter(|l| l.contains("failed its proof and was not written"))
+            .count();
+        println!(
+            "{}: wall {wall:.2} s, CPU (coordinator + {honest} workers) {cpu:.2} s, \
+             forgers banned {banned}, forged results merged {merged}, tables rejected {rejected}",
+            if hostile { "a third hostile" } else { "honest" }
+        );
+        let (want, got) = (tables(&dir.join("single")), tables(&run.join("out")));
+        assert_eq!(want, got);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -28,10 +28,7 @@ fn write_table(dir: &Path) -> PathBuf {
     let board: Board = "4x4".parse().unwrap();
     let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
     let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Ignored).unwrap();
-    let values: Vec<u8> = tilepdb_common::table::walk::manhattan_by_rank(&space)
-        .into_iter()
-        .map(|m| m as u8)
-        .collect();
+    let values: Vec<u8> = tilepdb_common::table::walk::manhattan_by_rank(&space);
     let path = dir.join("pattern-1-2-3.pdb");
     EncodedTable::new(&space, Encoding::Byte, &values)
         .unwrap()
