@@ -72,12 +72,13 @@ pub struct Sender {
     pub peer: Option<IpAddr>,
 }
 
-/// A merged result, remembered until its table is written.
-#[derive(Clone, Debug)]
+/// A merged result, remembered until its table is written: the digests of its input and of
+/// its states, and its worker's id (0: the coordinator's own).
+#[derive(Clone, Copy, Debug)]
 struct Merged {
     input: u64,
     output: u64,
-    sender: Sender,
+    worker: u64,
 }
 
 /// The results re-executed by the coordinator and the records that find wrong ones (see the
@@ -101,6 +102,8 @@ struct AuditState {
     merged: HashMap<usize, HashMap<TaskKey, Merged>>,
     /// The results merged in the search of each table that failed its proof.
     failed: HashMap<usize, HashMap<TaskKey, Merged>>,
+    /// Who the workers of the results remembered are.
+    senders: HashMap<u64, Sender>,
 }
 
 /// What the re-execution of a result found.
@@ -206,12 +209,16 @@ impl Audit {
         let Some(&input) = st.inputs.get(&(table, key)) else {
             return;
         };
+        let worker = sender.id;
+        if worker != 0 && !st.senders.contains_key(&worker) {
+            st.senders.insert(worker, sender);
+        }
         st.merged.entry(table).or_default().insert(
             key,
             Merged {
                 input,
                 output,
-                sender,
+                worker,
             },
         );
     }
@@ -233,6 +240,9 @@ impl Audit {
         st.merged.remove(&table);
         st.failed.remove(&table);
         st.inputs.retain(|(t, _), _| *t != table);
+        if st.merged.is_empty() && st.failed.is_empty() {
+            st.senders.clear();
+        }
     }
 
     /// Whether table `table` is searched again with every result re-executed.
@@ -246,11 +256,16 @@ impl Audit {
     fn earlier_liar(&self, table: usize, key: TaskKey, input: u64, output: u64) -> Option<Sender> {
         let mut st = self.lock();
         let failed = st.failed.get_mut(&table)?;
-        let m = failed.get(&key)?;
+        let m = *failed.get(&key)?;
         if m.input != input || m.output == output {
             return None;
         }
-        failed.remove(&key).map(|m| m.sender)
+        failed.remove(&key);
+        let sender = st.senders.get(&m.worker).cloned();
+        Some(sender.unwrap_or(Sender {
+            id: m.worker,
+            ..Sender::default()
+        }))
     }
 }
 
