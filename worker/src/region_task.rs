@@ -7,6 +7,7 @@
 //! deduplicated at the end, so a worker's memory is bounded by its task.
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -27,8 +28,9 @@ pub struct TaskOutput {
 
 /// What a worker keeps of a table searched on the region index: its index and order moves.
 pub struct RegionTable {
-    /// The region index of the table's board and pattern size.
-    pub index: RegionIndex,
+    /// The region index of the table's board and pattern size (shared: a coordinator that
+    /// re-executes tasks uses the index its search holds).
+    pub index: Arc<RegionIndex>,
     /// The order moves of its `k` tiles.
     pub moves: OrderMoves,
     /// The blank is ignored: blocks are tile sets.
@@ -38,6 +40,11 @@ pub struct RegionTable {
 impl RegionTable {
     /// The table of `index` (`ignored`: the blank ignored).
     pub fn new(index: RegionIndex, ignored: bool) -> RegionTable {
+        RegionTable::shared(Arc::new(index), ignored)
+    }
+
+    /// The table of the shared `index` (`ignored`: the blank ignored).
+    pub fn shared(index: Arc<RegionIndex>, ignored: bool) -> RegionTable {
         let moves = OrderMoves::new(index.k());
         RegionTable {
             index,

@@ -7,6 +7,8 @@
 //! * [`values`]: a finished table's values: a byte per entry or what one encoding keeps;
 //! * [`write`](mod@write): encoding a table's values and writing the file atomically;
 //! * [`pdb`]: [`Pdb`], one memory-mapped table, validated before any lookup;
+//! * [`mapped`]: a mapped table that shrinks under its reader ends the process with a message
+//!   naming it (SIGBUS caught);
 //! * [`mod3`]: exact values of a `mod3` table, from a parent's value or by descent to the goal;
 //! * [`manifest`]: the `manifest.json` of a table set;
 //! * [`set`]: [`TableSet`], the tables of one partition, looked up by full puzzle state;
@@ -41,6 +43,7 @@ pub mod error;
 pub mod file_writer;
 pub mod header;
 pub mod manifest;
+pub mod mapped;
 pub mod mod3;
 pub mod pdb;
 pub mod set;

@@ -109,8 +109,16 @@ const HUGE_PAGE: usize = 2 << 20;
 /// The bytes of a table: a read-only map of the file, a copy in anonymous memory (its first
 /// `len` bytes), or memory for files too short to map.
 enum Bytes {
-    Map(Mmap),
-    Anonymous { map: Mmap, len: usize },
+    /// The map and its record for the SIGBUS handler (dropped first: the record goes before
+    /// the map).
+    Map {
+        _record: super::mapped::MappedTable,
+        map: Mmap,
+    },
+    Anonymous {
+        map: Mmap,
+        len: usize,
+    },
     Heap(Vec<u8>),
 }
 
@@ -118,7 +126,7 @@ impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Map(m) => m,
+            Bytes::Map { map, .. } => map,
             Bytes::Anonymous { map, len } => &map[..*len],
             Bytes::Heap(v) => v,
         }
@@ -193,7 +201,13 @@ impl Pdb {
                     // page cache; what is already cached keeps its folios).
                     #[cfg(target_os = "linux")]
                     let _ = map.advise(memmap2::Advice::HugePage);
-                    Bytes::Map(map)
+                    // The file shrinking under the map ends the process with a message that
+                    // names it, not a bare SIGBUS.
+                    let record = super::mapped::MappedTable::record(map.as_ptr(), map.len(), &path);
+                    Bytes::Map {
+                        _record: record,
+                        map,
+                    }
                 }
                 Load::Memory => read_anonymous(&mut file, len, &path)?,
             }
@@ -242,7 +256,7 @@ impl Pdb {
     /// its manifest: without this, every table's validated pages would stay resident.
     pub fn release_resident(&self) {
         #[cfg(target_os = "linux")]
-        if let Bytes::Map(map) = &self.bytes {
+        if let Bytes::Map { map, .. } = &self.bytes {
             // SAFETY: the map is a read-only, shared map of a file that is never modified in
             // place: pages dropped are read again from the file, with the same bytes, and no
             // reference into the map can observe a change.

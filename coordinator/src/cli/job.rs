@@ -137,6 +137,14 @@ pub(super) fn seconds(s: f64, what: &str) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(s))
 }
 
+/// A share from 0 to 1 (`--audit-fraction`).
+pub(super) fn parse_share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("{s:?} is not a share from 0 to 1 (such as 0.0625)")),
+    }
+}
+
 /// `--task-ranks`: a whole number of ranks above zero.
 pub(super) fn parse_task_ranks(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {

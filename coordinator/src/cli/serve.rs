@@ -108,6 +108,11 @@ pub struct ServeArgs {
     /// Threads of the coordinator's own passes over the arrays (default: every core).
     #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
+    /// The share of the workers' results, from 0 to 1, that the coordinator re-executes and
+    /// compares (besides each worker's first two); a worker whose result differs is banned.
+    /// 0: only a table that failed its proof is re-executed, all of it.
+    #[arg(long, value_name = "SHARE", default_value_t = tilepdb_coordinator::cluster::audit::DEFAULT_AUDIT_FRACTION, value_parser = super::job::parse_share, conflicts_with = "no_build")]
+    audit_fraction: f64,
     /// Seconds to wait, once the job is done, for every worker to hear so before exiting.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     linger: f64,
@@ -197,6 +202,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.sync = !args.no_sync;
     config.threads = args.threads;
     config.prove = !args.job.no_proof;
+    config.audit_fraction = args.audit_fraction;
     let job = Arc::new(Job::new(config)?);
     // Refused before anything is created in --data-dir or --out.
     job.check_room(args.memory_limit.or_else(available_memory_bytes))?;

@@ -282,8 +282,15 @@ impl TableBuilder for JobBuilder<'_> {
     }
 
     fn rejected(&mut self, index: usize, _space: &StateSpace, _error: &Error) -> Result<()> {
-        // Where the damage is cannot be told from the table: search it again from its goal.
+        // Where the damage is cannot be told from the table: search it again from its goal,
+        // every result re-executed by the coordinator, and compared with the search that
+        // failed (a worker whose result differed on the same input is banned).
         self.job.counters.tables_rejected.fetch_add(1, Relaxed);
+        self.job.audit.table_rejected(index);
+        tracing::warn!(
+            table = index,
+            "searching the table again with every result re-executed by the coordinator"
+        );
         self.checkpoint.restart_table(index)
     }
 
@@ -300,6 +307,7 @@ impl TableBuilder for JobBuilder<'_> {
         pdb: &Pdb,
     ) -> Result<()> {
         self.checkpoint.table_written(index)?;
+        self.job.audit.table_written(index);
         self.job.lock().tables_written = index + 1;
         let report = TableReport::new(space, table, peak_rss_bytes(), None)
             .with_table_file(pdb)

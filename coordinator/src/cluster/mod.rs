@@ -7,6 +7,8 @@
 //! * [`plan`]: the tasks of a layer;
 //! * [`local`]: a local cluster (a coordinator and supervised worker processes on loopback);
 //! * [`results`]: a result's header checked, the result merged;
+//! * [`audit`]: results re-executed by the coordinator, wrong ones found, their workers
+//!   banned;
 //! * [`driver`]: the engine's layer loop with the workers as its executor, checkpointed;
 //! * [`service`]: the gRPC service, which checks everything that comes off the wire;
 //! * [`store`]: the data directory (memory-mapped arrays, the job's checkpoint) for resume;
@@ -16,6 +18,7 @@
 //! `tilepdb-coordinator build --workers N` (a local cluster) runs this coordinator in its own
 //! process and N worker processes on loopback ([`local::LocalCluster`]).
 
+pub mod audit;
 pub mod budget;
 pub mod driver;
 pub mod job;

@@ -118,11 +118,15 @@ impl Job {
         let shape = self.list_shape(table, task.id.depth);
         let mut input = RegionListEncoder::new(&shape, own.clone());
         let code = StateCodes::code_of_depth(task.id.depth);
-        task.arrays
-            .codes
-            .for_each_with_code(own, code, |s| input.push(s));
+        let mut digest = self.audit.digest();
+        task.arrays.codes.for_each_with_code(own, code, |s| {
+            digest.push(s);
+            input.push(s);
+        });
         let states = input.count();
         let bytes = input.finish()?;
+        self.audit
+            .note_input(table, task.id.depth, &task.ranks, digest.finish());
         Ok((states, bytes))
     }
 }

@@ -8,6 +8,7 @@
 //! later (a worker that delivers garbage and goes silent would otherwise hold its task that
 //! long, each time it leases one).
 
+use std::ops::Range;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -15,7 +16,8 @@ use tilepdb_common::wire::TaskId;
 use tilepdb_common::wire::proto::ResultHeader;
 use tilepdb_common::wire::region_lists::walk_region_states;
 
-use super::job::{Job, Refusal, Stage};
+use super::audit::Sender;
+use super::job::{Job, Refusal, Stage, banned};
 use super::lease::Verdict;
 
 /// What to do with a result whose header was checked.
@@ -45,6 +47,8 @@ pub struct ResultLease {
 pub struct AcceptedResult {
     /// The lease it was delivered for (the task, its layer, the attempt and its worker).
     pub lease: ResultLease,
+    /// The task's tile sets.
+    pub ranks: Range<u64>,
     /// All states of the table (on its index).
     pub states: u64,
     /// The states the result lists.
@@ -61,6 +65,9 @@ impl Job {
     /// Checks a result's header against the job; says whether to read and merge it.
     pub fn check_result(&self, h: &ResultHeader) -> Result<ResultCheck, Refusal> {
         let mut st = self.lock();
+        if st.workers.is_banned(h.worker_id) {
+            return Err(banned());
+        }
         st.workers.seen(h.worker_id, Instant::now())?;
         let bad = |m: String| Err(Refusal::Invalid(m));
         let Some(id) = TaskId::from_u64(h.task_id) else {
@@ -129,6 +136,7 @@ impl Job {
         }
         Ok(ResultCheck::Accept(AcceptedResult {
             lease,
+            ranks: h.first_rank..h.end_rank,
             states: table_states,
             reached_states: h.reached_states,
             reached_bytes: h.reached_bytes,
@@ -138,8 +146,13 @@ impl Job {
     }
 
     /// Checks the sizes a result's header declares against what its task can produce: the
-    /// states it reached (at most 4 moves per pattern tile from each state expanded), the
-    /// bytes that list them, the states it expanded.
+    /// states it reached, the bytes that list them, the states it expanded.
+    ///
+    /// Each state has at most `4k` moves (a pattern tile to a neighbouring cell), and at
+    /// least one (a board with a free cell and a tile has a tile next to every region of
+    /// free cells); moves are reversible, so a state reached has at most `4k` predecessors.
+    /// So `n` states expanded reach from `ceil(n / 4k)` to `4kn` distinct states: a task
+    /// with current states that reaches none, or too few, is refused.
     fn check_sizes(
         &self,
         h: &ResultHeader,
@@ -147,10 +160,19 @@ impl Job {
         states: u64,
         table_states: u64,
     ) -> Result<(), String> {
-        let most = (states * 4 * self.spaces[table].k() as u64).min(table_states);
+        let moves = 4 * self.spaces[table].k() as u64;
+        let most = states.saturating_mul(moves).min(table_states);
         if h.reached_states > most {
             return Err(format!(
                 "{} states reached from {states} states expanded (at most {most})",
+                h.reached_states
+            ));
+        }
+        let least = states.div_ceil(moves.max(1));
+        if h.reached_states < least {
+            return Err(format!(
+                "{} states reached from {states} states expanded (at least {least}: every \
+                 state has a move, and a state has at most {moves} predecessors)",
                 h.reached_states
             ));
         }
@@ -212,6 +234,32 @@ impl Job {
     /// Merges a result, its states checked (blocking: call off the async threads). Returns
     /// whether it was merged (false: another attempt of the task got there first).
     pub fn commit(&self, r: &AcceptedResult, reached: &CheckedReached) -> bool {
+        let shape = self.list_shape(r.lease.table, r.lease.depth + 1);
+        let sender = self.sender(r.lease.worker);
+        self.merge(r, sender, |mark| {
+            // Checked by `check_reached`: the walk cannot fail.
+            let _ = walk_region_states(&reached.bytes, r.reached_states, &shape, 0..r.states, mark);
+        })
+    }
+
+    /// Merges `states`, the coordinator's own result of the task of `r` (its worker's result
+    /// differed: [`super::audit`]), in its place (blocking). Returns whether it was merged.
+    pub fn commit_own(&self, r: &AcceptedResult, states: &[u64]) -> bool {
+        self.merge(r, Sender::default(), |mark| {
+            for &s in states {
+                mark(s);
+            }
+        })
+    }
+
+    /// Merges the states `walk` gives for the task of `r` from `sender`, and records them for
+    /// the audit.
+    fn merge(
+        &self,
+        r: &AcceptedResult,
+        sender: Sender,
+        walk: impl FnOnce(&mut dyn FnMut(u64)),
+    ) -> bool {
         let arrays = {
             let mut st = self.lock();
             if (st.table, st.depth) != (r.lease.table, r.lease.depth) {
@@ -227,12 +275,19 @@ impl Job {
         };
         let next = r.lease.depth + 1;
         let mut added = 0;
-        let shape = self.list_shape(r.lease.table, next);
-        // Checked by `check_reached`: the walk cannot fail.
-        let _ = walk_region_states(&reached.bytes, r.reached_states, &shape, 0..r.states, |s| {
+        let mut digest = self.audit.digest();
+        walk(&mut |s| {
+            digest.push(s);
             added += u64::from(arrays.mark_next(s, next));
         });
         drop(arrays);
+        self.audit.merged(
+            r.lease.table,
+            r.lease.depth,
+            &r.ranks,
+            digest.finish(),
+            sender,
+        );
         self.counters.expanded.fetch_add(r.expanded, Relaxed);
         self.counters.generated.fetch_add(r.generated, Relaxed);
         self.counters.results_accepted.fetch_add(1, Relaxed);
@@ -259,4 +314,11 @@ impl Job {
 /// The list of a result's states, checked in full ([`Job::check_reached`]).
 pub struct CheckedReached {
     bytes: Vec<u8>,
+}
+
+impl CheckedReached {
+    /// The list's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
 }

@@ -13,7 +13,10 @@
 //!   declared, a state list that is not exactly the declared number of states of the next
 //!   layer: `INVALID_ARGUMENT`, and nothing is merged (a result is read and checked in full
 //!   before its merge starts); when the result was its worker's own, for its lease, the lease
-//!   is given up (the task goes to the next worker that asks).
+//!   is given up (the task goes to the next worker that asks);
+//! * a result whose states differ from the coordinator's re-execution of its task
+//!   ([`super::audit`]), and every later request of its worker or registration under its
+//!   name from its address: `PERMISSION_DENIED` (the coordinator's own result is merged).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -33,6 +36,7 @@ use tokio_stream::Stream;
 use tonic::service::Interceptor;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::audit::Audited;
 use super::budget::{ResultBudget, ResultCharge};
 use super::job::{Job, Lease, Refusal};
 use super::results::{AcceptedResult, ResultCheck};
@@ -48,7 +52,7 @@ fn refused(r: Refusal) -> Status {
     match r {
         Refusal::UnknownWorker(e) => Status::not_found(e.to_string()),
         Refusal::Invalid(m) => Status::invalid_argument(m),
-        Refusal::NotYours(m) => Status::permission_denied(m),
+        Refusal::NotYours(m) | Refusal::Banned(m) => Status::permission_denied(m),
         Refusal::TooManyWorkers(e) => Status::resource_exhausted(e.to_string()),
     }
 }
@@ -179,6 +183,9 @@ enum ResultRefusal {
     Stream(Status),
     /// The merge could not run.
     Internal(String),
+    /// Its states differ from the coordinator's re-execution: its worker is banned (the
+    /// coordinator's own result was merged).
+    Banned(String),
 }
 
 impl ResultRefusal {
@@ -195,6 +202,7 @@ impl ResultRefusal {
             ResultRefusal::Busy(m) => Status::resource_exhausted(m),
             ResultRefusal::Stream(status) => status,
             ResultRefusal::Internal(m) => Status::internal(m),
+            ResultRefusal::Banned(m) => Status::permission_denied(m),
         }
     }
 }
@@ -202,9 +210,10 @@ impl ResultRefusal {
 impl std::fmt::Display for ResultRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ResultRefusal::Invalid(m) | ResultRefusal::Busy(m) | ResultRefusal::Internal(m) => {
-                f.write_str(m)
-            }
+            ResultRefusal::Invalid(m)
+            | ResultRefusal::Busy(m)
+            | ResultRefusal::Internal(m)
+            | ResultRefusal::Banned(m) => f.write_str(m),
             ResultRefusal::TooSlow(m) => f.write_str(m),
             ResultRefusal::Stream(status) => f.write_str(status.message()),
         }
@@ -462,6 +471,23 @@ impl CoordinatorService {
             let bytes = reader.finish().map_err(invalid)?;
             // Checked in full before anything is merged: states of the next layer.
             let reached = job.check_reached(&accepted, bytes).map_err(invalid)?;
+            // Re-executed by the coordinator if the audit says so: a result that differs is
+            // replaced by the coordinator's own, and its worker banned.
+            if let Audited::Differs(own) = job.audit_result(&accepted, &reached) {
+                let why = format!(
+                    "its result for table {} depth {} tile sets {}..{} differs from the \
+                     coordinator's re-execution",
+                    accepted.lease.table,
+                    accepted.lease.depth,
+                    accepted.ranks.start,
+                    accepted.ranks.end
+                );
+                job.ban(&job.sender(accepted.lease.worker), &why);
+                job.commit_own(&accepted, &own);
+                return Err(ResultRefusal::Banned(format!(
+                    "this worker is banned: {why}"
+                )));
+            }
             Ok(job.commit(&accepted, &reached))
         })
         .await

@@ -5,7 +5,7 @@
 //! Together with the 64 random bits of each attempt, a result for a lease can only come
 //! from the worker it was leased to.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,10 @@ pub struct Workers {
     workers: HashMap<u64, WorkerInfo>,
     registered: u64,
     timeout: Duration,
+    /// The ids of the workers banned ([`Workers::ban`]).
+    banned: HashSet<u64>,
+    /// The names and addresses of the workers banned.
+    banned_names: HashSet<(String, Option<IpAddr>)>,
 }
 
 impl Workers {
@@ -76,6 +80,8 @@ impl Workers {
             workers: HashMap::new(),
             registered: 0,
             timeout,
+            banned: HashSet::new(),
+            banned_names: HashSet::new(),
         }
     }
 
@@ -251,6 +257,38 @@ impl Workers {
             .map_or("?".into(), |w| format!("{} (#{})", w.name, w.number))
     }
 
+    /// The name worker `id` gave and the address it registered from (`None`: unknown).
+    pub fn identity(&self, id: u64) -> Option<(String, Option<IpAddr>)> {
+        self.workers.get(&id).map(|w| (w.name.clone(), w.peer))
+    }
+
+    /// Bans worker `id` (its results were wrong): it is forgotten, its id refused from now
+    /// on ([`Workers::is_banned`]), and so is a registration named `name` from `peer`
+    /// ([`Workers::is_banned_name`]). Returns the leases (task, attempt) it held.
+    pub fn ban(&mut self, id: u64, name: &str, peer: Option<IpAddr>) -> Vec<(usize, u64)> {
+        self.banned.insert(id);
+        self.banned_names.insert((name.to_string(), peer));
+        self.workers
+            .remove(&id)
+            .map(|w| w.holding)
+            .unwrap_or_default()
+    }
+
+    /// Whether worker `id` is banned.
+    pub fn is_banned(&self, id: u64) -> bool {
+        self.banned.contains(&id)
+    }
+
+    /// Whether a worker named `name` from `peer` was banned.
+    pub fn is_banned_name(&self, name: &str, peer: Option<IpAddr>) -> bool {
+        self.banned_names.contains(&(name.to_string(), peer))
+    }
+
+    /// How many workers are banned.
+    pub fn banned(&self) -> usize {
+        self.banned.len()
+    }
+
     /// Forgets every lease of every worker (a new layer starts).
     pub fn clear_holdings(&mut self) {
         for w in self.workers.values_mut() {
@@ -358,5 +396,20 @@ mod tests {
         assert!(w.seen(more, ms(12)).is_ok());
         assert_eq!(w.alive(ms(12)), 3);
         assert_eq!(w.name(late), format!("late (#{})", MAX_WORKERS + 2));
+    }
+
+    #[test]
+    fn a_banned_worker_is_forgotten_and_its_name_refused_from_its_address() {
+        let t0 = Instant::now();
+        let mut w = Workers::new(Duration::from_secs(10));
+        let peer: Option<IpAddr> = Some("10.0.0.9".parse().unwrap());
+        let a = w.register_from("liar", peer, t0).unwrap();
+        w.seen(a, t0).unwrap().holding.push((3, 44));
+        assert_eq!(w.identity(a), Some(("liar".into(), peer)));
+        assert_eq!(w.ban(a, "liar", peer), vec![(3, 44)]);
+        assert!(w.is_banned(a) && w.seen(a, t0).is_err());
+        assert!(w.is_banned_name("liar", peer));
+        assert!(!w.is_banned_name("liar", None));
+        assert_eq!(w.banned(), 1);
     }
 }

@@ -1,14 +1,17 @@
 //! `grpc.health.v1` on a real coordinator process on 127.0.0.1, asked by a real gRPC health
 //! client without the token (as Kubernetes' gRPC probes ask): a coordinator with a job offers
 //! the coordinator and table services, `serve --no-build` only the table service, and a name
-//! it does not offer is `NOT_FOUND`; the job's own service still refuses the token-less call.
+//! it does not offer is `NOT_FOUND`; the job's own service still refuses the token-less call;
+//! `Watch` streams are bounded in number.
 
 use std::process::Command;
 
 use crate::server::{Server, coordinator_bin, scratch};
 use tilepdb_common::wire::proto::JobStatusRequest;
 use tilepdb_common::wire::proto::coordinator_client::CoordinatorClient;
-use tilepdb_coordinator::observe::health::{COORDINATOR_SERVICE, TABLES_SERVICE};
+use tilepdb_coordinator::observe::health::{
+    COORDINATOR_SERVICE, MAX_HEALTH_WATCHES, TABLES_SERVICE,
+};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -102,6 +105,29 @@ fn a_table_server_offers_only_the_table_service() {
             check(&url, COORDINATOR_SERVICE).await,
             Err(tonic::Code::NotFound)
         );
+        // Watch streams, without the token, are bounded: one more than the bound is
+        // refused while the others are open; Check still answers.
+        let channel = tonic::transport::Channel::from_shared(url.clone())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut client = HealthClient::new(channel);
+        let ask = || HealthCheckRequest {
+            service: String::new(),
+        };
+        let mut open = Vec::new();
+        for _ in 0..MAX_HEALTH_WATCHES {
+            let mut watch = client.watch(ask()).await.unwrap().into_inner();
+            assert_eq!(
+                watch.message().await.unwrap().map(|r| r.status()),
+                Some(ServingStatus::Serving)
+            );
+            open.push(watch);
+        }
+        let refused = client.watch(ask()).await.map(|_| ()).unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert_eq!(check(&url, "").await, Ok(ServingStatus::Serving));
     });
     server.child.kill().unwrap();
     server.child.wait().unwrap();

@@ -29,6 +29,7 @@ mod hostile_results;
 mod inspect_statistics;
 mod json_scheme;
 mod layer_records;
+mod mapped_tables;
 mod naive_bfs;
 mod new_user;
 mod observe;

@@ -46,6 +46,7 @@ fn config(partition: Partition, rule: BlankRule, dir: &Path) -> JobConfig {
         threads: 1,
         zstd_level: 1,
         prove: true,
+        audit_fraction: tilepdb_coordinator::cluster::audit::DEFAULT_AUDIT_FRACTION,
     }
 }
 

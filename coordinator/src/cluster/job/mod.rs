@@ -33,6 +33,7 @@ use tilepdb_common::StateSpace;
 use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, LayerCounts};
 use tilepdb_common::wire::{TaskId, saturating_u32};
 
+use super::audit::{Audit, DEFAULT_AUDIT_FRACTION};
 use super::lease::{LayerTasks, Rejection};
 use super::workers::{TooManyWorkers, UnknownWorker, Workers};
 use crate::build::thread_pool;
@@ -66,12 +67,16 @@ pub struct JobConfig {
     /// Check each table before it is written, and search it again if it fails
     /// ([`crate::engine::TableBuilder::proves`]).
     pub prove: bool,
+    /// The share of results (after each worker's first ones) that the coordinator
+    /// re-executes and compares ([`super::audit`]), from 0 to 1.
+    pub audit_fraction: f64,
 }
 
 impl JobConfig {
     /// The job of `spec`, its data in `data_dir`, its set written under `out`, with the
     /// defaults: 30 s lease timeout, layers cut along blocks into about 16 tasks, synced
-    /// checkpoints, every core, zstd level 1, every table checked before it is written.
+    /// checkpoints, every core, zstd level 1, every table checked before it is written, a
+    /// sixteenth of the results re-executed ([`DEFAULT_AUDIT_FRACTION`]).
     pub fn new(spec: SetSpec, data_dir: PathBuf, out: PathBuf) -> JobConfig {
         JobConfig {
             spec,
@@ -84,6 +89,7 @@ impl JobConfig {
             threads: 0,
             zstd_level: 1,
             prove: true,
+            audit_fraction: DEFAULT_AUDIT_FRACTION,
         }
     }
 }
@@ -185,6 +191,10 @@ pub struct Counters {
     pub releases: AtomicU64,
     /// Tables that failed their check before being written (and were searched again).
     pub tables_rejected: AtomicU64,
+    /// Results re-executed by the coordinator ([`super::audit`]).
+    pub results_audited: AtomicU64,
+    /// Workers banned (a result of theirs differed from the coordinator's re-execution).
+    pub workers_banned: AtomicU64,
     /// Results refused (their gRPC status), by reason.
     pub refused: crate::observe::refusals::RefusalCounts,
 }
@@ -228,6 +238,17 @@ pub enum Refusal {
     /// The job keeps no more workers.
     #[error(transparent)]
     TooManyWorkers(#[from] TooManyWorkers),
+    /// The worker is banned: a result of its differed from the coordinator's re-execution.
+    #[error("{0}")]
+    Banned(String),
+}
+
+/// The refusal of a banned worker's request.
+pub(super) fn banned() -> Refusal {
+    Refusal::Banned(
+        "this worker is banned: a result of its differed from the coordinator's re-execution"
+            .into(),
+    )
 }
 
 impl From<Rejection> for Refusal {
@@ -263,6 +284,8 @@ pub struct Job {
     /// The job's progress is drawn on a terminal ([`crate::observe::bars::watch`]): the
     /// driver logs its layers and tables at debug level, not through the bars.
     progress_drawn: AtomicBool,
+    /// The results re-executed and the records that find wrong ones.
+    pub(super) audit: Audit,
 }
 
 impl Job {
@@ -275,6 +298,7 @@ impl Job {
             .collect::<Result<Vec<_>>>()?;
         let pool = thread_pool(config.threads, "tilepdb-merge")?;
         let tables = spaces.len();
+        let config_audit = config.audit_fraction;
         Ok(Job {
             id: config.spec.job_id(),
             spec: JobSpec::new(&config.spec.partition, config.spec.goal, config.spec.rule),
@@ -301,6 +325,7 @@ impl Job {
             started: Instant::now(),
             pool,
             progress_drawn: AtomicBool::new(false),
+            audit: Audit::new(config_audit, tables),
         })
     }
 
@@ -372,6 +397,14 @@ impl Job {
     ) -> Result<u64, Refusal> {
         let now = Instant::now();
         let mut st = self.lock();
+        if st.workers.is_banned_name(name, peer) {
+            drop(st);
+            tracing::warn!(worker = %name, ?peer, "registration of a banned worker refused");
+            return Err(Refusal::Banned(format!(
+                "a worker named {name:?} from this address is banned: a result of its differed \
+                 from the coordinator's re-execution"
+            )));
+        }
         let id = st.workers.register_from(name, peer, now)?;
         let alive = st.workers.alive(now);
         let name = st.workers.name(id);
@@ -383,6 +416,9 @@ impl Job {
     /// Records a heartbeat; whether the job is done.
     pub fn heartbeat(&self, worker: u64) -> Result<bool, Refusal> {
         let mut st = self.lock();
+        if st.workers.is_banned(worker) {
+            return Err(banned());
+        }
         let done = matches!(st.stage, Stage::Done);
         let w = st.workers.seen(worker, Instant::now())?;
         if done {
@@ -437,6 +473,9 @@ impl Job {
         let now = Instant::now();
         let mut guard = self.lock();
         let st = &mut *guard;
+        if st.workers.is_banned(worker) {
+            return Err(banned());
+        }
         let w = st.workers.seen(worker, asked_at.min(now))?;
         w.last_asked = w.last_asked.max(asked_at.min(now));
         if matches!(st.stage, Stage::Done) {
