@@ -134,6 +134,30 @@ impl std::ops::Deref for Bytes {
 }
 
 /// Reads the `len` bytes of `file` into anonymous memory, asking for huge pages.
+/// The CRC-32 of `payload`, the part of `map` after the header, read a part at a time; each
+/// part's pages are given back to the page cache once read (Linux `madvise(MADV_DONTNEED)`).
+fn released_crc(map: &Mmap, payload: &[u8]) -> u32 {
+    /// A multiple of every page size, so that each part after the header starts on a page.
+    const PART: usize = 64 << 20;
+    let mut crc = crc32fast::Hasher::new();
+    for (i, part) in payload.chunks(PART).enumerate() {
+        crc.update(part);
+        #[cfg(target_os = "linux")]
+        // SAFETY: the map is a read-only, shared map of a file that is never modified in
+        // place: pages dropped are read again from the file, with the same bytes, and no
+        // reference into the map can observe a change. The range is inside the map, and
+        // starts on a page: the header's 4096 bytes plus whole parts.
+        let _ = unsafe {
+            map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                HEADER_LEN + i * PART,
+                part.len(),
+            )
+        };
+    }
+    crc.finalize()
+}
+
 fn read_anonymous(file: &mut File, len: u64, path: &Path) -> Result<Bytes, TableError> {
     let io = |e| TableError::io(path, e);
     let len = usize::try_from(len).map_err(|_| {
@@ -179,10 +203,24 @@ impl Pdb {
         Pdb::open_with(path, Load::Map)
     }
 
+    /// [`Pdb::open`], each part of the mapped payload given back to the page cache once its
+    /// checksum is read ([`Pdb::release_resident`]): for a builder that opens the file it has
+    /// just written and reads little of it again, whose resident memory must not grow with the
+    /// table.
+    pub fn open_released(path: impl AsRef<Path>) -> Result<Pdb, TableError> {
+        Pdb::open_loaded(path.as_ref(), Load::Map, true)
+    }
+
     /// Maps the table file at `path`, or reads it into memory backed by huge pages, as `load`
     /// says, and validates it.
     pub fn open_with(path: impl AsRef<Path>, load: Load) -> Result<Pdb, TableError> {
-        let path = path.as_ref().to_path_buf();
+        Pdb::open_loaded(path.as_ref(), load, false)
+    }
+
+    /// Opens the file as `load` says; `release`: a map's pages are let go as they are
+    /// validated.
+    fn open_loaded(path: &Path, load: Load, release: bool) -> Result<Pdb, TableError> {
+        let path = path.to_path_buf();
         // A regular file only: a FIFO would block, a device be read for ever.
         let mut file = crate::files::open_regular(&path).map_err(|e| TableError::io(&path, e))?;
         let len = file.metadata().map_err(|e| TableError::io(&path, e))?.len();
@@ -212,16 +250,23 @@ impl Pdb {
                 Load::Memory => read_anonymous(&mut file, len, &path)?,
             }
         };
-        Pdb::from_bytes(path, bytes)
+        Pdb::from_bytes(path, bytes, release)
     }
 
     /// Validates a table held in memory (`path` names it in errors).
     pub fn from_vec(path: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Pdb, TableError> {
-        Pdb::from_bytes(path.into(), Bytes::Heap(bytes))
+        Pdb::from_bytes(path.into(), Bytes::Heap(bytes), false)
     }
 
-    fn from_bytes(path: PathBuf, bytes: Bytes) -> Result<Pdb, TableError> {
-        let header = Header::validate_file(&bytes).map_err(|d| TableError::invalid(&path, d))?;
+    /// Validates `bytes`; `release`: a map's pages are let go as their checksum is read.
+    fn from_bytes(path: PathBuf, bytes: Bytes, release: bool) -> Result<Pdb, TableError> {
+        let header = match &bytes {
+            Bytes::Map { map, .. } if release => {
+                Header::validate_file_with(&bytes, |payload| released_crc(map, payload))
+            }
+            _ => Header::validate_file(&bytes),
+        }
+        .map_err(|d| TableError::invalid(&path, d))?;
         let header_crc32 = u32::from_le_bytes(
             bytes[OFF_HEADER_CRC..HEADER_LEN]
                 .try_into()
@@ -583,6 +628,10 @@ mod tests {
         assert_eq!(copied.payload(), &values[..]);
         assert_eq!(copied.file_len(), std::fs::metadata(&path).unwrap().len());
         assert_eq!(copied.checksum(), mapped.checksum());
+        // Its pages let go as they are validated, read again when asked for.
+        let released = Pdb::open_released(&path).unwrap();
+        assert_eq!(released.header(), mapped.header());
+        assert_eq!(released.payload(), &values[..]);
         for load in [Load::Map, Load::Memory] {
             assert_eq!(load.to_string().parse::<Load>().unwrap(), load);
         }
@@ -599,7 +648,9 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let mapped = Pdb::open_with(&path, Load::Map).unwrap_err().to_string();
         let copied = Pdb::open_with(&path, Load::Memory).unwrap_err().to_string();
+        let released = Pdb::open_released(&path).unwrap_err().to_string();
         assert_eq!(copied, mapped);
+        assert_eq!(released, mapped);
         assert!(copied.contains("pattern-1-2.pdb"), "{copied}");
         bytes.truncate(last);
         std::fs::write(&path, &bytes).unwrap();

@@ -234,14 +234,14 @@ fn build_and_publish<B: TableBuilder>(
     if !builder.proves() {
         let mut table = builder.build(index, space)?;
         let path = builder.write(index, space, spec.encoding, &mut table, dir)??;
-        return Ok((table, Pdb::open(&path).map_err(Error::from)?));
+        return Ok((table, Pdb::open_released(&path).map_err(Error::from)?));
     }
     let unproven = dir.join(UNPROVEN_DIR);
     let mut attempt = 1;
     loop {
         let mut table = builder.build(index, space)?;
         let written = builder.write(index, space, spec.encoding, &mut table, &unproven)?;
-        let proof = match written.and_then(|path| Pdb::open(&path).map_err(Error::from)) {
+        let proof = match written.and_then(|path| Pdb::open_released(&path).map_err(Error::from)) {
             Ok(staged) => {
                 let proof = prove_file(&staged);
                 let staged_path = staged.path().to_path_buf();
@@ -266,7 +266,7 @@ fn build_and_publish<B: TableBuilder>(
                 let _ = std::fs::remove_dir(&unproven);
                 builder.proven(index, space, proof)?;
                 tracing::info!(table = index, pattern = %space.pattern(), proof = %proof, "table proven");
-                return Ok((table, Pdb::open(&path).map_err(Error::from)?));
+                return Ok((table, Pdb::open_released(&path).map_err(Error::from)?));
             }
             Err(error) => {
                 if attempt == BUILDS_PER_TABLE {
