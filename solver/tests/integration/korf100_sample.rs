@@ -27,8 +27,8 @@ fn solve(partition: &str, cache: &Path, count: usize) {
         if instance.number <= 10 {
             let o = ida_star(&start, Goal::BlankFirst, &other_way, &Limits::default()).unwrap();
             assert_eq!(
-                (o.moves, o.nodes),
-                (r.moves, r.nodes),
+                (o.moves, o.generated),
+                (r.moves, r.generated),
                 "Korf #{}",
                 instance.number
             );
