@@ -200,8 +200,9 @@ pub struct EntrySummary {
     pub mean_generated: f64,
     /// Median nodes generated.
     pub median_generated: f64,
-    /// CPU seconds (user + system) of the process while the entry's searches ran, over every
-    /// thread: beside `total_seconds`, the searches' summed wall times.
+    /// CPU seconds (user + system) of the process while the entry's searches ran (not the mean
+    /// over random states), over every thread: beside `total_seconds`, the searches' summed
+    /// wall times.
     pub cpu_seconds: f64,
     /// `total_expanded / cpu_seconds`.
     pub expanded_per_cpu_second: f64,
@@ -284,7 +285,8 @@ fn search_all<H: Heuristic>(
     goal: Goal,
     randoms: &[PuzzleState],
     limits: &Limits,
-) -> Result<(Vec<InstanceRecord>, f64)> {
+) -> Result<(Vec<InstanceRecord>, f64, f64)> {
+    let cpu_before = process_cpu_seconds();
     let records = instances
         .par_iter()
         .enumerate()
@@ -304,11 +306,12 @@ fn search_all<H: Heuristic>(
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
     let values = randoms
         .iter()
         .map(|s| h.evaluate(&s.cells()).map(|(v, _)| f64::from(v)))
         .collect::<Result<Vec<_>>>()?;
-    Ok((records, mean(values.into_iter())))
+    Ok((records, mean(values.into_iter()), cpu_seconds))
 }
 
 /// CPU seconds (user + system) this process has used, over all its threads (0 where the
@@ -419,25 +422,24 @@ pub fn run(
     for entry in entries {
         let limits = &protocol.limits;
         let label = entry.label.as_str();
-        let cpu_before = process_cpu_seconds();
-        let (entry_records, random_h, heuristic, bytes) = match &entry.spec {
+        let (entry_records, random_h, cpu_seconds, heuristic, bytes) = match &entry.spec {
             HeuristicSpec::Misplaced => {
                 let h = Misplaced::new(board, goal);
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, "misplaced tiles".to_string(), 0)
+                (r, m, cpu, "misplaced tiles".to_string(), 0)
             }
             HeuristicSpec::Manhattan => {
                 let h = Manhattan::new(board, goal);
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, "Manhattan distance".to_string(), 0)
+                (r, m, cpu, "Manhattan distance".to_string(), 0)
             }
             HeuristicSpec::LinearConflict => {
                 let h = LinearConflict::new(board, goal);
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, "linear conflict".to_string(), 0)
+                (r, m, cpu, "linear conflict".to_string(), 0)
             }
             HeuristicSpec::Tables { dir, reflect } => {
                 let set = TableSet::open(dir)?;
@@ -448,7 +450,7 @@ pub fn run(
                     });
                 }
                 let h = PdbHeuristic::new(&set, *reflect)?;
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
                 let name = dir.file_name().map_or_else(
                     || dir.display().to_string(),
@@ -476,10 +478,9 @@ pub fn run(
                     set.encoding().name(),
                     if *reflect { ", with reflection" } else { "" }
                 );
-                (r, m, what, bytes)
+                (r, m, cpu, what, bytes)
             }
         };
-        let cpu_seconds = process_cpu_seconds() - cpu_before;
         let generated: Vec<f64> = entry_records.iter().map(|r| r.generated as f64).collect();
         let total_expanded: u64 = entry_records.iter().map(|r| r.expanded).sum();
         let total_generated: u64 = entry_records.iter().map(|r| r.generated).sum();

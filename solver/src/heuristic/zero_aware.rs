@@ -8,7 +8,7 @@
 //! its own tiles, like a minimized or blank-ignored table.
 
 use tilepdb_common::MAX_CELLS;
-use tilepdb_common::region_index::{RegionIndex, factorial, rank_set};
+use tilepdb_common::region_index::{RegionIndex, binomial, factorial};
 
 /// A zero-aware table's region index with what its lookups need beside it.
 #[derive(Clone, Copy)]
@@ -18,6 +18,9 @@ pub(super) struct ZeroAwareIndex<'a> {
     orders: u64,
     /// `weights[p] = (k - 1 - p)!`: the weight of the Lehmer digit of the `p`-th smallest cell.
     weights: [u64; MAX_CELLS],
+    /// `set_terms[p][c] = C(c, p + 1)`: what cell `c`, the `p`-th smallest of the set, adds to
+    /// the set's rank (`sum_i C(s_i, i + 1)`).
+    set_terms: [[u64; MAX_CELLS]; MAX_CELLS],
 }
 
 impl<'a> ZeroAwareIndex<'a> {
@@ -28,18 +31,26 @@ impl<'a> ZeroAwareIndex<'a> {
         for (p, w) in weights.iter_mut().enumerate().take(k) {
             *w = factorial(k - 1 - p);
         }
+        let mut set_terms = [[0u64; MAX_CELLS]; MAX_CELLS];
+        for (p, terms) in set_terms.iter_mut().enumerate().take(k) {
+            for (c, term) in terms.iter_mut().enumerate() {
+                *term = binomial(c, p + 1);
+            }
+        }
         ZeroAwareIndex {
             region,
             orders: region.orders(),
             weights,
+            set_terms,
         }
     }
 
     /// The entry of the placement `at[..k]` (the cell of each pattern tile) with the blank on
     /// `blank`, a free cell.
     ///
-    /// The order's Lehmer rank is taken tile by tile: the `p`-th smallest cell of the set
-    /// holds tile `j`, whose digit counts the tiles before `j` on larger cells. The region is
+    /// The set's rank and the order's Lehmer rank are taken tile by tile, in one pass after the
+    /// set is made: the `p`-th smallest cell of the set holds tile `j`, whose digit counts the
+    /// tiles before `j` on larger cells. The region is
     /// 0 for a set with one region (most sets), else the one of the set's regions (bitboards
     /// made with the index) that holds the blank.
     #[inline(always)]
@@ -49,16 +60,17 @@ impl<'a> ZeroAwareIndex<'a> {
             set |= 1 << c;
         }
         let mut order = 0u64;
+        let mut c = 0u64;
         let mut before = 0u32;
-        for &c in &at[..k] {
-            let bit = 1u32 << c;
+        for &cell in &at[..k] {
+            let bit = 1u32 << cell;
             let below = bit - 1;
             let p = (set & below).count_ones() as usize;
             let digit = (before & !below & !bit).count_ones();
             order += u64::from(digit) * self.weights[p];
+            c += self.set_terms[p][cell as usize];
             before |= bit;
         }
-        let c = rank_set(set);
         let first = self.region.first_block(c);
         let region = if self.region.first_block(c + 1) - first == 1 {
             0
