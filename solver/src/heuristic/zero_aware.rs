@@ -18,9 +18,6 @@ pub(super) struct ZeroAwareIndex<'a> {
     orders: u64,
     /// `weights[p] = (k - 1 - p)!`: the weight of the Lehmer digit of the `p`-th smallest cell.
     weights: [u64; MAX_CELLS],
-    /// `set_terms[p][c] = C(c, p + 1)`: what cell `c`, the `p`-th smallest of the set, adds to
-    /// the set's rank (`sum_i C(s_i, i + 1)`).
-    set_terms: [[u64; MAX_CELLS]; MAX_CELLS],
 }
 
 impl<'a> ZeroAwareIndex<'a> {
@@ -31,17 +28,10 @@ impl<'a> ZeroAwareIndex<'a> {
         for (p, w) in weights.iter_mut().enumerate().take(k) {
             *w = factorial(k - 1 - p);
         }
-        let mut set_terms = [[0u64; MAX_CELLS]; MAX_CELLS];
-        for (p, terms) in set_terms.iter_mut().enumerate().take(k) {
-            for (c, term) in terms.iter_mut().enumerate() {
-                *term = binomial(c, p + 1);
-            }
-        }
         ZeroAwareIndex {
             region,
             orders: region.orders(),
             weights,
-            set_terms,
         }
     }
 
@@ -68,7 +58,8 @@ impl<'a> ZeroAwareIndex<'a> {
             let p = (set & below).count_ones() as usize;
             let digit = (before & !below & !bit).count_ones();
             order += u64::from(digit) * self.weights[p];
-            c += self.set_terms[p][cell as usize];
+            // Cell `cell`, the `p`-th smallest of the set, adds `C(cell, p + 1)` to its rank.
+            c += binomial(cell as usize, p + 1);
             before |= bit;
         }
         let first = self.region.first_block(c);
