@@ -101,7 +101,7 @@ fn korf100(name: &str, partition: &str, rule: BlankRule, encoding: Encoding, loa
                 cpu = Some(cpu.map_or(run, |c| c.min(run)));
             }
         }
-        let nodes: u64 = results.iter().map(|r| r.nodes).sum();
+        let nodes: u64 = results.iter().map(|r| r.generated).sum();
         let optimal = results
             .iter()
             .zip(&instances)
@@ -139,10 +139,10 @@ fn korf24() {
             "  #{number}: length {} (optimal {}), {} nodes (published {}), {:.2} s, {:.2} M nodes/s",
             r.moves.len(),
             instance.optimal,
-            r.nodes,
+            r.generated,
             instance.published_nodes.unwrap_or_default(),
             r.seconds,
-            r.nodes as f64 / r.seconds / 1e6
+            r.generated as f64 / r.seconds / 1e6
         );
     }
 }

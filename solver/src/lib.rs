@@ -12,7 +12,7 @@
 //! let h = PdbHeuristic::new(&set, true).unwrap(); // with the reflection about the diagonal
 //! let start = PuzzleState::parse(set.board(), "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3").unwrap();
 //! let result = ida_star(&start, set.goal(), &h, &Limits::default()).unwrap();
-//! println!("{} moves, {} nodes", result.moves.len(), result.nodes);
+//! println!("{} moves, {} nodes", result.moves.len(), result.generated);
 //! ```
 //!
 //! * [`heuristic`]: misplaced tiles, Manhattan distance, linear conflict, and the additive

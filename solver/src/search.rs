@@ -1,8 +1,10 @@
 //! Optimal search: IDA* for every board, A* for small ones, and the replay check of a solution.
 //!
 //! IDA* tries the blank's moves in the order up, left, right, down, prunes only the move that
-//! undoes the last one, counts every child it generates over all iterations and stops at the
-//! first solution — the conventions under which Korf & Felner (2002) report their node counts.
+//! undoes the last one and stops at the first solution. It counts two things, per iteration and
+//! in total: nodes **generated** (every child made, the count Korf & Felner (2002) report) and
+//! nodes **expanded** (every node whose children are generated: those within the bound but the
+//! goal, the count of the ZIB code and of Döbbelin et al.).
 //! With a heuristic that looks ahead ([`Heuristic::looks_ahead`]: large tables) it computes the
 //! table indices of a node's children when their parent is expanded and has the processor
 //! fetch the entries while it works on the siblings; the nodes it counts stay the same.
@@ -32,7 +34,7 @@ use crate::heuristic::Heuristic;
 /// Budgets of one search; a search that runs out reports it instead of a solution.
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
-    /// Most nodes (children) a search generates: it stops, out of budget, before the next one.
+    /// Most nodes a search generates: it stops, out of budget, before the next one.
     pub max_nodes: Option<u64>,
     /// Longest time to search.
     pub timeout: Option<Duration>,
@@ -57,8 +59,10 @@ pub struct SearchResult {
     pub outcome: Outcome,
     /// Tiles slid onto the blank, in order (empty unless solved).
     pub moves: Vec<u8>,
-    /// Children generated over all iterations.
-    pub nodes: u64,
+    /// Nodes expanded (their children generated) over all iterations.
+    pub expanded: u64,
+    /// Nodes generated (children made) over all iterations.
+    pub generated: u64,
     /// Heuristic value of the start.
     pub initial_h: u32,
     /// IDA* iterations (A*: 1).
@@ -66,6 +70,19 @@ pub struct SearchResult {
     /// Wall time of the search (`wall_seconds` in the JSON, as the other programs name it).
     #[serde(rename = "wall_seconds")]
     pub seconds: f64,
+    /// Each iteration's bound and counts, in order (A*: one).
+    pub per_iteration: Vec<IterationCounts>,
+}
+
+/// What one IDA* iteration (one bound on `f`) expanded and generated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct IterationCounts {
+    /// The iteration's bound on `g + h` (A*: the start's `h`).
+    pub bound: u32,
+    /// Nodes expanded in the iteration.
+    pub expanded: u64,
+    /// Nodes generated in the iteration.
+    pub generated: u64,
 }
 
 impl SearchResult {
@@ -194,7 +211,9 @@ struct Ida<'h, H: Heuristic> {
     goal_tiles: [u8; MAX_CELLS],
     n: usize,
     path: Vec<u8>,
-    nodes: u64,
+    /// Nodes expanded and generated so far, over all iterations.
+    expanded: u64,
+    generated: u64,
     threshold: u32,
     next_threshold: u32,
     limits: Limits,
@@ -215,19 +234,20 @@ impl<H: Heuristic> Ida<'_, H> {
         if h == 0 && self.is_goal() {
             return true;
         }
+        self.expanded += 1;
         let blank = self.position.cells[0];
         for direction in 0..4 {
             let next = self.position.moves[blank as usize][direction];
             if next == u8::MAX || next == previous_blank {
                 continue;
             }
-            if self.nodes >= self.node_limit {
+            if self.generated >= self.node_limit {
                 self.stopped = Some(Outcome::NodeBudget);
                 return false;
             }
             let tile = self.position.tiles[next as usize];
             self.position.play(blank, next, tile);
-            self.nodes += 1;
+            self.generated += 1;
             let (child_h, child_memo) =
                 self.heuristic
                     .after_move(&self.position.cells, tile as usize, next as usize, memo);
@@ -242,7 +262,7 @@ impl<H: Heuristic> Ida<'_, H> {
                 self.next_threshold = f;
             }
             self.position.unplay(blank, next, tile);
-            if self.nodes.trailing_zeros() >= 16 && self.out_of_budget() {
+            if self.generated.trailing_zeros() >= 16 && self.out_of_budget() {
                 return false;
             }
             if self.stopped.is_some() {
@@ -267,6 +287,7 @@ impl<H: Heuristic> Ida<'_, H> {
         if self.frames[depth].evaluated[slot].0 == 0 && self.is_goal() {
             return true;
         }
+        self.expanded += 1;
         if self.frames.len() == depth + 1 {
             self.frames.push(self.frames[0]);
         }
@@ -305,12 +326,12 @@ impl<H: Heuristic> Ida<'_, H> {
         for c in 0..count {
             let (next, tile) = self.frames[depth].grandchildren[slot].moves[c];
             let child_h = self.frames[depth + 1].evaluated[c].0;
-            if self.nodes >= self.node_limit {
+            if self.generated >= self.node_limit {
                 self.stopped = Some(Outcome::NodeBudget);
                 return false;
             }
             self.position.play(blank, next, tile);
-            self.nodes += 1;
+            self.generated += 1;
             let f = g + 1 + child_h;
             if f <= self.threshold {
                 self.path.push(tile);
@@ -322,7 +343,7 @@ impl<H: Heuristic> Ida<'_, H> {
                 self.next_threshold = f;
             }
             self.position.unplay(blank, next, tile);
-            if self.nodes.trailing_zeros() >= 16 && self.out_of_budget() {
+            if self.generated.trailing_zeros() >= 16 && self.out_of_budget() {
                 return false;
             }
             if self.stopped.is_some() {
@@ -333,7 +354,7 @@ impl<H: Heuristic> Ida<'_, H> {
     }
 
     fn out_of_budget(&mut self) -> bool {
-        if self.limits.max_nodes.is_some_and(|m| self.nodes >= m) {
+        if self.limits.max_nodes.is_some_and(|m| self.generated >= m) {
             self.stopped = Some(Outcome::NodeBudget);
         } else if self
             .limits
@@ -381,7 +402,8 @@ pub fn ida_star<H: Heuristic>(
         goal_tiles,
         n,
         path: Vec::new(),
-        nodes: 0,
+        expanded: 0,
+        generated: 0,
         threshold: h0,
         next_threshold: u32::MAX,
         limits: limits.clone(),
@@ -389,15 +411,20 @@ pub fn ida_star<H: Heuristic>(
         started: Instant::now(),
         stopped: None,
     };
-    let mut iterations = 0;
+    let mut per_iteration = Vec::new();
     let solved = loop {
-        iterations += 1;
         ida.next_threshold = u32::MAX;
+        let (expanded, generated) = (ida.expanded, ida.generated);
         let found = if heuristic.looks_ahead() {
             ida.search_ahead(0, 0)
         } else {
             ida.search(0, h0, &memo, u8::MAX)
         };
+        per_iteration.push(IterationCounts {
+            bound: ida.threshold,
+            expanded: ida.expanded - expanded,
+            generated: ida.generated - generated,
+        });
         if found {
             break true;
         }
@@ -414,9 +441,11 @@ pub fn ida_star<H: Heuristic>(
     let result = SearchResult {
         outcome,
         moves: if solved { ida.path } else { Vec::new() },
-        nodes: ida.nodes,
+        expanded: ida.expanded,
+        generated: ida.generated,
         initial_h: h0,
-        iterations,
+        iterations: u32::try_from(per_iteration.len()).unwrap_or(u32::MAX),
+        per_iteration,
         seconds: ida.started.elapsed().as_secs_f64(),
     };
     if solved {
@@ -534,6 +563,7 @@ fn best_first<H: Heuristic>(
     memos.insert(start_key, memo0);
     open.push(Reverse((weight * u64::from(h0), 0u32, start_key)));
     let mut nodes = 0u64;
+    let mut expanded = 0u64;
     let mut outcome = None;
     'search: while let Some(Reverse((_, g, key))) = open.pop() {
         if seen[&key].0 < g {
@@ -558,6 +588,7 @@ fn best_first<H: Heuristic>(
         }
         let memo = memos[&key];
         let blank = cells[0] as usize;
+        expanded += 1;
         for &next in &moves[blank] {
             if next == u8::MAX {
                 continue;
@@ -599,9 +630,15 @@ fn best_first<H: Heuristic>(
     Ok(SearchResult {
         outcome,
         moves: path,
-        nodes,
+        expanded,
+        generated: nodes,
         initial_h: h0,
         iterations: 1,
+        per_iteration: vec![IterationCounts {
+            bound: h0,
+            expanded,
+            generated: nodes,
+        }],
         seconds: started.elapsed().as_secs_f64(),
     })
 }

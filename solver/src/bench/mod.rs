@@ -33,7 +33,7 @@ use tilepdb_common::{Board, Goal, PuzzleState};
 
 use crate::error::{Error, Result};
 use crate::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
-use crate::search::{Limits, Outcome, ida_star};
+use crate::search::{IterationCounts, Limits, Outcome, ida_star};
 
 /// What an entry of the matrix searches with.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,12 +154,16 @@ pub struct InstanceRecord {
     pub outcome: Outcome,
     /// The solution's length, if solved.
     pub length: Option<usize>,
+    /// Nodes expanded (their children generated).
+    pub expanded: u64,
     /// Nodes generated.
-    pub nodes: u64,
+    pub generated: u64,
     /// Seconds of search.
     pub seconds: f64,
     /// Heuristic value of the start.
     pub initial_h: u32,
+    /// Each IDA* iteration's bound, nodes expanded and generated.
+    pub per_iteration: Vec<IterationCounts>,
 }
 
 /// One table of a set, for its value histogram.
@@ -186,10 +190,24 @@ pub struct EntrySummary {
     pub instances: usize,
     /// Instances solved.
     pub solved: usize,
-    /// Over every instance; one stopped by a budget counts the nodes it spent.
-    pub mean_nodes: f64,
-    /// Median nodes.
-    pub median_nodes: f64,
+    /// Nodes expanded over every instance; one stopped by a budget counts the nodes it spent.
+    pub total_expanded: u64,
+    /// Nodes generated over every instance.
+    pub total_generated: u64,
+    /// Mean nodes expanded.
+    pub mean_expanded: f64,
+    /// Mean nodes generated.
+    pub mean_generated: f64,
+    /// Median nodes generated.
+    pub median_generated: f64,
+    /// CPU seconds (user + system) of the process while the entry's searches ran (not the mean
+    /// over random states), over every thread: beside `total_seconds`, the searches' summed
+    /// wall times.
+    pub cpu_seconds: f64,
+    /// `total_expanded / cpu_seconds`.
+    pub expanded_per_cpu_second: f64,
+    /// `total_generated / cpu_seconds`.
+    pub generated_per_cpu_second: f64,
     /// Mean seconds.
     pub mean_seconds: f64,
     /// Median seconds.
@@ -267,7 +285,8 @@ fn search_all<H: Heuristic>(
     goal: Goal,
     randoms: &[PuzzleState],
     limits: &Limits,
-) -> Result<(Vec<InstanceRecord>, f64)> {
+) -> Result<(Vec<InstanceRecord>, f64, f64)> {
+    let cpu_before = process_cpu_seconds();
     let records = instances
         .par_iter()
         .enumerate()
@@ -279,17 +298,35 @@ fn search_all<H: Heuristic>(
                 instance: name.clone(),
                 outcome: r.outcome,
                 length: r.length(),
-                nodes: r.nodes,
+                expanded: r.expanded,
+                generated: r.generated,
                 seconds: r.seconds,
                 initial_h: r.initial_h,
+                per_iteration: r.per_iteration,
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
     let values = randoms
         .iter()
         .map(|s| h.evaluate(&s.cells()).map(|(v, _)| f64::from(v)))
         .collect::<Result<Vec<_>>>()?;
-    Ok((records, mean(values.into_iter())))
+    Ok((records, mean(values.into_iter()), cpu_seconds))
+}
+
+/// CPU seconds (user + system) this process has used, over all its threads (0 where the
+/// system does not say).
+fn process_cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one `rusage` into the pointer, which points to one.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if status != 0 {
+        return 0.0;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct (which was zeroed before anyway).
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// The machine the run is on: processor model, logical cores and memory (Linux `/proc`).
@@ -385,24 +422,24 @@ pub fn run(
     for entry in entries {
         let limits = &protocol.limits;
         let label = entry.label.as_str();
-        let (entry_records, random_h, heuristic, bytes) = match &entry.spec {
+        let (entry_records, random_h, cpu_seconds, heuristic, bytes) = match &entry.spec {
             HeuristicSpec::Misplaced => {
                 let h = Misplaced::new(board, goal);
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, "misplaced tiles".to_string(), 0)
+                (r, m, cpu, "misplaced tiles".to_string(), 0)
             }
             HeuristicSpec::Manhattan => {
                 let h = Manhattan::new(board, goal);
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, "Manhattan distance".to_string(), 0)
+                (r, m, cpu, "Manhattan distance".to_string(), 0)
             }
             HeuristicSpec::LinearConflict => {
                 let h = LinearConflict::new(board, goal);
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, "linear conflict".to_string(), 0)
+                (r, m, cpu, "linear conflict".to_string(), 0)
             }
             HeuristicSpec::Tables { dir, reflect } => {
                 let set = TableSet::open(dir)?;
@@ -413,7 +450,7 @@ pub fn run(
                     });
                 }
                 let h = PdbHeuristic::new(&set, *reflect)?;
-                let (r, m) =
+                let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
                 let name = dir.file_name().map_or_else(
                     || dir.display().to_string(),
@@ -441,10 +478,12 @@ pub fn run(
                     set.encoding().name(),
                     if *reflect { ", with reflection" } else { "" }
                 );
-                (r, m, what, bytes)
+                (r, m, cpu, what, bytes)
             }
         };
-        let nodes: Vec<f64> = entry_records.iter().map(|r| r.nodes as f64).collect();
+        let generated: Vec<f64> = entry_records.iter().map(|r| r.generated as f64).collect();
+        let total_expanded: u64 = entry_records.iter().map(|r| r.expanded).sum();
+        let total_generated: u64 = entry_records.iter().map(|r| r.generated).sum();
         let seconds: Vec<f64> = entry_records.iter().map(|r| r.seconds).collect();
         summaries.push(EntrySummary {
             entry: entry.label.clone(),
@@ -452,8 +491,14 @@ pub fn run(
             table_bytes: bytes,
             instances: entry_records.len(),
             solved: entry_records.iter().filter(|r| r.length.is_some()).count(),
-            mean_nodes: mean(nodes.iter().copied()),
-            median_nodes: median(&nodes),
+            total_expanded,
+            total_generated,
+            mean_expanded: mean(entry_records.iter().map(|r| r.expanded as f64)),
+            mean_generated: mean(generated.iter().copied()),
+            median_generated: median(&generated),
+            cpu_seconds,
+            expanded_per_cpu_second: total_expanded as f64 / cpu_seconds.max(1e-9),
+            generated_per_cpu_second: total_generated as f64 / cpu_seconds.max(1e-9),
             mean_seconds: mean(seconds.iter().copied()),
             median_seconds: median(&seconds),
             total_seconds: seconds.iter().sum(),
@@ -466,7 +511,7 @@ pub fn run(
     }
     let memory_points: Vec<(f64, f64)> = summaries
         .iter()
-        .map(|s| (s.table_bytes as f64, s.mean_nodes))
+        .map(|s| (s.table_bytes as f64, s.mean_generated))
         .collect();
     let time_points: Vec<(f64, f64)> = summaries
         .iter()

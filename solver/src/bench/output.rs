@@ -76,7 +76,8 @@ fn save_plot(dir: &Path, name: &str, chart: &str, written: &mut Vec<PathBuf>) ->
 
 /// The records as CSV, one line per entry and instance.
 pub fn results_csv(report: &BenchReport) -> String {
-    let mut out = String::from("entry,number,instance,outcome,length,nodes,seconds,initial_h\n");
+    let mut out =
+        String::from("entry,number,instance,outcome,length,expanded,generated,seconds,initial_h\n");
     for r in &report.records {
         let outcome = serde_json::to_value(r.outcome)
             .ok()
@@ -84,12 +85,13 @@ pub fn results_csv(report: &BenchReport) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{},{},{},{outcome},{},{},{:.6},{}",
+            "{},{},{},{outcome},{},{},{},{:.6},{}",
             csv_field(&r.entry),
             r.number,
             csv_field(&r.instance),
             option(r.length),
-            r.nodes,
+            r.expanded,
+            r.generated,
             r.seconds,
             r.initial_h
         );
@@ -100,26 +102,32 @@ pub fn results_csv(report: &BenchReport) -> String {
 /// The summary as CSV, one line per entry.
 pub fn summary_csv(report: &BenchReport) -> String {
     let mut out = String::from(
-        "entry,heuristic,table_bytes,instances,solved,mean_nodes,median_nodes,mean_seconds,median_seconds,total_seconds,mean_initial_h,mean_random_h,on_memory_front,on_time_front\n",
+        "entry,heuristic,table_bytes,instances,solved,mean_expanded,mean_generated,median_generated,mean_seconds,median_seconds,total_seconds,mean_initial_h,mean_random_h,on_memory_front,on_time_front,total_expanded,total_generated,cpu_seconds,expanded_per_cpu_second,generated_per_cpu_second\n",
     );
     for s in &report.summaries {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{:.1},{:.1},{:.6},{:.6},{:.6},{:.3},{:.3},{},{}",
+            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.6},{:.6},{:.6},{:.3},{:.3},{},{},{},{},{:.6},{:.1},{:.1}",
             csv_field(&s.entry),
             csv_field(&s.heuristic),
             s.table_bytes,
             s.instances,
             s.solved,
-            s.mean_nodes,
-            s.median_nodes,
+            s.mean_expanded,
+            s.mean_generated,
+            s.median_generated,
             s.mean_seconds,
             s.median_seconds,
             s.total_seconds,
             s.mean_initial_h,
             s.mean_random_h,
             s.on_memory_front,
-            s.on_time_front
+            s.on_time_front,
+            s.total_expanded,
+            s.total_generated,
+            s.cpu_seconds,
+            s.expanded_per_cpu_second,
+            s.generated_per_cpu_second
         );
     }
     out
@@ -145,7 +153,7 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
     let _ = writeln!(out, "* machine: {}", report.machine);
     let _ = writeln!(
         out,
-        "* protocol: {} instances, IDA* (every generated child counted), per instance at most {} nodes and {}; {} threads; mean h also over {} uniformly random solvable states (seed {})",
+        "* protocol: {} instances, IDA* (nodes expanded and nodes generated counted), per instance at most {} nodes and {}; {} threads; mean h also over {} uniformly random solvable states (seed {})",
         report.instances,
         report
             .max_nodes
@@ -161,30 +169,34 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
         out,
         "* nodes and times are over every instance: one stopped by a budget counts what it spent\n"
     );
-    out.push_str("| entry | heuristic | tables MiB | solved | mean nodes | median nodes | mean s | median s | total s | mean h (instances) | mean h (random) |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| entry | heuristic | tables MiB | solved | mean expanded | mean generated | median generated | mean s | median s | total s | CPU s | M expanded / CPU s | M generated / CPU s | mean h (instances) | mean h (random) |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for s in &report.summaries {
         let EntrySummary {
             entry, heuristic, ..
         } = s;
         let _ = writeln!(
             out,
-            "| {entry} | {heuristic} | {} | {}/{} | {:.0} | {:.0} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} |",
+            "| {entry} | {heuristic} | {} | {}/{} | {:.0} | {:.0} | {:.0} | {:.3} | {:.3} | {:.2} | {:.2} | {:.3} | {:.3} | {:.2} | {:.2} |",
             mib(s.table_bytes),
             s.solved,
             s.instances,
-            s.mean_nodes,
-            s.median_nodes,
+            s.mean_expanded,
+            s.mean_generated,
+            s.median_generated,
             s.mean_seconds,
             s.median_seconds,
             s.total_seconds,
+            s.cpu_seconds,
+            s.expanded_per_cpu_second / 1e6,
+            s.generated_per_cpu_second / 1e6,
             s.mean_initial_h,
             s.mean_random_h
         );
     }
     let _ = writeln!(
         out,
-        "\nPareto front, table memory against mean nodes: {}",
+        "\nPareto front, table memory against mean nodes generated: {}",
         report.memory_front.join(", ")
     );
     let _ = writeln!(
@@ -223,7 +235,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|s| Point {
             label: s.entry.clone(),
             x: s.table_bytes as f64 / (1024.0 * 1024.0),
-            y: s.mean_nodes,
+            y: s.mean_generated,
             on_front: s.on_memory_front,
         })
         .collect();
@@ -239,7 +251,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
                 report.instances
             ),
             "table memory, MiB (log; computed heuristics at the left edge)",
-            "mean nodes per instance (log)",
+            "mean nodes generated per instance (log)",
             (Scale::Log, Scale::Log),
             &memory,
         ),
@@ -275,7 +287,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
                 .records
                 .iter()
                 .filter(|r| r.entry == s.entry)
-                .map(|r| r.nodes as f64)
+                .map(|r| r.generated as f64)
                 .collect();
             nodes.sort_by(f64::total_cmp);
             (s.entry.clone(), nodes)

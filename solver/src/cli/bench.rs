@@ -108,25 +108,33 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .unwrap_or(0)
         .max("entry".len());
     tilepdb_common::outln!(
-        "{:<w$}  {:>10} {:>8} {:>14} {:>14} {:>10} {:>8} {:>8}",
+        "{:<w$}  {:>10} {:>8} {:>14} {:>14} {:>14} {:>10} {:>10} {:>11} {:>11} {:>8} {:>8}",
         "entry",
         "tables MiB",
         "solved",
-        "mean nodes",
-        "median nodes",
+        "mean expanded",
+        "mean generated",
+        "median gen.",
         "total s",
+        "CPU s",
+        "M exp/CPU s",
+        "M gen/CPU s",
         "mean h",
         "rand h"
     );
     for s in &report.summaries {
         tilepdb_common::outln!(
-            "{:<w$}  {:>10.1} {:>8} {:>14.0} {:>14.0} {:>10.2} {:>8.2} {:>8.2}",
+            "{:<w$}  {:>10.1} {:>8} {:>14.0} {:>14.0} {:>14.0} {:>10.2} {:>10.2} {:>11.3} {:>11.3} {:>8.2} {:>8.2}",
             s.entry,
             s.table_bytes as f64 / (1024.0 * 1024.0),
             format!("{}/{}", s.solved, s.instances),
-            s.mean_nodes,
-            s.median_nodes,
+            s.mean_expanded,
+            s.mean_generated,
+            s.median_generated,
             s.total_seconds,
+            s.cpu_seconds,
+            s.expanded_per_cpu_second / 1e6,
+            s.generated_per_cpu_second / 1e6,
             s.mean_initial_h,
             s.mean_random_h
         );

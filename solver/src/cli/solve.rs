@@ -124,9 +124,13 @@ struct InstanceReport {
 struct Summary {
     instances: usize,
     solved: usize,
-    total_nodes: u64,
+    /// Nodes expanded (their children generated) over every instance.
+    total_expanded: u64,
+    /// Nodes generated over every instance.
+    total_generated: u64,
     total_seconds: f64,
-    nodes_per_second: f64,
+    expanded_per_second: f64,
+    generated_per_second: f64,
     /// Why the lengths are not proven optimal (weighted A*, an inadmissible heuristic).
     optimality: Option<String>,
     results: Vec<InstanceReport>,
@@ -270,14 +274,17 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
             solve_all(&states, goal, &h, algorithm, weight, optimal, &limits)
         }
     })?;
-    let total_nodes: u64 = results.iter().map(|r| r.result.nodes).sum();
+    let total_expanded: u64 = results.iter().map(|r| r.result.expanded).sum();
+    let total_generated: u64 = results.iter().map(|r| r.result.generated).sum();
     let total_seconds = started.elapsed().as_secs_f64();
     let summary = Summary {
         instances: results.len(),
         solved: results.iter().filter(|r| r.length.is_some()).count(),
-        total_nodes,
+        total_expanded,
+        total_generated,
         total_seconds,
-        nodes_per_second: total_nodes as f64 / total_seconds.max(1e-9),
+        expanded_per_second: total_expanded as f64 / total_seconds.max(1e-9),
+        generated_per_second: total_generated as f64 / total_seconds.max(1e-9),
         optimality: no_claim,
         results,
     };
@@ -295,30 +302,42 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
             .join(" ");
         match r.length {
             Some(len) => tilepdb_common::outln!(
-                "{}: length {len}, {} nodes, {:.3} s, moves {moves}",
+                "{}: length {len}, {} expanded, {} generated, {:.3} s, moves {moves}",
                 r.instance,
-                r.result.nodes,
+                r.result.expanded,
+                r.result.generated,
                 r.result.seconds
             ),
             None => tilepdb_common::outln!(
-                "{}: {} after {} nodes, {:.3} s (no solution within the budget)",
+                "{}: {} after {} expanded, {} generated, {:.3} s (no solution within the budget)",
                 r.instance,
                 outcome_words(r.result.outcome),
-                r.result.nodes,
+                r.result.expanded,
+                r.result.generated,
                 r.result.seconds
             ),
+        }
+        for i in &r.result.per_iteration {
+            tilepdb_common::outln!(
+                "  bound {}: {} expanded, {} generated",
+                i.bound,
+                i.expanded,
+                i.generated
+            );
         }
     }
     if let Some(note) = &summary.optimality {
         tilepdb_common::outln!("note: {note}");
     }
     tilepdb_common::outln!(
-        "total: {} of {} solved, {} nodes, {:.3} s, {:.2} M nodes/s",
+        "total: {} of {} solved, {} expanded, {} generated, {:.3} s, {:.2} M expanded/s, {:.2} M generated/s",
         summary.solved,
         summary.instances,
-        summary.total_nodes,
+        summary.total_expanded,
+        summary.total_generated,
         summary.total_seconds,
-        summary.nodes_per_second / 1e6
+        summary.expanded_per_second / 1e6,
+        summary.generated_per_second / 1e6
     );
     Ok(())
 }

@@ -138,6 +138,12 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
     let mut budget_stops = 0;
     for r in &records {
         let number = usize::try_from(r["number"].as_u64().unwrap()).unwrap();
+        // The iterations' counts add up to the totals.
+        for key in ["expanded", "generated"] {
+            let iterations = r["per_iteration"].as_array().unwrap();
+            let sum: u64 = iterations.iter().map(|i| i[key].as_u64().unwrap()).sum();
+            assert_eq!(sum, r[key].as_u64().unwrap(), "{key} of {r}");
+        }
         match r["outcome"].as_str().unwrap() {
             "solved" => assert_eq!(
                 usize::try_from(r["length"].as_u64().unwrap()).unwrap(),
@@ -146,7 +152,7 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
             "node-budget" => {
                 budget_stops += 1;
                 assert!(r["length"].is_null());
-                assert!(r["nodes"].as_u64().unwrap() >= 20000);
+                assert!(r["generated"].as_u64().unwrap() >= 20000);
             }
             other => panic!("outcome {other}"),
         }
@@ -167,12 +173,22 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
     let entries = summary["summaries"].as_array().unwrap();
     assert_eq!(entries.len(), 4);
     let get = |i: usize, key: &str| entries[i][key].as_f64().unwrap();
-    assert!(get(2, "mean_nodes") < get(1, "mean_nodes"));
+    assert!(get(2, "mean_generated") < get(1, "mean_generated"));
+    for (i, entry) in entries.iter().enumerate() {
+        // IDA* expands fewer nodes than it generates, and the process spent CPU on each entry.
+        assert!(
+            get(i, "mean_expanded") > 0.0 && get(i, "mean_expanded") < get(i, "mean_generated")
+        );
+        assert!(
+            entry["total_expanded"].as_u64().unwrap() < entry["total_generated"].as_u64().unwrap()
+        );
+        assert!(get(i, "cpu_seconds") >= 0.0 && get(i, "generated_per_cpu_second") >= 0.0);
+    }
     assert!(get(3, "mean_random_h") >= get(2, "mean_random_h"));
     assert!(get(2, "mean_random_h") > get(1, "mean_random_h"));
     assert!(get(2, "table_bytes") > 0.0 && get(1, "table_bytes") == 0.0);
     for (front, x, y, sign) in [
-        ("on_memory_front", "table_bytes", "mean_nodes", 1.0),
+        ("on_memory_front", "table_bytes", "mean_generated", 1.0),
         ("on_time_front", "total_seconds", "solved", -1.0),
     ] {
         for (i, entry) in entries.iter().enumerate() {

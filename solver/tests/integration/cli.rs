@@ -78,7 +78,10 @@ fn solves_and_evaluates() {
     );
     let copied: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(copied["results"][0]["moves"], json["results"][0]["moves"]);
-    assert_eq!(copied["results"][0]["nodes"], json["results"][0]["nodes"]);
+    assert_eq!(
+        copied["results"][0]["generated"],
+        json["results"][0]["generated"]
+    );
     let out = solve_cmd(&["eval", "--tables", &dir, "--state", "1 2 0 3 4 5 6 7 8"]);
     assert!(out.status.success());
     assert!(
@@ -101,7 +104,8 @@ fn solves_and_evaluates() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     // In words, and exact: each instance stopped at the 1000th node.
     assert!(
-        stdout.contains("out of nodes (--max-nodes) after 1000 nodes")
+        stdout.contains("out of nodes (--max-nodes) after ")
+            && stdout.contains(" expanded, 1000 generated")
             && stdout.contains("total: 0 of 2 solved")
             && !stdout.contains("NodeBudget"),
         "{stdout}"
@@ -126,7 +130,7 @@ fn solves_and_evaluates() {
         );
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["results"][0]["outcome"], "node-budget", "{algorithm}");
-        assert_eq!(json["results"][0]["nodes"], 37, "{algorithm}");
+        assert_eq!(json["results"][0]["generated"], 37, "{algorithm}");
     }
 }
 

@@ -94,7 +94,24 @@ fn solve_eval_and_fetch_share_the_scheme() {
     let v = json(&["solve", "--tables", &dir, "--json", "--state", state]);
     document(&v, "solve");
     assert_eq!(v["results"][0]["outcome"], "solved");
-    assert!(v["total_seconds"].is_number() && v["total_nodes"].is_number());
+    assert!(v["total_seconds"].is_number());
+    // Two moves from the goal, one iteration at bound 2: the start and the child after tile
+    // 2 expanded, tiles 2 and 1 generated (the goal is not expanded).
+    let r = &v["results"][0];
+    assert_eq!(
+        (r["expanded"].as_u64(), r["generated"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(
+        r["per_iteration"],
+        serde_json::json!([{"bound": 2, "expanded": 2, "generated": 2}])
+    );
+    assert_eq!(
+        (v["total_expanded"].as_u64(), v["total_generated"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert!(v["expanded_per_second"].is_number() && v["generated_per_second"].is_number());
+    assert!(v.get("total_nodes").is_none() && r.get("nodes").is_none());
 
     let v = json(&["eval", "--tables", &dir, "--json", "--state", state]);
     document(&v, "eval");

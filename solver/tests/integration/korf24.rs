@@ -34,6 +34,6 @@ fn korf_felner_node_counts() {
         let start = PuzzleState::parse(set.board(), instance.state).unwrap();
         let r = ida_star(&start, Goal::BlankFirst, &h, &Limits::default()).unwrap();
         assert_eq!(r.moves.len(), instance.optimal, "#{number} length");
-        assert_eq!(r.nodes, nodes, "#{number} nodes");
+        assert_eq!(r.generated, nodes, "#{number} nodes");
     }
 }
