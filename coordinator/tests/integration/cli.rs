@@ -356,9 +356,14 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1759513674240 states",
         ],
     );
-    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements: 5,765,760 depth bytes with first the
-    // 2,954,160 bytes of two-bit codes of the 11,816,640 region states, then 5,765,760 bytes of
-    // values, plus the region index (8 * 8,008 + 4 * 16,412 bytes): 11,662,832 bytes, 11.1 MiB.
+    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements. The build: 5,765,760 depth bytes
+    // with first the 2,954,160 bytes of two-bit codes of the 11,816,640 region states, then
+    // 5,765,760 bytes of values, plus the region index (8 * 8,008 + 4 * 16,412 bytes):
+    // 11,662,832 bytes. Its proof, larger: the file mapped (4,096 + 5,765,760 bytes), the
+    // least distance per placement (5,765,760), the layer search's two bits per state
+    // (2,954,160) and two flags per block (2 * 16,412) and its region index (129,712):
+    // 14,652,312 bytes. With the program's 16 MiB: 31,429,528 bytes, 30.0 MiB; 28,438,448
+    // bytes, 27.1 MiB, without the proof.
     build_fails(
         &[
             "--puzzle",
@@ -368,7 +373,23 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "1M",
         ],
-        &["needs 11.1 MiB", "more than the 1.0 MiB it may use"],
+        &[
+            "needs 30.0 MiB",
+            "its proof (layer-search)",
+            "more than the 1.0 MiB it may use",
+        ],
+    );
+    build_fails(
+        &[
+            "--puzzle",
+            "15",
+            "--pattern",
+            "1,2,3,4,5,6",
+            "--memory-limit",
+            "1M",
+            "--no-proof",
+        ],
+        &["needs 27.1 MiB", "(not proven)"],
     );
     // The whole partition is checked before the first table is built.
     build_fails(
