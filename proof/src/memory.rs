@@ -16,6 +16,8 @@
 //! assert!(plan.bytes >= space.placements() + space.region_search_states().unwrap() / 4);
 //! ```
 
+use std::fmt::Write as _;
+
 use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, StateCodes, StateSpace, human_bytes};
 
@@ -154,10 +156,11 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
                 human_bytes(placements)
             );
             if again > 0 {
-                detail.push_str(&format!(
+                let _ = write!(
+                    detail,
                     ", then as many in the table's order + {} encoded again",
                     human_bytes(payload)
-                ));
+                );
             }
             (peak, detail)
         }

@@ -5,6 +5,8 @@
 //! ([`tilepdb_proof::memory`]); and an allowance for the program itself. The most of these at
 //! once is what the kernel counts as the process's peak resident memory.
 
+use std::fmt::Write as _;
+
 use tilepdb_common::table::header::HEADER_LEN;
 use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace, human_bytes};
@@ -74,19 +76,21 @@ pub fn memory_plan(
             };
             let file_bytes = HEADER_LEN as u64 + written.payload_len(space.entries()) + index;
             let proof = proves.then(|| proof_memory(space, written)).transpose()?;
-            match &proof {
-                Some(p) => detail.push_str(&format!(
+            let _ = match &proof {
+                Some(p) => write!(
+                    detail,
                     "; then the {} file mapped, {} + its proof ({}): {}",
                     written,
                     human_bytes(file_bytes),
                     p.proof,
                     p.detail
-                )),
-                None => detail.push_str(&format!(
+                ),
+                None => write!(
+                    detail,
                     "; then the {written} file mapped, {} (not proven)",
                     human_bytes(file_bytes)
-                )),
-            }
+                ),
+            };
             (file_bytes, proof)
         }
     };
@@ -99,10 +103,11 @@ pub fn memory_plan(
         detail,
     };
     plan.bytes = plan.program_bytes + plan.build_bytes.max(plan.proof_phase_bytes());
-    plan.detail.push_str(&format!(
+    let _ = write!(
+        plan.detail,
         "; and {} for the program",
         human_bytes(plan.program_bytes)
-    ));
+    );
     Ok(plan)
 }
 

@@ -348,11 +348,13 @@ fn a_partition_of_another_board_is_refused() {
 fn patterns_too_large_for_memory_are_refused_before_allocating() {
     // P(25, 9) = 741,354,768,000 placements; the region index has 1,759,513,674,240
     // (placement, region) states: 439,878,418,560 bytes of two-bit codes, then 741,354,768,000
-    // depth bytes and as many bytes of values, 1.3 TiB: more than any test machine has.
+    // depth bytes and as many bytes of values, 1.3 TiB; its proof, larger: the 690 GiB file
+    // mapped, as many least distances and the two-bit codes, 1.7 TiB: more than any test
+    // machine has.
     build_fails(
         &["--puzzle", "24", "--pattern", "1,2,3,4,5,6,7,8,9"],
         &[
-            "pattern 1,2,3,4,5,6,7,8,9 needs 1.3 TiB",
+            "pattern 1,2,3,4,5,6,7,8,9 needs 1.7 TiB",
             "1759513674240 states",
         ],
     );
@@ -391,7 +393,8 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
         ],
         &["needs 27.1 MiB", "(not proven)"],
     );
-    // The whole partition is checked before the first table is built.
+    // The whole partition is checked before the first table is built: the first table (the
+    // program's 16 MiB and a few KiB) fits in 20 MiB, the second (30.0 MiB) does not.
     build_fails(
         &[
             "--puzzle",
@@ -401,9 +404,9 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--pattern",
             "3,4,5,6,7,8",
             "--memory-limit",
-            "1M",
+            "20M",
         ],
-        &["pattern 3,4,5,6,7,8 needs"],
+        &["pattern 3,4,5,6,7,8 needs 30.0 MiB"],
     );
     // So many placements that a rank overflows 64 bits.
     build_fails(
