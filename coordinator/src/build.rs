@@ -20,6 +20,7 @@ pub use tilepdb_common::human_bytes;
 use tilepdb_common::StateSpace;
 use tilepdb_common::table::{DepthCode, Encoding};
 
+pub use crate::engine::build_memory::MemoryPlan;
 use crate::engine::kernel::RegionSetKernel;
 pub use crate::engine::search::{BuildObserver, BuiltTable};
 use crate::engine::{
@@ -42,6 +43,13 @@ pub struct BuildOptions {
     /// [`tilepdb_common::table::DepthCode::for_encoding`]) and the built table's values are
     /// those codes. `None`: a byte per entry, every value readable.
     pub encoding: Option<Encoding>,
+    /// The encoding the table's file is written in after the build, when it is (as
+    /// [`crate::engine::build_set`] does): the memory plan counts the file, mapped and read
+    /// through. `None`: the build alone.
+    pub written_as: Option<Encoding>,
+    /// Whether the written file is proven before it is published: the memory plan counts the
+    /// proof's arrays.
+    pub proves: bool,
 }
 
 impl BuildOptions {
@@ -51,16 +59,23 @@ impl BuildOptions {
     }
 }
 
-/// Bytes a single-machine build of `space` under `options` holds, and what they are, in
-/// words (the memory limit of `options` is not looked at).
-pub fn build_memory(space: &StateSpace, options: &BuildOptions) -> Result<(u64, String)> {
-    build_memory::build_memory(space, options.encoding)
+/// The memory a single-machine build of `space` under `options` holds: the build, and the
+/// file written and proven as they say (the memory limit of `options` is not looked at).
+pub fn memory_plan(space: &StateSpace, options: &BuildOptions) -> Result<MemoryPlan> {
+    build_memory::memory_plan(space, options.encoding, options.written_as, options.proves)
 }
 
-/// Refuses, with the figure, a build of `space` under `options` that would not fit in their
-/// memory limit.
+/// Bytes a single-machine build of `space` under `options` holds at most ([`memory_plan`]),
+/// and what they are, in words.
+pub fn build_memory(space: &StateSpace, options: &BuildOptions) -> Result<(u64, String)> {
+    let plan = memory_plan(space, options)?;
+    Ok((plan.bytes, plan.detail))
+}
+
+/// Refuses, with the figure and its parts, a build of `space` under `options` that would not
+/// fit in their memory limit.
 pub fn check_build_memory(space: &StateSpace, options: &BuildOptions) -> Result<()> {
-    build_memory::check_build_memory(space, options.encoding, options.memory_limit)
+    build_memory::check_memory_plan(space, &memory_plan(space, options)?, options.memory_limit)
 }
 
 /// A pool of `threads` worker threads (0: one per core).

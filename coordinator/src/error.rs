@@ -19,8 +19,8 @@ pub enum Error {
     /// A table whose build needs more memory than the process may use.
     #[error(
         "pattern {pattern} needs {needed} of memory to build ({detail}), more than the {limit} \
-         it may use (--memory-limit, by default the memory available now); use a smaller pattern, \
-         or a machine with more memory"
+         it may use (the memory limit asked for, by default the memory available now); use a \
+         smaller pattern, or a machine with more memory"
     )]
     TooLarge {
         /// The pattern's tiles.

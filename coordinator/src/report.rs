@@ -47,8 +47,12 @@ pub struct TableReport {
     pub state_array_bytes: u64,
     /// Bytes of the depth array (minimized builds).
     pub depth_bytes: u64,
-    /// Peak resident memory of the process while this table was built, if the OS tells.
+    /// Peak resident memory of the process while this table was built, written and proven,
+    /// as the kernel counts it, if the OS tells.
     pub peak_rss_bytes: Option<u64>,
+    /// The memory plan of the same (the build, the file and its proof, the program), in
+    /// bytes; `null` where no plan was made (tables found already built, distributed builds).
+    pub build_memory_bytes: Option<u64>,
     /// The table file, once written.
     pub file: Option<PathBuf>,
     /// The table file's encoding, size and checksum, once written.
@@ -86,6 +90,7 @@ impl TableReport {
             state_array_bytes: 0,
             depth_bytes: 0,
             peak_rss_bytes: None,
+            build_memory_bytes: None,
             file: None,
             encoding: None,
             file_bytes: None,
@@ -129,6 +134,12 @@ impl TableReport {
         self.encoding = Some(pdb.encoding().to_string());
         self.file_bytes = Some(pdb.file_len());
         self.checksum = Some(pdb.checksum());
+        self
+    }
+
+    /// Adds the memory plan of the table's build, in bytes.
+    pub fn with_plan(mut self, bytes: u64) -> Self {
+        self.build_memory_bytes = Some(bytes);
         self
     }
 
@@ -185,19 +196,22 @@ impl TableReport {
             .collect::<Vec<_>>()
             .join(",");
         let arrays = self.state_array_bytes + self.depth_bytes;
+        let plan = self
+            .build_memory_bytes
+            .map_or_else(String::new, |b| format!(", plan {}", human_bytes(b)));
         let peak = match self.peak_rss_bytes {
             Some(p) if arrays < RATIO_MIN_ARRAYS => format!(
-                "peak memory {} (arrays {})",
+                "peak memory {} (arrays {}{plan})",
                 human_bytes(p),
                 human_bytes(arrays)
             ),
             Some(p) => format!(
-                "peak memory {} ({:.2}x the arrays of {})",
+                "peak memory {} ({:.2}x the arrays of {}{plan})",
                 human_bytes(p),
                 p as f64 / arrays as f64,
                 human_bytes(arrays)
             ),
-            None => format!("arrays {}", human_bytes(arrays)),
+            None => format!("arrays {}{plan}", human_bytes(arrays)),
         };
         format!(
             "{} {} {{{tiles}}}: {} placements, {} layers, max {}, mean {:.3}, {:.2} s, {:.2} M states expanded/s, {peak}{file}",

@@ -22,6 +22,7 @@
 //!   consistency, minimized = least aware value), for `build --check` and for the checks of
 //!   lossy encodings;
 //! * [`deep`]: [`verify_deep`] itself, with the canonical payload and the header's histogram;
+//! * [`memory`]: the proof a table gets and the memory it holds, before it runs;
 //! * [`walks`]: the walks the proofs share.
 //!
 //! ```
@@ -46,6 +47,7 @@ pub mod deep;
 pub mod error;
 pub mod facts;
 pub mod layers;
+pub mod memory;
 pub mod walks;
 
 pub use bellman::Proof;

@@ -10,6 +10,7 @@ use tilepdb_common::table::Pdb;
 use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_coordinator::build::{
     BuildOptions, BuiltTable, build_memory, build_table, check_build_memory, human_bytes,
+    memory_plan,
 };
 use tilepdb_coordinator::cluster::sharded::local::LocalShards;
 use tilepdb_coordinator::engine::{Reuse, SetSpec, TableBuilder, build_set};
@@ -86,6 +87,12 @@ struct BuildSummary {
     total_seconds: f64,
     /// Tables that failed their proof before being written, and were built again.
     tables_rejected: u64,
+    /// The peak resident memory of the whole command as the kernel counts it (the most of
+    /// every table's build, file and proof), if the system says.
+    peak_rss_bytes: Option<u64>,
+    /// The plan of the set: its largest table's (tables are built one at a time), with the
+    /// file and the proof.
+    build_memory_bytes: u64,
     tables: Vec<TableReport>,
 }
 
@@ -146,11 +153,16 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         memory_limit,
         // --check reads every value: keep a byte per entry for it.
         encoding: (!args.check).then_some(spec.encoding),
+        written_as: Some(spec.encoding),
+        proves: !args.job.no_proof,
     };
     let spaces = spec.spaces()?;
-    // Refuse before building anything if any table will not fit.
+    // Refuse before building anything if any table will not fit; the set's plan is its
+    // largest table's (they are built one at a time).
+    let mut set_plan = 0;
     for space in &spaces {
         check_build_memory(space, &options)?;
+        set_plan = set_plan.max(memory_plan(space, &options)?.bytes);
     }
     let threads = if args.threads == 0 {
         rayon::current_num_threads()
@@ -177,6 +189,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         json: args.json,
         tables: Vec::new(),
         progress: SetProgress::new(&spaces),
+        set_peak: None,
     };
     let reuse = if args.rebuild {
         Reuse::Nothing
@@ -184,6 +197,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         Reuse::ValidFiles
     };
     build_set(&spec, &out, reuse, &mut builder)?;
+    builder.note_peak();
     builder.progress.finish();
     let summary = BuildSummary {
         partition: spec.partition.name().to_string(),
@@ -192,19 +206,25 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         threads,
         total_seconds: started.elapsed().as_secs_f64(),
         tables_rejected: builder.rejected,
+        peak_rss_bytes: builder.set_peak,
+        build_memory_bytes: set_plan,
         tables: std::mem::take(&mut builder.tables),
     };
     if args.json {
         tilepdb_common::json::print("build", &summary)?;
     } else {
         let cached = summary.tables.iter().filter(|t| t.cached).count();
+        let peak = summary
+            .peak_rss_bytes
+            .map_or_else(|| "?".to_string(), human_bytes);
         tilepdb_common::outln!(
-            "{} table(s) of {} written to {} in {:.2} s ({} built, {cached} already built)",
+            "{} table(s) of {} written to {} in {:.2} s ({} built, {cached} already built); peak memory {peak} (plan {})",
             summary.tables.len(),
             summary.partition,
             dir.display(),
             summary.total_seconds,
-            summary.tables.len() - cached
+            summary.tables.len() - cached,
+            human_bytes(summary.build_memory_bytes)
         );
     }
     Ok(())
@@ -242,9 +262,18 @@ struct CliBuilder<'a> {
     json: bool,
     tables: Vec<TableReport>,
     progress: SetProgress,
+    /// The most resident memory seen so far, over the peaks reset before each table.
+    set_peak: Option<u64>,
 }
 
 impl CliBuilder<'_> {
+    /// Folds the peak since the last reset into the set's.
+    fn note_peak(&mut self) {
+        if let Some(peak) = peak_rss_bytes() {
+            self.set_peak = Some(self.set_peak.map_or(peak, |p| p.max(peak)));
+        }
+    }
+
     fn report(&mut self, report: TableReport) {
         if !self.json {
             self.progress.println(&report.line());
@@ -265,6 +294,7 @@ impl TableBuilder for CliBuilder<'_> {
             memory = %human_bytes(build_memory(space, self.options)?.0),
             "building"
         );
+        self.note_peak();
         reset_peak_rss();
         let table = build_table(space, self.options, &self.progress.table(index, space))?;
         if self.check {
@@ -314,10 +344,13 @@ impl TableBuilder for CliBuilder<'_> {
         table: &BuiltTable,
         pdb: &Pdb,
     ) -> anyhow::Result<()> {
-        // The peak the kernel counts over the build, the file's write and its proof.
+        // The peak the kernel counts over the build, the file's write and its proof, beside
+        // the plan of the same.
+        let plan = memory_plan(space, self.options)?.bytes;
         let report = TableReport::new(space, table, peak_rss_bytes(), None)
             .with_table_file(pdb)
-            .with_proof(self.proof.take());
+            .with_proof(self.proof.take())
+            .with_plan(plan);
         self.progress.written(index, true);
         self.report(report);
         Ok(())

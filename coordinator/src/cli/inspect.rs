@@ -18,9 +18,10 @@ use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, hist
 use tilepdb_common::table::statistics::SetStatistics;
 use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
-use tilepdb_coordinator::build::{BuildOptions, build_memory, human_bytes};
+use tilepdb_coordinator::build::{BuildOptions, MemoryPlan, human_bytes, memory_plan};
 use tilepdb_coordinator::cluster::sharded::plan::{ShardPlan, shard_plan};
 use tilepdb_coordinator::report::available_memory_bytes;
+use tilepdb_proof::Proof;
 
 use super::job::resolve_partition;
 
@@ -95,10 +96,17 @@ pub struct TableInfo {
     pub header_bytes: u64,
     pub payload_bytes: u64,
     pub file_bytes: u64,
-    /// Bytes a single-machine build of the table holds in memory at most (two-bit array of
-    /// the region-indexed search, the depth store of what the encoding keeps and, unless
-    /// zero-aware, the values in placement order).
+    /// Bytes a single-machine build of the table holds in memory at most, as the kernel
+    /// counts them: the larger of the build (two-bit array of the region-indexed search, the
+    /// depth store of what the encoding keeps and, unless zero-aware, the values in placement
+    /// order) and of the file mapped with its proof, and the program itself.
     pub build_memory_bytes: u64,
+    /// The same without the proof (`--no-proof`).
+    pub build_memory_no_proof_bytes: u64,
+    /// The proof the table gets before it is written (`bellman-check`, `layer-search`).
+    pub proof: Option<Proof>,
+    /// Bytes held while it runs: the file mapped and the proof's own arrays.
+    pub proof_memory_bytes: u64,
     /// What those bytes are, in words.
     pub build_memory_detail: String,
     /// States of the region-indexed search (placement, region of the blank).
@@ -118,12 +126,22 @@ pub struct TableInfo {
 impl TableInfo {
     fn new(header: &Header, space: &StateSpace, pdb: Option<&Pdb>) -> TableInfo {
         let built = pdb.is_some();
-        // A build that writes this encoding keeps only what it stores of each depth.
+        // A build that writes this encoding keeps only what it stores of each depth, writes
+        // the file and proves it.
         let options = BuildOptions {
             encoding: Some(header.encoding),
+            written_as: Some(header.encoding),
+            proves: true,
             ..BuildOptions::default()
         };
-        let memory = build_memory(space, &options);
+        let memory = memory_plan(space, &options);
+        let unproven = memory_plan(
+            space,
+            &BuildOptions {
+                proves: false,
+                ..options
+            },
+        );
         TableInfo {
             file: pdb.map(|p| p.path().to_path_buf()),
             format_version: format!("{}.{}", header.major, header.minor),
@@ -140,8 +158,16 @@ impl TableInfo {
             header_bytes: HEADER_LEN as u64,
             payload_bytes: header.payload_len,
             file_bytes: header.file_len(),
-            build_memory_bytes: memory.as_ref().map_or(u64::MAX, |(bytes, _)| *bytes),
-            build_memory_detail: memory.map_or_else(|e| e.to_string(), |(_, detail)| detail),
+            build_memory_bytes: memory.as_ref().map_or(u64::MAX, |p| p.bytes),
+            build_memory_no_proof_bytes: unproven.map_or(u64::MAX, |p| p.bytes),
+            proof: memory
+                .as_ref()
+                .ok()
+                .and_then(|p| p.proof.as_ref().map(|p| p.proof)),
+            proof_memory_bytes: memory
+                .as_ref()
+                .map_or(u64::MAX, MemoryPlan::proof_phase_bytes),
+            build_memory_detail: memory.map_or_else(|e| e.to_string(), |p| p.detail),
             search_states: space.region_search_states().unwrap_or(u64::MAX),
             max_value: built.then_some(header.max_value),
             mean_value: histogram_mean(&header.histogram).filter(|_| built),
@@ -200,8 +226,16 @@ impl TableInfo {
             commas(self.header_bytes)
         );
         tilepdb_common::outln!(
-            "  build       {} of memory at most ({} search states: {})",
+            "  build       {} of memory at most with its proof{}, {} without (--no-proof)",
             human_bytes(self.build_memory_bytes),
+            self.proof.map_or_else(String::new, |p| format!(
+                " ({p}, {} with the file)",
+                human_bytes(self.proof_memory_bytes)
+            )),
+            human_bytes(self.build_memory_no_proof_bytes),
+        );
+        tilepdb_common::outln!(
+            "              {} search states: {}",
             commas(self.search_states),
             self.build_memory_detail
         );
@@ -281,6 +315,9 @@ struct SetInfo {
     encoding: String,
     reflection: bool,
     total_file_bytes: u64,
+    /// The most a build of the set holds at once: its largest table's (tables are built one
+    /// at a time), with the proof.
+    build_memory_bytes: u64,
     /// Its fields sit at the set's level; absent for a plan.
     #[serde(flatten)]
     statistics: Option<SetStatistics>,
@@ -294,7 +331,7 @@ impl SetInfo {
             None => "plan".to_string(),
         };
         tilepdb_common::outln!(
-            "set {name}: partition {}, {} board, goal {}, blank {}, {}, reflection {}, {} table(s), {} bytes",
+            "set {name}: partition {}, {} board, goal {}, blank {}, {}, reflection {}, {} table(s), {} bytes; a build holds at most {} (its largest table's, with the proof)",
             self.partition,
             self.board,
             self.goal,
@@ -306,7 +343,8 @@ impl SetInfo {
                 "does not apply"
             },
             self.tables.len(),
-            commas(self.total_file_bytes)
+            commas(self.total_file_bytes),
+            human_bytes(self.build_memory_bytes)
         );
         if let Some(s) = &self.statistics {
             print_statistics(s);
@@ -346,6 +384,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             encoding: m.encoding.to_string(),
             reflection: m.reflection,
             total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+            build_memory_bytes: tables
+                .iter()
+                .map(|t| t.build_memory_bytes)
+                .max()
+                .unwrap_or(0),
             statistics: Some(statistics),
             tables,
         };
@@ -501,6 +544,11 @@ fn plan(args: &InspectArgs) -> anyhow::Result<()> {
             args.goal,
         ),
         total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+        build_memory_bytes: tables
+            .iter()
+            .map(|t| t.build_memory_bytes)
+            .max()
+            .unwrap_or(0),
         statistics: None,
         tables,
     };

@@ -348,17 +348,24 @@ fn a_partition_of_another_board_is_refused() {
 fn patterns_too_large_for_memory_are_refused_before_allocating() {
     // P(25, 9) = 741,354,768,000 placements; the region index has 1,759,513,674,240
     // (placement, region) states: 439,878,418,560 bytes of two-bit codes, then 741,354,768,000
-    // depth bytes and as many bytes of values, 1.3 TiB: more than any test machine has.
+    // depth bytes and as many bytes of values, 1.3 TiB; its proof, larger: the 690 GiB file
+    // mapped, as many least distances and the two-bit codes, 1.7 TiB: more than any test
+    // machine has.
     build_fails(
         &["--puzzle", "24", "--pattern", "1,2,3,4,5,6,7,8,9"],
         &[
-            "pattern 1,2,3,4,5,6,7,8,9 needs 1.3 TiB",
+            "pattern 1,2,3,4,5,6,7,8,9 needs 1.7 TiB",
             "1759513674240 states",
         ],
     );
-    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements: 5,765,760 depth bytes with first the
-    // 2,954,160 bytes of two-bit codes of the 11,816,640 region states, then 5,765,760 bytes of
-    // values, plus the region index (8 * 8,008 + 4 * 16,412 bytes): 11,662,832 bytes, 11.1 MiB.
+    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements. The build: 5,765,760 depth bytes
+    // with first the 2,954,160 bytes of two-bit codes of the 11,816,640 region states, then
+    // 5,765,760 bytes of values, plus the region index (8 * 8,008 + 4 * 16,412 bytes):
+    // 11,662,832 bytes. Its proof, larger: the file mapped (4,096 + 5,765,760 bytes), the
+    // least distance per placement (5,765,760), the layer search's two bits per state
+    // (2,954,160) and two flags per block (2 * 16,412) and its region index (129,712):
+    // 14,652,312 bytes. With the program's 16 MiB: 31,429,528 bytes, 30.0 MiB; 28,438,448
+    // bytes, 27.1 MiB, without the proof.
     build_fails(
         &[
             "--puzzle",
@@ -368,9 +375,26 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "1M",
         ],
-        &["needs 11.1 MiB", "more than the 1.0 MiB it may use"],
+        &[
+            "needs 30.0 MiB",
+            "its proof (layer-search)",
+            "more than the 1.0 MiB it may use",
+        ],
     );
-    // The whole partition is checked before the first table is built.
+    build_fails(
+        &[
+            "--puzzle",
+            "15",
+            "--pattern",
+            "1,2,3,4,5,6",
+            "--memory-limit",
+            "1M",
+            "--no-proof",
+        ],
+        &["needs 27.1 MiB", "(not proven)"],
+    );
+    // The whole partition is checked before the first table is built: the first table (the
+    // program's 16 MiB and a few KiB) fits in 20 MiB, the second (30.0 MiB) does not.
     build_fails(
         &[
             "--puzzle",
@@ -380,9 +404,9 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--pattern",
             "3,4,5,6,7,8",
             "--memory-limit",
-            "1M",
+            "20M",
         ],
-        &["pattern 3,4,5,6,7,8 needs"],
+        &["pattern 3,4,5,6,7,8 needs 30.0 MiB"],
     );
     // So many placements that a rank overflows 64 bits.
     build_fails(

@@ -7,6 +7,7 @@
 use tilepdb_common::table::{DepthCode, Encoding, TableValues};
 use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_memory, build_table};
+use tilepdb_coordinator::engine::build_memory::PROGRAM_BYTES;
 use tilepdb_coordinator::output::write_table;
 
 fn space(board: &str, goal: Goal, tiles: &[u8], rule: BlankRule) -> StateSpace {
@@ -167,12 +168,31 @@ fn memory_figure_counts_the_compact_store() {
     let (bytes, detail) = build_memory(&s, &one_bit).unwrap();
     assert_eq!(
         bytes,
-        1_016_663_760 + 508_331_880 + 3_845_600 + 3_227_504,
+        PROGRAM_BYTES + 1_016_663_760 + 508_331_880 + 3_845_600 + 3_227_504,
         "{detail}"
     );
+    // Written and proven: the file mapped (4,096 + 508,331,880 bytes, and the region index it
+    // is opened with) and the layer search's two bits per state, two flags per block
+    // (2 * 806,876) and its own region index outweigh the build.
+    let proven = BuildOptions {
+        written_as: Some(Encoding::OneBit),
+        proves: true,
+        ..one_bit.clone()
+    };
+    let (bytes, detail) = build_memory(&s, &proven).unwrap();
+    let index = 3_845_600 + 3_227_504;
+    assert_eq!(
+        bytes,
+        PROGRAM_BYTES + (4_096 + 508_331_880 + index) + (1_016_663_760 + 2 * 806_876 + index),
+        "{detail}"
+    );
+    assert!(detail.contains("its proof (layer-search)"), "{detail}");
     // A byte per state: 4,066,655,040 bytes more than the two-bit array.
     let (bytes, _) = build_memory(&s, &BuildOptions::default()).unwrap();
-    assert_eq!(bytes, 1_016_663_760 + 4_066_655_040 + 3_845_600 + 3_227_504);
+    assert_eq!(
+        bytes,
+        PROGRAM_BYTES + 1_016_663_760 + 4_066_655_040 + 3_845_600 + 3_227_504
+    );
     // Refused before anything is allocated (a 4 GB allocation would be felt).
     let limited = BuildOptions {
         memory_limit: Some(1 << 30),

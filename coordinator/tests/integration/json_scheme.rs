@@ -89,6 +89,20 @@ fn build_inspect_verify_and_partitions_share_the_scheme() {
     set(&v, &out);
     assert_eq!(v["set_name"], "3x3-1.2.3_4.5-minimized-blank-first");
     tables(&v, true);
+    // The peak the kernel counted over the whole set, beside the plan of the set and of each
+    // table (the build, the file and its proof).
+    assert!(v["peak_rss_bytes"].as_u64().is_some_and(|p| p > 0), "{v:#}");
+    assert!(
+        v["build_memory_bytes"].as_u64().is_some_and(|p| p > 0),
+        "{v:#}"
+    );
+    for t in v["tables"].as_array().unwrap() {
+        assert!(
+            t["build_memory_bytes"].as_u64().is_some_and(|p| p > 0),
+            "{t:#}"
+        );
+        assert_eq!(t["proof"], "layer-search", "{t:#}");
+    }
 
     let cluster = dir.path().join("cluster");
     let c = cluster.to_str().unwrap();
@@ -156,6 +170,21 @@ fn build_inspect_verify_and_partitions_share_the_scheme() {
     document(&v, "inspect");
     assert!(v["set_dir"].is_null());
     tables(&v, false);
+    // The plan with the proof (which proof, and the file with its arrays) and without.
+    assert!(
+        v["build_memory_bytes"].as_u64().is_some_and(|b| b > 0),
+        "{v:#}"
+    );
+    for t in v["tables"].as_array().unwrap() {
+        assert_eq!(t["proof"], "layer-search", "{t:#}");
+        let with = t["build_memory_bytes"].as_u64().unwrap();
+        let without = t["build_memory_no_proof_bytes"].as_u64().unwrap();
+        let proof = t["proof_memory_bytes"].as_u64().unwrap();
+        assert!(
+            with >= without && proof > t["file_bytes"].as_u64().unwrap(),
+            "{t:#}"
+        );
+    }
 
     let v = json(&["verify", s, "--json"]);
     document(&v, "verify");

@@ -177,6 +177,81 @@ pub struct TableHistogram {
     pub counts: Vec<u64>,
 }
 
+/// A table file an entry searched with, as it was on disk: what identifies its bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableFile {
+    /// The file's name in its set's directory.
+    pub file: String,
+    /// The table's pattern.
+    pub tiles: Vec<u8>,
+    /// The file's size in bytes.
+    pub file_bytes: u64,
+    /// The file's checksum as the set's manifest records it (`crc32:` and the CRC-32 of the
+    /// header, which holds the payload's CRC-32).
+    pub checksum: String,
+}
+
+/// The program a report was made by: its version, the commit it was built from and the
+/// command line it ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Provenance {
+    /// The program's name.
+    pub program: String,
+    /// Its version (the crate's).
+    pub program_version: String,
+    /// The git commit it was built from: `TILEPDB_COMMIT` at build time, else what git said
+    /// in the source tree, else `unknown` (see the crate's `build.rs`).
+    pub commit: String,
+    /// The command line, program first, each argument as given.
+    pub command_line: Vec<String>,
+}
+
+impl Provenance {
+    /// This program, run with `command_line`.
+    pub fn new(command_line: Vec<String>) -> Provenance {
+        Provenance {
+            program: "tilepdb-solve".to_string(),
+            program_version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: env!("TILEPDB_COMMIT").to_string(),
+            command_line,
+        }
+    }
+
+    /// This process: its own command line.
+    pub fn of_this_process() -> Provenance {
+        Provenance::new(std::env::args().collect())
+    }
+
+    /// The program, version and commit in one phrase: `tilepdb-solve 0.1.0 (commit abc…)`.
+    pub fn program_line(&self) -> String {
+        format!(
+            "{} {} (commit {})",
+            self.program, self.program_version, self.commit
+        )
+    }
+
+    /// The command line as one line a shell reads back the same (arguments quoted where
+    /// they need it).
+    pub fn command_text(&self) -> String {
+        self.command_line
+            .iter()
+            .map(|a| shell_word(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// `word` as a POSIX shell reads it back: bare when it holds only safe characters, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=+,@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// What an entry did over all instances.
 #[derive(Clone, Debug, Serialize)]
 pub struct EntrySummary {
@@ -184,6 +259,10 @@ pub struct EntrySummary {
     pub entry: String,
     /// The heuristic and, for tables, the set, its encoding and whether reflected.
     pub heuristic: String,
+    /// The set's directory, for tables (`None` for the computed heuristics).
+    pub set_dir: Option<PathBuf>,
+    /// The set's table files with their checksums (empty for the computed heuristics).
+    pub tables: Vec<TableFile>,
     /// Bytes of table files (0 for the computed heuristics).
     pub table_bytes: u64,
     /// Instances searched.
@@ -224,9 +303,12 @@ pub struct EntrySummary {
     pub on_time_front: bool,
 }
 
-/// The whole run: protocol, machine, records and summaries.
+/// The whole run: provenance, protocol, machine, records and summaries.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
+    /// The program, its commit and the command line that made the report.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// When the run started.
     pub date: String,
     /// The machine it ran on.
@@ -422,24 +504,24 @@ pub fn run(
     for entry in entries {
         let limits = &protocol.limits;
         let label = entry.label.as_str();
-        let (entry_records, random_h, cpu_seconds, heuristic, bytes) = match &entry.spec {
+        let (entry_records, random_h, cpu_seconds, heuristic, files) = match &entry.spec {
             HeuristicSpec::Misplaced => {
                 let h = Misplaced::new(board, goal);
                 let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, cpu, "misplaced tiles".to_string(), 0)
+                (r, m, cpu, "misplaced tiles".to_string(), None)
             }
             HeuristicSpec::Manhattan => {
                 let h = Manhattan::new(board, goal);
                 let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, cpu, "Manhattan distance".to_string(), 0)
+                (r, m, cpu, "Manhattan distance".to_string(), None)
             }
             HeuristicSpec::LinearConflict => {
                 let h = LinearConflict::new(board, goal);
                 let (r, m, cpu) =
                     pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
-                (r, m, cpu, "linear conflict".to_string(), 0)
+                (r, m, cpu, "linear conflict".to_string(), None)
             }
             HeuristicSpec::Tables { dir, reflect } => {
                 let set = TableSet::open(dir)?;
@@ -468,19 +550,29 @@ pub fn run(
                         });
                     }
                 }
-                let bytes = set
+                let files = set
                     .tables()
                     .iter()
-                    .map(tilepdb_common::table::Pdb::file_len)
-                    .sum();
+                    .map(|pdb| TableFile {
+                        file: pdb
+                            .path()
+                            .file_name()
+                            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                        tiles: pdb.header().tiles.clone(),
+                        file_bytes: pdb.file_len(),
+                        checksum: pdb.checksum(),
+                    })
+                    .collect::<Vec<_>>();
                 let what = format!(
                     "tables {name} ({} encoding{})",
                     set.encoding().name(),
                     if *reflect { ", with reflection" } else { "" }
                 );
-                (r, m, cpu, what, bytes)
+                (r, m, cpu, what, Some((dir.clone(), files)))
             }
         };
+        let (set_dir, tables) = files.unzip();
+        let tables = tables.unwrap_or_default();
         let generated: Vec<f64> = entry_records.iter().map(|r| r.generated as f64).collect();
         let total_expanded: u64 = entry_records.iter().map(|r| r.expanded).sum();
         let total_generated: u64 = entry_records.iter().map(|r| r.generated).sum();
@@ -488,7 +580,9 @@ pub fn run(
         summaries.push(EntrySummary {
             entry: entry.label.clone(),
             heuristic,
-            table_bytes: bytes,
+            table_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+            set_dir,
+            tables,
             instances: entry_records.len(),
             solved: entry_records.iter().filter(|r| r.length.is_some()).count(),
             total_expanded,
@@ -526,6 +620,7 @@ pub fn run(
         summaries[i].on_time_front = true;
     }
     Ok(BenchReport {
+        provenance: Provenance::of_this_process(),
         date: utc_now(),
         machine: machine(),
         board: board.to_string(),

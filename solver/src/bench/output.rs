@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use tilepdb_common::plot::{self, svg, svg::Point, svg::Scale};
 
-use super::{BenchReport, EntrySummary};
+use super::{BenchReport, EntrySummary, Provenance};
 use crate::error::{Error, Result};
 
 /// The files [`write()`] creates in its directory (besides one histogram per table).
@@ -62,8 +62,16 @@ fn save(dir: &Path, name: &str, text: &str, written: &mut Vec<PathBuf>) -> Resul
 
 /// Writes the chart `chart` as `name` (an `.svg` file name) and, when PNG is built in
 /// ([`plot::PNG_BUILT`]), as the PNG of the same stem.
-fn save_plot(dir: &Path, name: &str, chart: &str, written: &mut Vec<PathBuf>) -> Result<()> {
+fn save_plot(
+    dir: &Path,
+    name: &str,
+    chart: &str,
+    provenance: &Provenance,
+    written: &mut Vec<PathBuf>,
+) -> Result<()> {
     let path = dir.join(name);
+    let chart = with_provenance(chart, provenance);
+    let chart = chart.as_str();
     plot::save(&path, chart)?;
     written.push(path.clone());
     if plot::PNG_BUILT {
@@ -72,6 +80,35 @@ fn save_plot(dir: &Path, name: &str, chart: &str, written: &mut Vec<PathBuf>) ->
         written.push(png);
     }
     Ok(())
+}
+
+/// `chart` (an SVG document) with a comment after its opening tag that names the program,
+/// its commit and the command line (the PNG rendered from it does not show it).
+pub fn with_provenance(chart: &str, provenance: &Provenance) -> String {
+    // A comment may not hold `--`: a word joiner goes between the two.
+    let text = format!(
+        "made by {}: {}",
+        provenance.program_line(),
+        provenance.command_text()
+    )
+    .replace("--", "-\u{2060}-");
+    let Some(end) = chart
+        .find("<svg")
+        .and_then(|start| chart[start..].find('>').map(|e| start + e + 1))
+    else {
+        return chart.to_string();
+    };
+    format!("{}\n<!-- {text} -->{}", &chart[..end], &chart[end..])
+}
+
+/// The tables of an entry as one CSV field: `file=checksum` joined by spaces.
+fn checksums(summary: &EntrySummary) -> String {
+    summary
+        .tables
+        .iter()
+        .map(|t| format!("{}={}", t.file, t.checksum))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The records as CSV, one line per entry and instance.
@@ -102,12 +139,12 @@ pub fn results_csv(report: &BenchReport) -> String {
 /// The summary as CSV, one line per entry.
 pub fn summary_csv(report: &BenchReport) -> String {
     let mut out = String::from(
-        "entry,heuristic,table_bytes,instances,solved,mean_expanded,mean_generated,median_generated,mean_seconds,median_seconds,total_seconds,mean_initial_h,mean_random_h,on_memory_front,on_time_front,total_expanded,total_generated,cpu_seconds,expanded_per_cpu_second,generated_per_cpu_second\n",
+        "entry,heuristic,table_bytes,instances,solved,mean_expanded,mean_generated,median_generated,mean_seconds,median_seconds,total_seconds,mean_initial_h,mean_random_h,on_memory_front,on_time_front,total_expanded,total_generated,cpu_seconds,expanded_per_cpu_second,generated_per_cpu_second,checksums,program_version,commit\n",
     );
     for s in &report.summaries {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.6},{:.6},{:.6},{:.3},{:.3},{},{},{},{},{:.6},{:.1},{:.1}",
+            "{},{},{},{},{},{:.1},{:.1},{:.1},{:.6},{:.6},{:.6},{:.3},{:.3},{},{},{},{},{:.6},{:.1},{:.1},{},{},{}",
             csv_field(&s.entry),
             csv_field(&s.heuristic),
             s.table_bytes,
@@ -127,7 +164,10 @@ pub fn summary_csv(report: &BenchReport) -> String {
             s.total_generated,
             s.cpu_seconds,
             s.expanded_per_cpu_second,
-            s.generated_per_cpu_second
+            s.generated_per_cpu_second,
+            csv_field(&checksums(s)),
+            csv_field(&report.provenance.program_version),
+            csv_field(&report.provenance.commit),
         );
     }
     out
@@ -150,6 +190,12 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
         report.board, report.goal
     );
     let _ = writeln!(out, "* date: {}", report.date);
+    let _ = writeln!(out, "* program: {}", report.provenance.program_line());
+    let _ = writeln!(
+        out,
+        "* command: `{}`",
+        report.provenance.command_text().replace('`', "'")
+    );
     let _ = writeln!(out, "* machine: {}", report.machine);
     let _ = writeln!(
         out,
@@ -204,6 +250,29 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
         "\nPareto front, total time against instances solved: {}\n",
         report.time_front.join(", ")
     );
+    let with_tables: Vec<&EntrySummary> = report
+        .summaries
+        .iter()
+        .filter(|s| !s.tables.is_empty())
+        .collect();
+    if !with_tables.is_empty() {
+        out.push_str("Table files (checksums as in each set's manifest):\n\n");
+        out.push_str("| entry | set | file | bytes | checksum |\n|---|---|---|---:|---|\n");
+        for s in with_tables {
+            let set = s
+                .set_dir
+                .as_ref()
+                .map_or_else(String::new, |d| d.display().to_string());
+            for t in &s.tables {
+                let _ = writeln!(
+                    out,
+                    "| {} | {set} | {} | {} | {} |",
+                    s.entry, t.file, t.file_bytes, t.checksum
+                );
+            }
+        }
+        out.push('\n');
+    }
     for file in [PARETO_MEMORY_SVG, PARETO_TIME_SVG, NODES_SVG]
         .iter()
         .map(std::string::ToString::to_string)
@@ -255,6 +324,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             (Scale::Log, Scale::Log),
             &memory,
         ),
+        &report.provenance,
         &mut written,
     )?;
     let time: Vec<Point> = report
@@ -277,6 +347,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             (Scale::Log, Scale::Linear),
             &time,
         ),
+        &report.provenance,
         &mut written,
     )?;
     let lines: Vec<(String, Vec<f64>)> = report
@@ -303,6 +374,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             Scale::Log,
             &lines,
         ),
+        &report.provenance,
         &mut written,
     )?;
     let mut histogram_files = Vec::new();
@@ -320,6 +392,7 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
                 "value (moves of the pattern tiles)",
                 &t.counts,
             ),
+            &report.provenance,
             &mut written,
         )?;
         histogram_files.push(name);

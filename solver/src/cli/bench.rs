@@ -142,6 +142,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     tilepdb_common::outln!("memory/nodes front: {}", report.memory_front.join(", "));
     tilepdb_common::outln!("time/solved front: {}", report.time_front.join(", "));
     tilepdb_common::outln!("{}; {}", report.machine, report.date);
+    tilepdb_common::outln!("{}", report.provenance.program_line());
     tilepdb_common::outln!("wrote {} files to {}", written.len(), args.out.display());
     Ok(())
 }

@@ -301,3 +301,107 @@ fn bad_entries_and_mismatches_are_refused() {
         assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
     }
 }
+
+/// Every output of a bench run says what made it: `summary.json` the program, its version,
+/// the commit it was built from and the command line, and each entry's table files with the
+/// checksums of the set's manifest; the CSV, the report and the SVG plots say them too.
+#[test]
+fn bench_outputs_name_the_program_commit_command_and_table_checksums() {
+    let work = tempfile::tempdir().unwrap();
+    let (set, _) = open_or_build(
+        work.path(),
+        &Partition::named("8:4-4").unwrap(),
+        Goal::BlankFirst,
+        BlankRule::Minimized,
+        Encoding::Byte,
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    let dir = set.dir().to_str().unwrap().to_string();
+    let results = work.path().join("bench");
+    let tables = format!("tables:{dir}");
+    let args = [
+        "bench",
+        "--state",
+        "1 2 0 3 4 5 6 7 8",
+        "--entry",
+        "manhattan",
+        "--entry",
+        &tables,
+        "--random-states",
+        "10",
+        "--out",
+        results.to_str().unwrap(),
+    ];
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["program"], "tilepdb-solve");
+    assert_eq!(summary["program_version"], env!("CARGO_PKG_VERSION"));
+    let commit = summary["commit"].as_str().unwrap().to_string();
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit}"
+    );
+    // Built in a git checkout (and not told otherwise): the checkout's commit.
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if let Some(head) = head.filter(|_| option_env!("TILEPDB_COMMIT").is_none()) {
+        assert_eq!(commit, head);
+    }
+    let line: Vec<&str> = summary["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(line[0].contains("tilepdb-solve"), "{line:?}");
+    assert_eq!(line[1..], args[..]);
+
+    // The tables of the entry, with the manifest's checksums; none for Manhattan.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(set.dir().join("manifest.json")).unwrap())
+            .unwrap();
+    let entries = summary["summaries"].as_array().unwrap();
+    assert_eq!(entries[0]["tables"].as_array().unwrap().len(), 0);
+    assert!(entries[0]["set_dir"].is_null());
+    assert_eq!(entries[1]["set_dir"], dir.as_str());
+    let listed = entries[1]["tables"].as_array().unwrap();
+    let recorded = manifest["tables"].as_array().unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed.len(), recorded.len());
+    for (t, m) in listed.iter().zip(recorded) {
+        assert_eq!(t["checksum"], m["checksum"], "{t:#} against {m:#}");
+        assert_eq!(t["tiles"], m["tiles"]);
+        assert!(t["checksum"].as_str().unwrap().starts_with("crc32:"));
+        assert!(t["file_bytes"].as_u64().unwrap() > 0);
+    }
+    let checksum = listed[0]["checksum"].as_str().unwrap();
+
+    // The text outputs.
+    let report = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(
+        report.contains(&commit) && report.contains(checksum),
+        "{report}"
+    );
+    assert!(report.contains("--random-states 10"), "{report}");
+    let csv = std::fs::read_to_string(results.join("summary.csv")).unwrap();
+    assert!(csv.contains(checksum) && csv.contains(&commit), "{csv}");
+    let svg = std::fs::read_to_string(results.join("pareto-memory-nodes.svg")).unwrap();
+    assert!(svg.contains(&commit), "{svg}");
+    assert!(parse_svg(&results.join("pareto-memory-nodes.svg")) > 10);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&commit), "{stdout}");
+}

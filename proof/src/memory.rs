@@ -1,0 +1,213 @@
+//! What a proof holds in memory, known before it runs: [`proof_memory`] names the proof that
+//! [`crate::verify_deep`] runs on a table of a kind and encoding ([`proof_for`]) and the most
+//! bytes its own arrays hold at once, by the same arrays the proofs allocate. The table file
+//! the proof reads is not counted: the caller maps it.
+//!
+//! ```
+//! use tilepdb_common::table::Encoding;
+//! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
+//! use tilepdb_proof::memory::proof_memory;
+//! let board: Board = "4x4".parse().unwrap();
+//! let pattern = Pattern::new(board, vec![1, 2, 3, 4, 5, 6, 7]).unwrap();
+//! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Minimized).unwrap();
+//! let plan = proof_memory(&space, Encoding::Byte).unwrap();
+//! assert_eq!(plan.proof.name(), "layer-search");
+//! // The least distance per placement and two bits per (placement, region) state at least.
+//! assert!(plan.bytes >= space.placements() + space.region_search_states().unwrap() / 4);
+//! ```
+
+use std::fmt::Write as _;
+
+use tilepdb_common::table::Encoding;
+use tilepdb_common::{BlankRule, StateCodes, StateSpace, human_bytes};
+
+use crate::bellman::Proof;
+use crate::error::Result;
+
+/// The proof of a table and the memory it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProofMemory {
+    /// The proof [`crate::verify_deep`] runs on the table.
+    pub proof: Proof,
+    /// The most bytes the proof's own arrays hold at once (not the table file it reads).
+    pub bytes: u64,
+    /// What they are, in words.
+    pub detail: String,
+}
+
+/// The proof [`crate::verify_deep`] runs on a table of blank rule `rule` in `encoding`: the
+/// layer search for zero-aware tables in packed entries, aware ones in lossy encodings,
+/// ignored ones in min-nibble and every minimized table; the Bellman check otherwise.
+pub fn proof_for(rule: BlankRule, encoding: Encoding) -> Proof {
+    let layers = match rule {
+        BlankRule::ZeroAware => encoding != Encoding::Byte,
+        BlankRule::Aware => !encoding.is_exact(),
+        BlankRule::Ignored => matches!(encoding, Encoding::MinNibble { .. }),
+        BlankRule::Minimized => true,
+    };
+    if layers {
+        Proof::LayerSearch
+    } else {
+        Proof::BellmanCheck
+    }
+}
+
+/// The proof of a table of `space` in `encoding` and the most bytes its own arrays hold at
+/// once (see the module's documentation): the region index; for a layer search its two bits
+/// per state and two flags per block, with the distances it keeps and the values it encodes
+/// again; for the Bellman check the decoded values (none for bytes, read where they are
+/// mapped).
+pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemory> {
+    let index = space.region_index()?;
+    let (sets, regions) = (index.sets(), index.region_count());
+    // A mask and an offset per set, a mask per region.
+    let index_bytes = 8 * sets + 4 * regions;
+    let entries = space.entries();
+    let payload = encoding.payload_len(entries);
+    let proof = proof_for(space.rule(), encoding);
+    // The layer search: two bits per state, two flags per block (a block is a (set, region)'s
+    // orders, or a set's when the blank is ignored).
+    let search = |states: u64, blocks: u64| StateCodes::file_bytes(states) + 2 * blocks;
+    let (bytes, detail) = match (proof, space.rule()) {
+        (Proof::BellmanCheck, _) => {
+            // Bytes are read in the map; packed entries decoded first (mod3 and 1-bit with
+            // a bit per entry of what is known).
+            let decoded = match encoding {
+                Encoding::Byte => 0,
+                Encoding::Mod3 | Encoding::OneBit => entries + entries.div_ceil(64) * 8,
+                Encoding::Nibble | Encoding::MinNibble { .. } => entries,
+            };
+            let detail = if decoded == 0 {
+                "the Bellman check on the mapped bytes".to_string()
+            } else {
+                format!(
+                    "the Bellman check on {} of decoded values",
+                    human_bytes(decoded)
+                )
+            };
+            (decoded, detail)
+        }
+        (Proof::LayerSearch, BlankRule::ZeroAware) => {
+            let states = index.states();
+            let codes = search(states, regions);
+            if matches!(encoding, Encoding::Nibble | Encoding::MinNibble { .. }) {
+                // The distances, then encoded again.
+                let peak = states + codes.max(payload);
+                (
+                    peak,
+                    format!(
+                        "a layer search of {} + {} of distances, then the distances + {} encoded again",
+                        human_bytes(codes),
+                        human_bytes(states),
+                        human_bytes(payload)
+                    ),
+                )
+            } else {
+                (codes, format!("a layer search of {}", human_bytes(codes)))
+            }
+        }
+        (Proof::LayerSearch, BlankRule::Aware) => {
+            // The zero-aware distances, spread to every free cell, encoded again.
+            let states = index.states();
+            let codes = search(states, regions);
+            let peak = states + codes.max(entries + payload);
+            (
+                peak,
+                format!(
+                    "a layer search of {} + {} of zero-aware distances, then {} of aware values + {} encoded again",
+                    human_bytes(codes),
+                    human_bytes(states),
+                    human_bytes(entries),
+                    human_bytes(payload)
+                ),
+            )
+        }
+        (Proof::LayerSearch, BlankRule::Ignored) => {
+            // The distances by placement, put in rank order, encoded again.
+            let placements = index.placements();
+            let codes = search(placements, sets);
+            let peak = (placements + codes)
+                .max(2 * placements)
+                .max(placements + payload);
+            (
+                peak,
+                format!(
+                    "a layer search of {} + {} of distances, then as many in the table's order + {} encoded again",
+                    human_bytes(codes),
+                    human_bytes(placements),
+                    human_bytes(payload)
+                ),
+            )
+        }
+        (Proof::LayerSearch, BlankRule::Minimized) => {
+            // The least distance per placement; bytes are compared in the map, other
+            // encodings put in rank order and encoded again.
+            let placements = index.placements();
+            let codes = search(index.states(), regions);
+            let again = if encoding == Encoding::Byte {
+                0
+            } else {
+                2 * placements + payload
+            };
+            let peak = (placements + codes).max(again);
+            let mut detail = format!(
+                "a layer search of {} + {} of least distances",
+                human_bytes(codes),
+                human_bytes(placements)
+            );
+            if again > 0 {
+                let _ = write!(
+                    detail,
+                    ", then as many in the table's order + {} encoded again",
+                    human_bytes(payload)
+                );
+            }
+            (peak, detail)
+        }
+    };
+    Ok(ProofMemory {
+        proof,
+        bytes: bytes + index_bytes,
+        detail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bellman::tests::table;
+    use tilepdb_common::Goal;
+    use tilepdb_common::table::Pdb;
+    use tilepdb_common::table::write::EncodedTable;
+
+    /// The proof named for each kind and encoding is the one `verify_deep` runs.
+    #[test]
+    fn the_proof_named_is_the_one_that_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        for rule in [
+            BlankRule::Minimized,
+            BlankRule::ZeroAware,
+            BlankRule::Aware,
+            BlankRule::Ignored,
+        ] {
+            let (space, values) = table("3x3", &[1, 2, 3], Goal::BlankFirst, rule);
+            for encoding in [
+                Encoding::Byte,
+                Encoding::Nibble,
+                Encoding::Mod3,
+                Encoding::OneBit,
+                Encoding::min_nibble(4).unwrap(),
+            ] {
+                let Ok(table) = EncodedTable::new(&space, encoding, &values) else {
+                    continue;
+                };
+                let path = dir.path().join(format!("{rule}-{encoding}.pdb"));
+                table.write(&path).unwrap();
+                let report = crate::verify_deep(&Pdb::open(&path).unwrap()).unwrap();
+                let plan = proof_memory(&space, encoding).unwrap();
+                assert_eq!(plan.proof, report.proof, "{rule} {encoding}");
+                assert!(plan.bytes > 0 && !plan.detail.is_empty());
+            }
+        }
+    }
+}
