@@ -9,18 +9,23 @@
 //!
 //! ```
 //! use tilepdb_common::table::file_writer::TableFileWriter;
+//! use tilepdb_common::table::walk::manhattan_by_rank;
 //! use tilepdb_common::table::{DepthCode, EncodedTable, Encoding, Pdb};
 //! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
-//! let board: Board = "2x2".parse().unwrap();
-//! let pattern = Pattern::new(board, vec![1]).unwrap();
+//! let board: Board = "4x4".parse().unwrap();
+//! let pattern = Pattern::new(board, vec![1, 2]).unwrap();
 //! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Ignored).unwrap();
+//! let values = manhattan_by_rank(&space); // 240 entries
 //! let dir = std::env::temp_dir().join(format!("tilepdb-file-writer-doc-{}", std::process::id()));
-//! let path = dir.join("pattern-1.pdb");
+//! let path = dir.join("pattern-1-2.pdb");
 //! let mut writer = TableFileWriter::create(&path, &space, Encoding::Byte, DepthCode::Byte).unwrap();
-//! writer.append(&space, &[1, 0], 2).unwrap();
-//! writer.append(&space, &[2, 1], 2).unwrap();
+//! // Every part but the last: a multiple of 40 entries for a byte table.
+//! let first = TableFileWriter::part_multiple(Encoding::Byte);
+//! assert_eq!(first, 40);
+//! writer.append(&space, &values[..40], first).unwrap();
+//! writer.append(&space, &values[40..], 200).unwrap();
 //! let header = writer.finish(&space, None).unwrap();
-//! let whole = EncodedTable::new(&space, Encoding::Byte, &[1, 0, 2, 1]).unwrap();
+//! let whole = EncodedTable::new(&space, Encoding::Byte, &values).unwrap();
 //! assert_eq!(header, whole.header);
 //! assert_eq!(Pdb::open(&path).unwrap().header(), &whole.header);
 //! std::fs::remove_dir_all(&dir).unwrap();
