@@ -17,9 +17,10 @@
 //! nothing.
 //!
 //! ```no_run
-//! use tilepdb_solver::fetch::{Remote, default_cache_dir, fetch_set};
+//! use tilepdb_common::wire::connect::Endpoint;
+//! use tilepdb_solver::fetch::{default_cache_dir, fetch_set};
 //! use tilepdb_common::table::TableSet;
-//! let remote = Remote::new("http://coordinator:7878");
+//! let remote = Endpoint::new("http://coordinator:7878");
 //! let report = fetch_set(&remote, "4x4-7-8-minimized-blank-first", &default_cache_dir(), |_| {})
 //!     .unwrap();
 //! let set = TableSet::open(&report.dir).unwrap();
@@ -35,7 +36,7 @@ use tilepdb_common::table::manifest::MANIFEST_NAME;
 use tilepdb_common::table::{Manifest, ManifestEntry, Pdb, TableSet};
 use tilepdb_common::wire::MAX_CHUNK_BYTES;
 use tilepdb_common::wire::chunk::decode_chunk;
-use tilepdb_common::wire::connect::{Auth, channel};
+use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::tables_client::TablesClient;
 use tilepdb_common::wire::proto::{Chunk, DownloadRequest, ListSetsRequest, Section, TableSetInfo};
 use tonic::service::interceptor::InterceptedService;
@@ -50,29 +51,6 @@ const REFUSED_RETRY_FOR: Duration = Duration::from_secs(120);
 const CHUNK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Where downloads in progress live, inside the cache.
 const PARTIAL_DIR: &str = ".partial";
-
-/// A coordinator that serves table sets.
-#[derive(Clone, Debug, Default)]
-pub struct Remote {
-    /// `http://HOST:PORT` or `https://HOST:PORT`.
-    pub url: String,
-    /// The shared token, if the coordinator wants one.
-    pub token: Option<String>,
-    /// CA certificate (PEM) that signed the coordinator's certificate.
-    pub tls_ca: Option<PathBuf>,
-    /// The name the coordinator's certificate is for, if not the host of the URL.
-    pub tls_domain: Option<String>,
-}
-
-impl Remote {
-    /// The coordinator at `url`, without a token or TLS settings.
-    pub fn new(url: impl Into<String>) -> Remote {
-        Remote {
-            url: url.into(),
-            ..Remote::default()
-        }
-    }
-}
 
 /// The default cache: `$TILEPDB_CACHE`, else `$XDG_CACHE_HOME/tilepdb`, else
 /// `$HOME/.cache/tilepdb`, else `.tilepdb-cache` in the current directory.
@@ -152,35 +130,30 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| Error::Fetch(format!("cannot start the async runtime: {e}")))
 }
 
-fn client(remote: &Remote) -> Result<Client> {
-    let channel = channel(
-        &remote.url,
-        remote.tls_ca.as_deref(),
-        remote.tls_domain.as_deref(),
-    )?;
+fn client(remote: &Endpoint) -> Result<Client> {
     Ok(
-        TablesClient::with_interceptor(channel, Auth::new(remote.token.as_deref())?)
+        TablesClient::with_interceptor(remote.channel()?, remote.auth()?)
             .max_decoding_message_size(2 * MAX_CHUNK_BYTES as usize + (1 << 16)),
     )
 }
 
-fn remote_error(remote: &Remote, what: &str, status: tonic::Status) -> Error {
+fn remote_error(remote: &Endpoint, what: &str, status: tonic::Status) -> Error {
     if status.code() == tonic::Code::Unavailable {
         return Error::Fetch(format!(
             "cannot reach {} ({what}): {}",
-            remote.url,
+            remote.address,
             status.message()
         ));
     }
     Error::Remote {
-        url: remote.url.clone(),
+        url: remote.address.clone(),
         what: what.to_string(),
         code: status.code(),
         message: status.message().to_string(),
     }
 }
 
-async fn list(client: &mut Client, remote: &Remote) -> Result<Vec<TableSetInfo>> {
+async fn list(client: &mut Client, remote: &Endpoint) -> Result<Vec<TableSetInfo>> {
     let response = client
         .list_sets(ListSetsRequest {})
         .await
@@ -190,7 +163,7 @@ async fn list(client: &mut Client, remote: &Remote) -> Result<Vec<TableSetInfo>>
 
 /// The table sets `remote` serves. Blocks (on a runtime of its own): call it from a plain
 /// thread, not from async code.
-pub fn list_sets(remote: &Remote) -> Result<Vec<TableSetInfo>> {
+pub fn list_sets(remote: &Endpoint) -> Result<Vec<TableSetInfo>> {
     runtime()?.block_on(async {
         let mut client = client(remote)?;
         list(&mut client, remote).await
@@ -202,7 +175,7 @@ pub fn list_sets(remote: &Remote) -> Result<Vec<TableSetInfo>> {
 /// bytes arrive. A set already in the cache, intact and proven, is not downloaded again.
 /// Blocks (on a runtime of its own): call it from a plain thread, not from async code.
 pub fn fetch_set(
-    remote: &Remote,
+    remote: &Endpoint,
     name: &str,
     cache: &Path,
     progress: impl FnMut(Progress),
@@ -212,7 +185,7 @@ pub fn fetch_set(
 
 /// [`fetch_set`] with `options` (whether to prove the tables).
 pub fn fetch_set_with(
-    remote: &Remote,
+    remote: &Endpoint,
     name: &str,
     cache: &Path,
     options: FetchOptions,
@@ -227,7 +200,7 @@ pub fn fetch_set_with(
             let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
             return Err(Error::Fetch(format!(
                 "{} serves no set {name:?}; it serves: {}",
-                remote.url,
+                remote.address,
                 if names.is_empty() {
                     "none".to_string()
                 } else {
@@ -241,10 +214,10 @@ pub fn fetch_set_with(
         if !plain {
             return Err(Error::Fetch(format!(
                 "{} lists a set named {name:?}, which is not a plain directory name",
-                remote.url
+                remote.address
             )));
         }
-        let origin = PathBuf::from(format!("{}/{name}/{MANIFEST_NAME}", remote.url));
+        let origin = PathBuf::from(format!("{}/{name}/{MANIFEST_NAME}", remote.address));
         let manifest = Manifest::parse(&info.manifest_json, &origin)?;
         let key = format!(
             "{name}-{:08x}",
@@ -263,7 +236,7 @@ pub fn fetch_set_with(
             proof_seconds: 0.0,
             seconds: 0.0,
         };
-        let from = format!("set {name} from {}", remote.url);
+        let from = format!("set {name} from {}", remote.address);
 
         // A complete, intact copy is used as it is, without taking the lock: a read-only
         // cache serves what it has.
@@ -431,7 +404,7 @@ struct FileFetch {
 /// `.part` file holds. `progress` gets the bytes of this file present so far.
 async fn download_file(
     client: &mut Client,
-    remote: &Remote,
+    remote: &Endpoint,
     set: &str,
     entry: &ManifestEntry,
     staging: &Path,

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use tilepdb_common::wire::connect::Endpoint;
+
 use crate::client::{self, WorkerConfig, WorkerSummary, default_name};
 use crate::error::{Error, Result};
 use crate::shard::{ShardConfig, ShardSummary, run_shard};
@@ -105,11 +107,13 @@ fn run_shard_worker(args: &WorkerArgs, shard: u32, shards: u32) -> Result<ShardS
 /// The coordinator, token, threads and patience `args` give.
 fn worker_config(args: &WorkerArgs) -> Result<WorkerConfig> {
     Ok(WorkerConfig {
-        coordinator: args.coordinator.clone(),
-        token: read_token(args.token_file.as_deref())?,
+        coordinator: Endpoint {
+            address: args.coordinator.clone(),
+            token: read_token(args.token_file.as_deref())?,
+            tls_ca: args.tls_ca.clone(),
+            tls_domain: args.tls_domain.clone(),
+        },
         threads: args.threads,
-        tls_ca: args.tls_ca.clone(),
-        tls_domain: args.tls_domain.clone(),
         name: args.name.clone().unwrap_or_else(default_name),
         give_up_after: Duration::from_secs(args.give_up_after),
         job_id: args.job.clone(),

@@ -16,6 +16,9 @@ use tilepdb_common::wire::region_lists::RegionListShape;
 use tilepdb_common::{BlankRule, LayerBitmap, StateSpace};
 
 use tilepdb_common::region_expand::{ExpandStats, RegionKernel};
+use tilepdb_common::wire::proto::{JobSpec, Task};
+
+use crate::error::{Error, Result};
 
 /// What a task reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -157,6 +160,54 @@ pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> 
     }
     reached.extend_from_slice(&outside[split..]);
     TaskOutput { reached, stats }
+}
+
+/// The region index of each table of a job, which must be searched on it: a job that searches
+/// on another index is refused.
+pub fn region_tables(
+    job: Option<&JobSpec>,
+    spaces: &[StateSpace],
+) -> Result<Vec<RegionTable>> {
+    let index = job.map_or("", |j| j.search_index.as_str());
+    if index != tilepdb_common::wire::SEARCH_INDEX {
+        let named = if index.is_empty() { "cell" } else { index };
+        return Err(Error::Refused(format!(
+            "its job searches on the {named} index; this worker expands the {} index only",
+            tilepdb_common::wire::SEARCH_INDEX
+        )));
+    }
+    Ok(spaces
+        .iter()
+        .map(RegionTable::of)
+        .collect::<tilepdb_common::Result<Vec<_>>>()?)
+}
+
+/// The task's table and its region index, if its fields are consistent with the job.
+pub fn check_task<'a>(
+    task: &Task,
+    spaces: &'a [StateSpace],
+    regions: &'a [RegionTable],
+) -> Result<(&'a StateSpace, &'a RegionTable), String> {
+    let (space, region) = spaces
+        .get(task.table as usize)
+        .zip(regions.get(task.table as usize))
+        .ok_or_else(|| format!("task for table {} of {}", task.table, spaces.len()))?;
+    let sets = region.index.sets();
+    if task.first_rank >= task.end_rank || task.end_rank > sets {
+        return Err(format!(
+            "task tile sets {}..{} outside 0..{sets}",
+            task.first_rank, task.end_rank,
+        ));
+    }
+    let own = region.states_of(task.first_rank..task.end_rank);
+    let most_bytes = region.list_shape(space, task.depth).max_bytes(task.states);
+    if task.states > own.end - own.start || task.input_bytes > most_bytes {
+        return Err(format!(
+            "{} bytes cannot list {} states of tile sets {}..{}",
+            task.input_bytes, task.states, task.first_rank, task.end_rank
+        ));
+    }
+    Ok((space, region))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use tilepdb_common::wire::connect::Endpoint;
 use tilepdb_common::wire::proto::JobStatusRequest;
 use tilepdb_coordinator::build::human_bytes;
 use tilepdb_coordinator::observe::progress::Tracker;
@@ -39,19 +40,19 @@ pub struct StatusArgs {
 }
 
 pub fn run(args: StatusArgs) -> anyhow::Result<()> {
-    let token = read_token(args.token_file.as_deref())?;
+    let coordinator = Endpoint {
+        address: args.coordinator.clone(),
+        token: read_token(args.token_file.as_deref())?,
+        tls_ca: args.tls_ca.clone(),
+        tls_domain: args.tls_domain.clone(),
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let ask = || {
         runtime
             .block_on(async {
-                let mut client = connect(
-                    &args.coordinator,
-                    token.as_deref(),
-                    args.tls_ca.as_deref(),
-                    args.tls_domain.as_deref(),
-                )?;
+                let mut client = connect(&coordinator)?;
                 let status = client
                     .job_status(JobStatusRequest {})
                     .await

@@ -13,7 +13,8 @@ use crate::server::{Server, coordinator_bin, scratch, serve_job, single_machine}
 use tilepdb_common::table::TableSet;
 use tilepdb_common::wire::proto::DownloadRequest;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
-use tilepdb_solver::fetch::{Remote, fetch_set, list_sets};
+use tilepdb_common::wire::connect::Endpoint;
+use tilepdb_solver::fetch::{fetch_set, list_sets};
 
 const TOKEN: &str = "fetch-test-token";
 const JOB: [&str; 4] = ["--puzzle", "15", "--partition", "15:5-5-5"];
@@ -30,11 +31,11 @@ fn serve_sets(out: &Path, extra: &[&str]) -> Server {
     Server::spawn(command)
 }
 
-fn remote(server: &Server) -> Remote {
-    Remote {
-        url: server.url(),
+fn remote(server: &Server) -> Endpoint {
+    Endpoint {
+        address: server.url(),
         token: Some(TOKEN.into()),
-        ..Remote::default()
+        ..Endpoint::default()
     }
 }
 
@@ -253,7 +254,7 @@ fn bad_requests_are_refused_with_the_right_status() {
     let server = serve_sets(&served, &[]);
 
     // The wrong token.
-    let wrong = Remote {
+    let wrong = Endpoint {
         token: Some("not-the-token".into()),
         ..remote(&server)
     };

@@ -413,7 +413,7 @@ fn held_downloads_do_not_stop_a_fetch() {
     assert!(served_count >= 1);
     let cache = dir.join("cache");
     let started = Instant::now();
-    let mut remote = tilepdb_solver::fetch::Remote::new(&url);
+    let mut remote = tilepdb_common::wire::connect::Endpoint::new(&url);
     remote.token = Some(TOKEN.into());
     let report = tilepdb_solver::fetch::fetch_set(&remote, &set.name, &cache, |_| {})
         .expect("the fetch succeeds");

@@ -12,8 +12,8 @@ use anyhow::bail;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tilepdb_common::human_bytes;
-use tilepdb_common::wire::connect::read_token;
-use tilepdb_solver::fetch::{FetchOptions, Remote, default_cache_dir, fetch_set_with, list_sets};
+use tilepdb_common::wire::connect::{Endpoint, read_token};
+use tilepdb_solver::fetch::{FetchOptions, default_cache_dir, fetch_set_with, list_sets};
 
 #[derive(Args)]
 pub struct FetchArgs {
@@ -52,8 +52,8 @@ pub struct FetchArgs {
 }
 
 pub fn run(args: FetchArgs) -> anyhow::Result<()> {
-    let remote = Remote {
-        url: args.from.clone(),
+    let remote = Endpoint {
+        address: args.from.clone(),
         token: read_token(args.token_file.as_deref())?,
         tls_ca: args.tls_ca.clone(),
         tls_domain: args.tls_domain.clone(),
@@ -147,7 +147,7 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn list(remote: &Remote, json: bool) -> anyhow::Result<()> {
+fn list(remote: &Endpoint, json: bool) -> anyhow::Result<()> {
     let sets = list_sets(remote)?;
     if json {
         let sets: Vec<serde_json::Value> = sets
@@ -168,7 +168,7 @@ fn list(remote: &Remote, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if sets.is_empty() {
-        bail!("{} serves no table set yet", remote.url);
+        bail!("{} serves no table set yet", remote.address);
     }
     for s in &sets {
         tilepdb_common::outln!(

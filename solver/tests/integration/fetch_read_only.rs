@@ -7,7 +7,8 @@ use tilepdb_common::table::{Encoding, TableSet};
 use tilepdb_common::{BlankRule, Board, Goal, Partition};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
-use tilepdb_solver::fetch::{Remote, fetch_set};
+use tilepdb_common::wire::connect::Endpoint;
+use tilepdb_solver::fetch::fetch_set;
 
 use crate::fetch_cli::{TOKEN, serve};
 
@@ -26,7 +27,7 @@ fn a_cache_that_cannot_be_written_serves_its_complete_sets() {
     )
     .unwrap();
     let name = set.dir().file_name().unwrap().to_str().unwrap().to_string();
-    let mut remote = Remote::new(serve(served.path(), None));
+    let mut remote = Endpoint::new(serve(served.path(), None));
     remote.token = Some(TOKEN.into());
     let cache = tempfile::tempdir().unwrap();
     let first = fetch_set(&remote, &name, cache.path(), |_| {}).unwrap();

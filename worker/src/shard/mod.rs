@@ -29,7 +29,7 @@ use tilepdb_common::region_index::OrderMoves;
 use tilepdb_common::shard::{Shard, ShardLayout, ShardSize};
 use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::wire::PROTOCOL_VERSION;
-use tilepdb_common::wire::connect::{Auth, channel};
+use tilepdb_common::wire::connect::Auth;
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
 use tilepdb_common::wire::proto::shard_peer_server::ShardPeerServer;
 use tilepdb_common::wire::proto::step_response::Command;
@@ -121,7 +121,7 @@ pub async fn run_shard(config: ShardConfig) -> Result<ShardSummary> {
     let service = tonic::service::interceptor::InterceptedService::new(
         ShardPeerServer::new(PeerService::new(state.clone()))
             .max_decoding_message_size(peer::MAX_MESSAGE_BYTES),
-        peer::TokenCheck::new(config.worker.token.as_deref()),
+        peer::TokenCheck::new(config.worker.coordinator.token.as_deref()),
     );
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let server = tokio::spawn(
@@ -143,12 +143,8 @@ async fn steps(
     state: &Arc<PeerState>,
 ) -> Result<ShardSummary> {
     let mut control = ShardControlClient::with_interceptor(
-        channel(
-            &config.worker.coordinator,
-            config.worker.tls_ca.as_deref(),
-            config.worker.tls_domain.as_deref(),
-        )?,
-        Auth::new(config.worker.token.as_deref())?,
+        config.worker.coordinator.channel()?,
+        config.worker.coordinator.auth()?,
     );
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
@@ -250,7 +246,7 @@ async fn session(
                 let since = *unreachable_since.get_or_insert_with(Instant::now);
                 if since.elapsed() > config.worker.give_up_after {
                     return Session::Ended(Err(Error::Unreachable {
-                        address: config.worker.coordinator.clone(),
+                        address: config.worker.coordinator.address.clone(),
                         seconds: config.worker.give_up_after.as_secs(),
                         last: status.message().to_string(),
                     }));
@@ -322,7 +318,7 @@ async fn join(
             }
             Err(s) if retryable(&s) => {
                 return Err(Error::Unreachable {
-                    address: config.worker.coordinator.clone(),
+                    address: config.worker.coordinator.address.clone(),
                     seconds: config.worker.give_up_after.as_secs(),
                     last: s.message().to_string(),
                 });
@@ -425,9 +421,7 @@ impl Work {
         self.peers = Some(Arc::new(Peers::connect(
             peers,
             self.config.shard,
-            self.config.worker.token.as_deref(),
-            self.config.worker.tls_ca.as_deref(),
-            self.config.worker.tls_domain.as_deref(),
+            &self.config.worker.coordinator,
         )?));
         Ok(())
     }

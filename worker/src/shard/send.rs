@@ -7,12 +7,12 @@
 //! its lists is merged.
 
 use std::ops::Range;
-use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 use tilepdb_common::BlankRule;
 use tilepdb_common::shard::Shard;
-use tilepdb_common::wire::connect::{Auth, channel};
+use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::{PushRequest, StepReport};
 use tilepdb_common::wire::region_lists::encode_region_states;
@@ -34,14 +34,9 @@ pub struct Peers {
 }
 
 impl Peers {
-    /// Clients of the shards at `addresses` (this one, `shard`, excepted).
-    pub fn connect(
-        addresses: &[String],
-        shard: u32,
-        token: Option<&str>,
-        tls_ca: Option<&Path>,
-        tls_domain: Option<&str>,
-    ) -> Result<Peers> {
+    /// Clients of the shards at `addresses` (this one, `shard`, excepted), with the token and
+    /// TLS settings of `coordinator`.
+    pub fn connect(addresses: &[String], shard: u32, coordinator: &Endpoint) -> Result<Peers> {
         let clients = addresses
             .iter()
             .enumerate()
@@ -49,11 +44,9 @@ impl Peers {
                 if p as u64 == u64::from(shard) {
                     return Ok(None);
                 }
+                let peer = coordinator.at(address.as_str());
                 Ok(Some(
-                    ShardPeerClient::with_interceptor(
-                        channel(address, tls_ca, tls_domain)?,
-                        Auth::new(token)?,
-                    )
+                    ShardPeerClient::with_interceptor(peer.channel()?, peer.auth()?)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
                 ))
             })
@@ -162,7 +155,18 @@ pub fn expand_layer(
 ) -> Result<StepReport> {
     let shape = super::list_shape(shard, depth + 1);
     let all = 0..shard.index_states();
+    // The owners found unreachable in this layer: once one push to an owner has used up its
+    // tries, the other threads' pushes to it fail at once instead of trying as long again.
+    let gone: Vec<AtomicBool> = (0..shard.layout().shards())
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    let unreachable_owner = |to: u32, why: &str| {
+        Error::PeerUnreachable(format!("shard {to} could not be reached: {why}"))
+    };
     let push = |to: u32, states: &mut Vec<u64>| -> Result<u64> {
+        if gone[to as usize].load(Relaxed) {
+            return Err(unreachable_owner(to, "an earlier push of this layer gave up"));
+        }
         let bytes = encode_region_states(&shape, all.clone(), states)?;
         let list = zstd::bulk::compress(&bytes, level)
             .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
@@ -190,10 +194,8 @@ pub fn expand_layer(
                     std::thread::sleep(std::time::Duration::from_millis(100 << tries.min(4)));
                 }
                 Err(s) if unreachable(&s) => {
-                    return Err(Error::PeerUnreachable(format!(
-                        "shard {to} could not be reached: {}",
-                        s.message()
-                    )));
+                    gone[to as usize].store(true, Relaxed);
+                    return Err(unreachable_owner(to, s.message()));
                 }
                 Err(s) => {
                     return Err(Error::Refused(format!(

@@ -1,0 +1,111 @@
+//! What a worker does after a call to the coordinator failed: the failure's kind, decided from
+//! its status code in one place, and the backoff while the coordinator is unreachable.
+
+use std::time::{Duration, Instant};
+
+use tonic::{Code, Status};
+
+use crate::error::{Error, Result};
+
+/// Exponential backoff while the coordinator is unreachable.
+pub(super) struct Backoff {
+    delay: Duration,
+    failing_since: Option<Instant>,
+    give_up_after: Duration,
+    address: String,
+}
+
+impl Backoff {
+    pub(super) fn new(give_up_after: Duration, address: &str) -> Backoff {
+        Backoff {
+            delay: Duration::from_millis(50),
+            failing_since: None,
+            give_up_after,
+            address: address.to_string(),
+        }
+    }
+
+    pub(super) fn ok(&mut self) {
+        if self.failing_since.take().is_some() {
+            tracing::info!("coordinator reachable again");
+        }
+        self.delay = Duration::from_millis(50);
+    }
+
+    pub(super) async fn failed(&mut self, status: &Status) -> Result<()> {
+        let since = *self.failing_since.get_or_insert_with(Instant::now);
+        // The coordinator answered and refused for now (its limits): say so, not
+        // "unreachable".
+        let busy = status.code() == Code::ResourceExhausted;
+        if since.elapsed() > self.give_up_after {
+            let (address, seconds, last) = (
+                self.address.clone(),
+                since.elapsed().as_secs(),
+                status.message().to_string(),
+            );
+            return Err(if busy {
+                Error::Busy {
+                    address,
+                    seconds,
+                    last,
+                }
+            } else {
+                Error::Unreachable {
+                    address,
+                    seconds,
+                    last,
+                }
+            });
+        }
+        let retry_in_ms = u64::try_from(self.delay.as_millis()).unwrap_or(u64::MAX);
+        if busy {
+            tracing::warn!(
+                retry_in_ms,
+                "the coordinator refused for now: {}",
+                status.message()
+            );
+        } else {
+            tracing::warn!(
+                code = ?status.code(),
+                retry_in_ms,
+                "coordinator unreachable: {}",
+                status.message()
+            );
+        }
+        tokio::time::sleep(self.delay).await;
+        self.delay = (self.delay * 2).min(Duration::from_secs(2));
+        Ok(())
+    }
+}
+
+/// What to do after a call failed.
+pub(super) enum Failure {
+    /// Unreachable, restarting, overloaded: back off and retry.
+    Transient(Status),
+    /// The coordinator does not know this worker (it restarted): register again.
+    Reregister,
+    /// Refused for good (token, version, job).
+    Fatal(Error),
+    /// This task's result was refused: drop it and go on.
+    Dropped(Status),
+    /// The job is done.
+    JobDone,
+}
+
+/// The kind of failure a call's `status` is: the one place where a status code decides what
+/// the worker does next.
+pub(super) fn classify(status: Status) -> Failure {
+    match status.code() {
+        Code::Unauthenticated | Code::PermissionDenied | Code::FailedPrecondition => {
+            Failure::Fatal(Error::Refused(format!(
+                "{:?}: {}",
+                status.code(),
+                status.message()
+            )))
+        }
+        Code::NotFound => Failure::Reregister,
+        Code::InvalidArgument | Code::OutOfRange => Failure::Dropped(status),
+        _ => Failure::Transient(status),
+    }
+}
+
