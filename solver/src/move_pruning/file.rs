@@ -191,3 +191,82 @@ impl MovePruning {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::move_pruning::learn;
+
+    fn machine() -> MovePruning {
+        learn("3x3".parse().unwrap(), 8).unwrap().machine
+    }
+
+    fn refused(bytes: &[u8]) -> String {
+        match MovePruning::from_bytes(bytes) {
+            Ok(_) => panic!("a damaged file was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_machine_round_trips_through_its_file() {
+        let m = machine();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("3x3.fsm");
+        m.write(&path).unwrap();
+        let back = MovePruning::read(&path).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.depth(), 8);
+        assert!(back.states() > 5);
+    }
+
+    #[test]
+    fn a_flipped_byte_is_refused_by_a_checksum() {
+        let bytes = machine().to_bytes();
+        for at in [20, HEADER_LEN + 5, bytes.len() - 1] {
+            let mut b = bytes.clone();
+            b[at] ^= 0x10;
+            assert!(refused(&b).contains("checksum"), "byte {at}: {}", refused(&b));
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_is_refused() {
+        let bytes = machine().to_bytes();
+        assert!(refused(&bytes[..bytes.len() - 4]).contains("truncated"));
+        assert!(refused(&bytes[..HEADER_LEN - 1]).contains("not a move-pruning machine"));
+        assert!(refused(b"").contains("not a move-pruning machine"));
+    }
+
+    #[test]
+    fn another_version_is_refused_by_name() {
+        let mut b = machine().to_bytes();
+        b[8] = 2;
+        let crc = crc32fast::hash(&b[..OFF_HEADER_CRC]);
+        b[OFF_HEADER_CRC..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+        assert!(refused(&b).contains("format version 2.0"), "{}", refused(&b));
+    }
+
+    #[test]
+    fn a_transition_out_of_range_is_refused_even_with_good_checksums() {
+        let m = machine();
+        let mut b = m.to_bytes();
+        b[HEADER_LEN..HEADER_LEN + 4].copy_from_slice(&m.states().to_le_bytes());
+        let crc = crc32fast::hash(&b[HEADER_LEN..]);
+        b[40..44].copy_from_slice(&crc.to_le_bytes());
+        let crc = crc32fast::hash(&b[..OFF_HEADER_CRC]);
+        b[OFF_HEADER_CRC..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+        assert!(refused(&b).contains("out of the"), "{}", refused(&b));
+    }
+
+    #[test]
+    fn a_machine_of_another_board_reads_but_is_refused_for_the_search() {
+        let m = machine();
+        let back = MovePruning::from_bytes(&m.to_bytes()).unwrap();
+        let e = back
+            .check_board("2x4".parse().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("for the 3x3 board") && e.contains("on 2x4"), "{e}");
+    }
+}
