@@ -27,7 +27,8 @@ pub struct FsmArgs {
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
     /// Also count the nodes of a brute-force search from the centre cell to this depth, with
-    /// the undo rule alone and with the machine, and print the branching factors (0: skip).
+    /// the undo rule alone and with the machine, and print the branching factors (the ratio of
+    /// the counts at this depth and two less, square-rooted; 0: skip, else at least 2).
     #[arg(long, value_name = "DEPTH", default_value_t = 30)]
     count_depth: usize,
     /// Print JSON for scripts.
@@ -35,13 +36,15 @@ pub struct FsmArgs {
     json: bool,
 }
 
-/// Brute-force counts at the last two depths and their ratio.
+/// Brute-force counts at the last three depths and the branching factor: the ratio of the
+/// last two counts over two moves, `sqrt(n(d) / n(d - 2))` (successive ratios alternate with the
+/// parity of the blank's cell).
 #[derive(Serialize)]
 struct Branching {
     depth: usize,
-    undo_nodes: [f64; 2],
+    undo_nodes: [f64; 3],
     undo_branching: f64,
-    machine_nodes: [f64; 2],
+    machine_nodes: [f64; 3],
     machine_branching: f64,
 }
 
@@ -57,13 +60,14 @@ struct FsmReport {
     branching: Option<Branching>,
 }
 
-/// Nodes at `depth - 1` and `depth` from the centre cell, and their ratio.
-fn last_two(machine: &MovePruning, depth: usize) -> anyhow::Result<([f64; 2], f64)> {
+/// Nodes at `depth - 2`, `depth - 1` and `depth` from the centre cell, and the branching
+/// factor over the last two moves.
+fn last_three(machine: &MovePruning, depth: usize) -> anyhow::Result<([f64; 3], f64)> {
     let board = machine.board();
     let centre = board.cell(board.height() / 2, board.width() / 2);
     let counts = nodes_by_depth(machine, centre, depth)?;
-    let (a, b) = (counts[depth - 1], counts[depth]);
-    Ok(([a, b], b / a))
+    let last = [counts[depth - 2], counts[depth - 1], counts[depth]];
+    Ok((last, (last[2] / last[0]).sqrt()))
 }
 
 pub fn run(args: FsmArgs) -> anyhow::Result<()> {
@@ -73,10 +77,10 @@ pub fn run(args: FsmArgs) -> anyhow::Result<()> {
     let wall_seconds = started.elapsed().as_secs_f64();
     let machine = &learned.machine;
     machine.write(&args.out)?;
-    let branching = if args.count_depth >= 1 {
+    let branching = if args.count_depth >= 2 {
         let (undo_nodes, undo_branching) =
-            last_two(&MovePruning::undo_only(board), args.count_depth)?;
-        let (machine_nodes, machine_branching) = last_two(machine, args.count_depth)?;
+            last_three(&MovePruning::undo_only(board), args.count_depth)?;
+        let (machine_nodes, machine_branching) = last_three(machine, args.count_depth)?;
         Some(Branching {
             depth: args.count_depth,
             undo_nodes,
@@ -115,15 +119,17 @@ pub fn run(args: FsmArgs) -> anyhow::Result<()> {
     }
     if let Some(b) = &report.branching {
         tilepdb_common::outln!(
-            "brute force from the centre, nodes at depths {} and {}: undo rule {:.0} -> {:.0} \
-             (branching {:.4}), machine {:.0} -> {:.0} (branching {:.4})",
-            b.depth - 1,
+            "brute force from the centre, nodes at depths {} to {}: undo rule {:.0} {:.0} {:.0} \
+             (branching {:.4}), machine {:.0} {:.0} {:.0} (branching {:.4})",
+            b.depth - 2,
             b.depth,
             b.undo_nodes[0],
             b.undo_nodes[1],
+            b.undo_nodes[2],
             b.undo_branching,
             b.machine_nodes[0],
             b.machine_nodes[1],
+            b.machine_nodes[2],
             b.machine_branching
         );
     }

@@ -226,7 +226,11 @@ mod tests {
         for at in [20, HEADER_LEN + 5, bytes.len() - 1] {
             let mut b = bytes.clone();
             b[at] ^= 0x10;
-            assert!(refused(&b).contains("checksum"), "byte {at}: {}", refused(&b));
+            assert!(
+                refused(&b).contains("checksum"),
+                "byte {at}: {}",
+                refused(&b)
+            );
         }
     }
 
@@ -244,7 +248,11 @@ mod tests {
         b[8] = 2;
         let crc = crc32fast::hash(&b[..OFF_HEADER_CRC]);
         b[OFF_HEADER_CRC..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
-        assert!(refused(&b).contains("format version 2.0"), "{}", refused(&b));
+        assert!(
+            refused(&b).contains("format version 2.0"),
+            "{}",
+            refused(&b)
+        );
     }
 
     #[test]
@@ -267,6 +275,9 @@ mod tests {
             .check_board("2x4".parse().unwrap())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("for the 3x3 board") && e.contains("on 2x4"), "{e}");
+        assert!(
+            e.contains("for the 3x3 board") && e.contains("on 2x4"),
+            "{e}"
+        );
     }
 }
