@@ -40,7 +40,7 @@ pub struct FsmArgs {
 /// last two counts over two moves, `sqrt(n(d) / n(d - 2))` (successive ratios alternate with the
 /// parity of the blank's cell).
 #[derive(Serialize)]
-struct Branching {
+struct BruteForce {
     depth: usize,
     undo_nodes: [f64; 3],
     undo_branching: f64,
@@ -57,7 +57,7 @@ struct FsmReport {
     forbidden_strings: u32,
     per_length: Vec<LengthCounts>,
     wall_seconds: f64,
-    branching: Option<Branching>,
+    branching: Option<BruteForce>,
 }
 
 /// Nodes at `depth - 2`, `depth - 1` and `depth` from the centre cell, and the branching
@@ -81,7 +81,7 @@ pub fn run(args: FsmArgs) -> anyhow::Result<()> {
         let (undo_nodes, undo_branching) =
             last_three(&MovePruning::undo_only(board), args.count_depth)?;
         let (machine_nodes, machine_branching) = last_three(machine, args.count_depth)?;
-        Some(Branching {
+        Some(BruteForce {
             depth: args.count_depth,
             undo_nodes,
             undo_branching,

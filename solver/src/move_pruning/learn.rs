@@ -34,19 +34,21 @@ pub struct Learned {
     pub per_length: Vec<LengthCounts>,
 }
 
+/// A cell as its (column, row) offset from the blank's start, at most 31 away.
+type Offset = (i32, i32);
+
 /// Where a string's blank goes and what it moves, relative to the blank's start: the cells
 /// whose content changed, each with the cell the content came from, sorted; and the start
 /// cells of `board` it is legal from. `None` when it is legal from none.
 fn effect(board: Board, moves: &[Direction]) -> Option<(Vec<u8>, u32)> {
-    // Cells are (column, row) offsets from the blank's start, at most 31 away.
-    let mut changed: Vec<((i32, i32), (i32, i32))> = Vec::with_capacity(moves.len() + 1);
-    let content = |changed: &[((i32, i32), (i32, i32))], cell: (i32, i32)| {
+    let mut changed: Vec<(Offset, Offset)> = Vec::with_capacity(moves.len() + 1);
+    let content = |changed: &[(Offset, Offset)], cell: Offset| {
         changed
             .iter()
             .find(|(c, _)| *c == cell)
             .map_or(cell, |&(_, from)| from)
     };
-    let set = |changed: &mut Vec<((i32, i32), (i32, i32))>, cell, from| match changed
+    let set = |changed: &mut Vec<(Offset, Offset)>, cell, from| match changed
         .iter_mut()
         .find(|(c, _)| *c == cell)
     {
