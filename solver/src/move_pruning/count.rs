@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 /// use tilepdb_solver::move_pruning::{MovePruning, nodes_by_depth};
 /// let board: Board = "3x3".parse().unwrap();
 /// let counts = nodes_by_depth(&MovePruning::undo_only(board), 4, 2).unwrap();
-/// assert_eq!(counts, vec![1.0, 4.0, 12.0]); // from the centre: 4, then 3 each
+/// // From the centre: 4 edge cells, then from each 2 (3 neighbours, one the way back).
+/// assert_eq!(counts, vec![1.0, 4.0, 8.0]);
 /// ```
 pub fn nodes_by_depth(machine: &MovePruning, start_cell: usize, depth: usize) -> Result<Vec<f64>> {
     let board = machine.board();
