@@ -25,6 +25,17 @@ pub enum Error {
     /// A search or heuristic asked for something it does not do.
     #[error("{0}")]
     Unsupported(String),
+    /// A move-pruning machine file that cannot be used (what is wrong with it).
+    #[error("bad move-pruning machine: {0}")]
+    BadMachine(String),
+    /// A move-pruning machine learned for another board than the search's.
+    #[error("the move-pruning machine is for the {machine} board, the search is on {search}")]
+    MachineBoard {
+        /// The machine's board.
+        machine: String,
+        /// The search's board.
+        search: String,
+    },
     /// A solution that does not replay to the goal (a bug, never input).
     #[error("solution check failed: {0}")]
     BadSolution(String),

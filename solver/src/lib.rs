@@ -18,6 +18,8 @@
 //! * [`heuristic`]: misplaced tiles, Manhattan distance, linear conflict, and the additive
 //!   pattern-database heuristic with its reflection, all evaluated incrementally;
 //! * [`search`]: IDA*, A*, weighted A*, and the replay check of every solution;
+//! * [`move_pruning`]: Taylor & Korf's duplicate-string move pruning, a machine IDA* runs
+//!   beside the search (learned, written and read back, checked);
 //! * [`textbook`]: Nilsson's inadmissible P + 3S for the 8-puzzle;
 //! * [`generate`]: seeded instance generators (random walks, uniformly random states);
 //! * [`bench`](mod@bench): comparing heuristics on instance files: records, summaries, Pareto fronts, SVG;
@@ -32,6 +34,7 @@ pub mod error;
 pub mod fetch;
 pub mod generate;
 pub mod heuristic;
+pub mod move_pruning;
 pub mod play;
 pub mod search;
 pub mod textbook;

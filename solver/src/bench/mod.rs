@@ -33,7 +33,8 @@ use tilepdb_common::{Board, Goal, PuzzleState};
 
 use crate::error::{Error, Result};
 use crate::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
-use crate::search::{IterationCounts, Limits, Outcome, ida_star};
+use crate::move_pruning::MovePruning;
+use crate::search::{IterationCounts, Limits, Outcome, ida_star, ida_star_pruned};
 
 /// What an entry of the matrix searches with.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +129,8 @@ pub struct Protocol {
     pub random_states: usize,
     /// Their seed ([`random_states`]).
     pub seed: u64,
+    /// The move-pruning machine of every search (`None`: the undo rule alone).
+    pub move_pruning: Option<MovePruning>,
 }
 
 impl Default for Protocol {
@@ -137,6 +140,7 @@ impl Default for Protocol {
             threads: 1,
             random_states: 1000,
             seed: 1,
+            move_pruning: None,
         }
     }
 }
@@ -367,13 +371,17 @@ fn search_all<H: Heuristic>(
     goal: Goal,
     randoms: &[PuzzleState],
     limits: &Limits,
+    pruning: Option<&MovePruning>,
 ) -> Result<(Vec<InstanceRecord>, f64, f64)> {
     let cpu_before = process_cpu_seconds();
     let records = instances
         .par_iter()
         .enumerate()
         .map(|(i, (name, state))| {
-            let r = ida_star(state, goal, h, limits)?;
+            let r = match pruning {
+                Some(machine) => ida_star_pruned(state, goal, h, limits, machine)?,
+                None => ida_star(state, goal, h, limits)?,
+            };
             Ok(InstanceRecord {
                 entry: label.to_string(),
                 number: i + 1,
@@ -503,24 +511,28 @@ pub fn run(
     let mut histograms: Vec<TableHistogram> = Vec::new();
     for entry in entries {
         let limits = &protocol.limits;
+        let pruning = protocol.move_pruning.as_ref();
         let label = entry.label.as_str();
         let (entry_records, random_h, cpu_seconds, heuristic, files) = match &entry.spec {
             HeuristicSpec::Misplaced => {
                 let h = Misplaced::new(board, goal);
-                let (r, m, cpu) =
-                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                let (r, m, cpu) = pool.install(|| {
+                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
+                })?;
                 (r, m, cpu, "misplaced tiles".to_string(), None)
             }
             HeuristicSpec::Manhattan => {
                 let h = Manhattan::new(board, goal);
-                let (r, m, cpu) =
-                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                let (r, m, cpu) = pool.install(|| {
+                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
+                })?;
                 (r, m, cpu, "Manhattan distance".to_string(), None)
             }
             HeuristicSpec::LinearConflict => {
                 let h = LinearConflict::new(board, goal);
-                let (r, m, cpu) =
-                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                let (r, m, cpu) = pool.install(|| {
+                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
+                })?;
                 (r, m, cpu, "linear conflict".to_string(), None)
             }
             HeuristicSpec::Tables { dir, reflect } => {
@@ -532,8 +544,9 @@ pub fn run(
                     });
                 }
                 let h = PdbHeuristic::new(&set, *reflect)?;
-                let (r, m, cpu) =
-                    pool.install(|| search_all(label, &h, instances, goal, &randoms, limits))?;
+                let (r, m, cpu) = pool.install(|| {
+                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
+                })?;
                 let name = dir.file_name().map_or_else(
                     || dir.display().to_string(),
                     |n| n.to_string_lossy().into_owned(),

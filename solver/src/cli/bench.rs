@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// The goal when no entry has tables (default blank-first).
     #[arg(long)]
     goal: Option<Goal>,
+    /// A move-pruning machine written by `tilepdb-solve fsm` for the same board, for every
+    /// entry's searches (default: only the move undoing the last one is pruned).
+    #[arg(long, value_name = "FILE")]
+    fsm: Option<PathBuf>,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -96,6 +100,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         threads: args.threads,
         random_states: args.random_states,
         seed: args.seed,
+        move_pruning: args
+            .fsm
+            .as_deref()
+            .map(|path| super::fsm::open_machine(path, board, true))
+            .transpose()?,
     };
     let report = bench::run(&entries, &instances, board, goal, &protocol)?;
     let written = bench::output::write(&report, &args.out)?;

@@ -4,6 +4,7 @@ mod bench;
 mod eval;
 #[cfg(feature = "fetch")]
 mod fetch;
+mod fsm;
 mod generate;
 mod input;
 mod play;
@@ -41,6 +42,9 @@ enum Command {
     /// Compare heuristics on an instance file under one protocol: per-instance results (JSONL,
     /// CSV), a summary with the Pareto fronts, a Markdown report and SVG plots.
     Bench(bench::BenchArgs),
+    /// Learn a move-pruning machine (Taylor & Korf's duplicate strings) for a board and write
+    /// it, for solve --fsm and bench --fsm.
+    Fsm(fsm::FsmArgs),
     /// Play the puzzle in the terminal: arrow keys slide tiles, h asks for the optimal next
     /// move and the distance left, q quits.
     Play(play::PlayArgs),
@@ -66,6 +70,7 @@ pub fn main() -> ExitCode {
         Command::Fetch(args) => fetch::run(args),
         Command::Gen(args) => generate::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Fsm(args) => fsm::run(args),
         Command::Play(args) => play::run(args),
         Command::Completions(args) => {
             print_completions(Cli::command(), args.shell);

@@ -16,7 +16,10 @@ use tilepdb_common::table::Load;
 use tilepdb_common::units::{parse_seconds, parse_threads};
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
-use tilepdb_solver::search::{Limits, Outcome, SearchResult, a_star, ida_star, weighted_a_star};
+use tilepdb_solver::move_pruning::MovePruning;
+use tilepdb_solver::search::{
+    Limits, Outcome, SearchResult, a_star, ida_star, ida_star_pruned, weighted_a_star,
+};
 use tilepdb_solver::textbook::PPlus3S;
 
 use super::input::StateInput;
@@ -102,6 +105,10 @@ pub struct SolveArgs {
     /// Give up on an instance after this many seconds.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<Duration>,
+    /// A move-pruning machine written by `tilepdb-solve fsm` for the same board: IDA* skips the
+    /// moves it forbids (default: only the move undoing the last one).
+    #[arg(long, value_name = "FILE")]
+    fsm: Option<PathBuf>,
     /// Instances solved at once (default: every core).
     #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = parse_threads)]
     threads: usize,
@@ -133,25 +140,50 @@ struct Summary {
     generated_per_second: f64,
     /// Why the lengths are not proven optimal (weighted A*, an inadmissible heuristic).
     optimality: Option<String>,
+    /// The move-pruning machine IDA* ran with (`--fsm`), if any.
+    move_pruning: Option<MachineReport>,
     results: Vec<InstanceReport>,
+}
+
+/// The machine of `--fsm`, as the JSON reports it.
+#[derive(Serialize)]
+struct MachineReport {
+    file: String,
+    depth: u8,
+    states: u32,
+}
+
+/// How to search: the algorithm, its weight, the move-pruning machine, whether the lengths
+/// are optimal, and the budgets.
+struct Search<'a> {
+    algorithm: Algorithm,
+    weight: f64,
+    pruning: Option<&'a MovePruning>,
+    optimal: bool,
+    limits: Limits,
 }
 
 fn solve_all<H: Heuristic>(
     states: &[(String, PuzzleState)],
     goal: Goal,
     h: &H,
-    algorithm: Algorithm,
-    weight: f64,
-    optimal: bool,
-    limits: &Limits,
+    search: &Search,
 ) -> anyhow::Result<Vec<InstanceReport>> {
+    let Search {
+        algorithm,
+        weight,
+        pruning,
+        optimal,
+        ref limits,
+    } = *search;
     states
         .par_iter()
         .map(|(label, state)| {
-            let result = match algorithm {
-                Algorithm::Ida => ida_star(state, goal, h, limits),
-                Algorithm::Astar => a_star(state, goal, h, limits),
-                Algorithm::WeightedAstar => weighted_a_star(state, goal, h, weight, limits),
+            let result = match (algorithm, pruning) {
+                (Algorithm::Ida, Some(machine)) => ida_star_pruned(state, goal, h, limits, machine),
+                (Algorithm::Ida, None) => ida_star(state, goal, h, limits),
+                (Algorithm::Astar, _) => a_star(state, goal, h, limits),
+                (Algorithm::WeightedAstar, _) => weighted_a_star(state, goal, h, weight, limits),
             }
             .with_context(|| label.clone())?;
             Ok(InstanceReport {
@@ -228,50 +260,38 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    let optimal = no_claim.is_none();
-    let (algorithm, weight) = (args.algorithm, args.weight);
+    let machine = args
+        .fsm
+        .as_deref()
+        .map(|path| super::fsm::open_machine(path, board, args.algorithm == Algorithm::Ida))
+        .transpose()?;
+    let search = Search {
+        algorithm: args.algorithm,
+        weight: args.weight,
+        pruning: machine.as_ref(),
+        optimal: no_claim.is_none(),
+        limits,
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
         .build()?;
     let started = std::time::Instant::now();
     let results = pool.install(|| match heuristic {
-        HeuristicName::Misplaced => solve_all(
-            &states,
-            goal,
-            &Misplaced::new(board, goal),
-            algorithm,
-            weight,
-            optimal,
-            &limits,
-        ),
-        HeuristicName::Manhattan => solve_all(
-            &states,
-            goal,
-            &Manhattan::new(board, goal),
-            algorithm,
-            weight,
-            optimal,
-            &limits,
-        ),
-        HeuristicName::LinearConflict => solve_all(
-            &states,
-            goal,
-            &LinearConflict::new(board, goal),
-            algorithm,
-            weight,
-            optimal,
-            &limits,
-        ),
+        HeuristicName::Misplaced => solve_all(&states, goal, &Misplaced::new(board, goal), &search),
+        HeuristicName::Manhattan => solve_all(&states, goal, &Manhattan::new(board, goal), &search),
+        HeuristicName::LinearConflict => {
+            solve_all(&states, goal, &LinearConflict::new(board, goal), &search)
+        }
         HeuristicName::Pdb => {
             let set = set
                 .as_ref()
                 .context("the pdb heuristic needs --tables DIR")?;
             let h = PdbHeuristic::new(set, args.reflect)?;
-            solve_all(&states, goal, &h, algorithm, weight, optimal, &limits)
+            solve_all(&states, goal, &h, &search)
         }
         HeuristicName::PPlus3s => {
             let h = PPlus3S::new(board, goal)?;
-            solve_all(&states, goal, &h, algorithm, weight, optimal, &limits)
+            solve_all(&states, goal, &h, &search)
         }
     })?;
     let total_expanded: u64 = results.iter().map(|r| r.result.expanded).sum();
@@ -286,6 +306,14 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         expanded_per_second: total_expanded as f64 / total_seconds.max(1e-9),
         generated_per_second: total_generated as f64 / total_seconds.max(1e-9),
         optimality: no_claim,
+        move_pruning: machine
+            .as_ref()
+            .zip(args.fsm.as_ref())
+            .map(|(m, path)| MachineReport {
+                file: path.display().to_string(),
+                depth: m.depth(),
+                states: m.states(),
+            }),
         results,
     };
     if args.json {

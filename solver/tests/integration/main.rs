@@ -20,6 +20,7 @@ mod json_scheme;
 mod korf100_sample;
 mod korf24;
 mod linear_conflict;
+mod move_pruning;
 mod new_user;
 mod play;
 mod small_boards;

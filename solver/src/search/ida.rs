@@ -1,0 +1,261 @@
+//! IDA*'s depth-first search under a bound, with or without the heuristic's look-ahead, and
+//! the move-pruning machine carried per node.
+
+use std::time::Instant;
+
+use tilepdb_common::MAX_CELLS;
+
+use super::{Limits, Outcome};
+use crate::heuristic::Heuristic;
+use crate::move_pruning::FORBIDDEN;
+
+/// The children of a node: the cell the blank moves to and the tile that slides, the
+/// move-pruning machine's state after the move, and what [`Heuristic::start_move`] returned
+/// for each.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Children<S> {
+    pub(super) count: usize,
+    moves: [(u8, u8); 4],
+    machine: [u32; 4],
+    started: [S; 4],
+}
+
+/// What the search keeps for the node it expands at one depth: the value and memo of each of
+/// its children, and the children of those (started when they are to be expanded).
+#[derive(Clone, Copy)]
+pub(super) struct Frame<M, S> {
+    pub(super) evaluated: [(u32, M); 4],
+    pub(super) grandchildren: [Children<S>; 4],
+}
+
+/// The state the search plays moves on.
+pub(super) struct Position<'m> {
+    /// `moves[cell]`: the neighbours of `cell`, in the order up, left, right, down.
+    pub(super) moves: [[u8; 4]; MAX_CELLS],
+    pub(super) tiles: [u8; MAX_CELLS],
+    pub(super) cells: Vec<u8>,
+    /// The move-pruning machine: `machine[4 * state + direction]`, or [`FORBIDDEN`].
+    pub(super) machine: &'m [u32],
+}
+
+impl Position<'_> {
+    /// Slides `tile` from `next` onto the blank's cell `blank`.
+    #[inline(always)]
+    fn play(&mut self, blank: u8, next: u8, tile: u8) {
+        self.tiles[blank as usize] = tile;
+        self.tiles[next as usize] = 0;
+        self.cells[tile as usize] = blank;
+        self.cells[0] = next;
+    }
+
+    /// Slides `tile` back from `blank` to `next`.
+    #[inline(always)]
+    fn unplay(&mut self, blank: u8, next: u8, tile: u8) {
+        self.tiles[next as usize] = tile;
+        self.tiles[blank as usize] = 0;
+        self.cells[tile as usize] = next;
+        self.cells[0] = blank;
+    }
+
+    /// Fills `children` with the children of this state (of memo `memo`, machine state
+    /// `state`) but those the machine forbids, their evaluation started.
+    #[inline(always)]
+    pub(super) fn start_children<H: Heuristic>(
+        &mut self,
+        heuristic: &H,
+        memo: &H::Memo,
+        state: u32,
+        children: &mut Children<H::Started>,
+    ) {
+        let blank = self.cells[0];
+        children.count = 0;
+        for direction in 0..4 {
+            let next = self.moves[blank as usize][direction];
+            let child_state = self.machine[4 * state as usize + direction];
+            if next == u8::MAX || child_state == FORBIDDEN {
+                continue;
+            }
+            let tile = self.tiles[next as usize];
+            self.cells[tile as usize] = blank;
+            self.cells[0] = next;
+            heuristic.start_move(
+                &self.cells,
+                tile as usize,
+                next as usize,
+                memo,
+                &mut children.started[children.count],
+            );
+            self.cells[tile as usize] = next;
+            self.cells[0] = blank;
+            children.moves[children.count] = (next, tile);
+            children.machine[children.count] = child_state;
+            children.count += 1;
+        }
+    }
+}
+
+pub(super) struct Ida<'h, 'm, H: Heuristic> {
+    pub(super) heuristic: &'h H,
+    pub(super) position: Position<'m>,
+    /// `frames[d]`: the node at depth `d` on the path is `evaluated[c]` and
+    /// `grandchildren[c]` of `frames[d - 1]`; `frames[0]` holds the start in its slot 0.
+    pub(super) frames: Vec<Frame<H::Memo, H::Started>>,
+    pub(super) goal_tiles: [u8; MAX_CELLS],
+    pub(super) n: usize,
+    pub(super) path: Vec<u8>,
+    /// Nodes expanded and generated so far, over all iterations.
+    pub(super) expanded: u64,
+    pub(super) generated: u64,
+    pub(super) threshold: u32,
+    pub(super) next_threshold: u32,
+    pub(super) limits: Limits,
+    /// `limits.max_nodes`, or no limit: checked before every node is generated.
+    pub(super) node_limit: u64,
+    pub(super) started: Instant,
+    pub(super) stopped: Option<Outcome>,
+}
+
+impl<H: Heuristic> Ida<'_, '_, H> {
+    fn is_goal(&self) -> bool {
+        self.position.tiles[..self.n] == self.goal_tiles[..self.n]
+    }
+
+    /// Depth-first search below the node with value `h` and memo `memo` at depth `g`, each
+    /// child evaluated just before it is visited, the machine in `state`; true when solved.
+    pub(super) fn search(&mut self, g: u32, h: u32, memo: &H::Memo, state: u32) -> bool {
+        if h == 0 && self.is_goal() {
+            return true;
+        }
+        self.expanded += 1;
+        let blank = self.position.cells[0];
+        for direction in 0..4 {
+            let next = self.position.moves[blank as usize][direction];
+            let child_state = self.position.machine[4 * state as usize + direction];
+            if next == u8::MAX || child_state == FORBIDDEN {
+                continue;
+            }
+            if self.generated >= self.node_limit {
+                self.stopped = Some(Outcome::NodeBudget);
+                return false;
+            }
+            let tile = self.position.tiles[next as usize];
+            self.position.play(blank, next, tile);
+            self.generated += 1;
+            let (child_h, child_memo) =
+                self.heuristic
+                    .after_move(&self.position.cells, tile as usize, next as usize, memo);
+            let f = g + 1 + child_h;
+            if f <= self.threshold {
+                self.path.push(tile);
+                if self.search(g + 1, child_h, &child_memo, child_state) {
+                    return true;
+                }
+                self.path.pop();
+            } else if f < self.next_threshold {
+                self.next_threshold = f;
+            }
+            self.position.unplay(blank, next, tile);
+            if self.generated.trailing_zeros() >= 16 && self.out_of_budget() {
+                return false;
+            }
+            if self.stopped.is_some() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// [`Ida::search`] for heuristics that look ahead: below the node `slot` of
+    /// `frames[depth]`; true when solved.
+    ///
+    /// The table entries a node's children need are fetched from memory while the search works
+    /// on their siblings: a node finishes its children's evaluations (started by its parent),
+    /// starts the children of those it will expand, then visits them in order. Nodes are
+    /// counted in that order, as they would be without the look-ahead.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a depth is at most the search's bound, below 2^32"
+    )]
+    pub(super) fn search_ahead(&mut self, depth: usize, slot: usize) -> bool {
+        if self.frames[depth].evaluated[slot].0 == 0 && self.is_goal() {
+            return true;
+        }
+        self.expanded += 1;
+        if self.frames.len() == depth + 1 {
+            self.frames.push(self.frames[0]);
+        }
+        let g = depth as u32;
+        let blank = self.position.cells[0];
+        let (done, ahead) = self.frames.split_at_mut(depth + 1);
+        let (_, memo) = &done[depth].evaluated[slot];
+        let children = &done[depth].grandchildren[slot];
+        let Frame {
+            evaluated,
+            grandchildren,
+        } = &mut ahead[0];
+        let count = children.count;
+        for c in 0..count {
+            let (next, tile) = children.moves[c];
+            self.position.play(blank, next, tile);
+            let (child_h, child_memo) = &mut evaluated[c];
+            *child_h = self.heuristic.finish_move(
+                &self.position.cells,
+                tile as usize,
+                next as usize,
+                &children.started[c],
+                memo,
+                child_memo,
+            );
+            if g + 1 + *child_h <= self.threshold {
+                self.position.start_children(
+                    self.heuristic,
+                    child_memo,
+                    children.machine[c],
+                    &mut grandchildren[c],
+                );
+            }
+            self.position.unplay(blank, next, tile);
+        }
+        for c in 0..count {
+            let (next, tile) = self.frames[depth].grandchildren[slot].moves[c];
+            let child_h = self.frames[depth + 1].evaluated[c].0;
+            if self.generated >= self.node_limit {
+                self.stopped = Some(Outcome::NodeBudget);
+                return false;
+            }
+            self.position.play(blank, next, tile);
+            self.generated += 1;
+            let f = g + 1 + child_h;
+            if f <= self.threshold {
+                self.path.push(tile);
+                if self.search_ahead(depth + 1, c) {
+                    return true;
+                }
+                self.path.pop();
+            } else if f < self.next_threshold {
+                self.next_threshold = f;
+            }
+            self.position.unplay(blank, next, tile);
+            if self.generated.trailing_zeros() >= 16 && self.out_of_budget() {
+                return false;
+            }
+            if self.stopped.is_some() {
+                return false;
+            }
+        }
+        false
+    }
+
+    fn out_of_budget(&mut self) -> bool {
+        if self.limits.max_nodes.is_some_and(|m| self.generated >= m) {
+            self.stopped = Some(Outcome::NodeBudget);
+        } else if self
+            .limits
+            .timeout
+            .is_some_and(|t| self.started.elapsed() >= t)
+        {
+            self.stopped = Some(Outcome::Timeout);
+        }
+        self.stopped.is_some()
+    }
+}
