@@ -1,6 +1,7 @@
 //! The command line of `tilepdb-solve`: one module per subcommand.
 
 mod bench;
+mod catalogue;
 mod eval;
 #[cfg(feature = "fetch")]
 mod fetch;
