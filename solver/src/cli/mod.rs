@@ -5,6 +5,8 @@ mod catalogue;
 mod eval;
 #[cfg(feature = "fetch")]
 mod fetch;
+#[cfg(feature = "fetch")]
+mod fetch_catalogue;
 mod generate;
 mod input;
 mod play;

@@ -10,6 +10,7 @@ mod support;
 
 mod bench;
 mod catalogue;
+mod catalogue_cli;
 mod catalogue_symmetry;
 mod cli;
 mod closed_pipe;
