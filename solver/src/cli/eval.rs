@@ -20,7 +20,7 @@ pub struct EvalArgs {
     tables: PathBuf,
     #[command(flatten)]
     catalogue: super::catalogue::CatalogueArg,
-    /// With --catalogue: the board, when --tables holds sets of several (8, 15, 24 or WxH).
+    /// With --catalogue: the board, when --tables holds sets of several (8, 15, 24 or W x H).
     #[arg(long, requires = "catalogue")]
     puzzle: Option<String>,
     /// With --catalogue: the goal, when --tables holds sets of both.

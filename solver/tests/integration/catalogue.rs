@@ -159,7 +159,7 @@ fn symmetric_tables_solve_at_the_optimal_length() {
         for seed in 0..25 {
             let mut last = Vec::new();
             walk(board, 100 + seed, 60, |cells, _, _| last = cells.to_vec());
-            let mut tiles = vec![0u8; 9];
+            let mut tiles = [0u8; 9];
             for (t, &c) in last.iter().enumerate() {
                 tiles[c as usize] = u8::try_from(t).unwrap();
             }

@@ -35,7 +35,7 @@ fn a_catalogue_is_fetched_solved_and_evaluated() {
     let served = tempfile::tempdir().unwrap();
     let board: Board = "3x3".parse().unwrap();
     // The corner patterns are each other's images: 2 tables serve the 6 patterns.
-    let text = "0,1,2\n0,3,6\n\n0,2,5\n0,6,7\n\n0,5,8\n0,7,8\n";
+    let text = "0,1,2\n0,3,6\n\n0,2,5\n0,6,7\n\n0,5,8\n0,6,7\n";
     let file = served.path().join("corners.cat");
     std::fs::write(&file, text).unwrap();
     let catalogue = Catalogue::read(&file, board).unwrap();

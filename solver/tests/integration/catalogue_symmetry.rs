@@ -37,14 +37,10 @@ fn build(dir: &Path, board: Board, goal: Goal, tiles: &[u8], rule: BlankRule) ->
 /// Every placement of `tiles` with the blank on every free cell, as full states (the other
 /// tiles on the cells left, in order): `cells[tile]`.
 fn every_state(board: Board, tiles: &[u8]) -> Vec<[u8; MAX_CELLS]> {
-    let n = board.cells();
-    let k = tiles.len();
-    let mut out = Vec::new();
-    let mut at = vec![0usize; k];
     fn place(
         j: usize,
         used: u32,
-        at: &mut Vec<usize>,
+        at: &mut [usize],
         n: usize,
         tiles: &[u8],
         out: &mut Vec<[u8; MAX_CELLS]>,
@@ -71,6 +67,10 @@ fn every_state(board: Board, tiles: &[u8]) -> Vec<[u8; MAX_CELLS]> {
             place(j + 1, used | 1 << c, at, n, tiles, out);
         }
     }
+    let n = board.cells();
+    let k = tiles.len();
+    let mut out = Vec::new();
+    let mut at = vec![0usize; k];
     place(0, 0, &mut at, n, tiles, &mut out);
     out
 }
