@@ -36,7 +36,7 @@ pub struct BuildArgs {
     /// Where to write the table set (a directory per set is made inside). It is also a cache:
     /// a table whose valid file is already in the set's directory is not built again.
     #[arg(long, default_value = "tables")]
-    out: PathBuf,
+    pub(super) out: PathBuf,
     /// Build every table a catalogue file needs instead of a partition: each distinct table
     /// once (a table serves the symmetric images of its tile set that the catalogue lists), each
     /// as a set of its own in --out, which `tilepdb-solve --catalogue FILE --tables DIR` reads.

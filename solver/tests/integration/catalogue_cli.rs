@@ -1,6 +1,7 @@
 //! The catalogue on the command line: `fetch --catalogue` downloads the sets that serve a
 //! catalogue (symmetric images included), `solve --catalogue` solves with them at the lengths
-//! Manhattan distance proves optimal, `eval --catalogue` prints each set's sum, and a catalogue
+//! Manhattan distance proves optimal, `eval --catalogue` prints each set's sum, `bench
+//! --catalogue` solves every instance, and a catalogue
 //! whose tables are missing is refused with the reason and the command that builds them.
 
 use std::process::Command;
@@ -112,6 +113,36 @@ fn a_catalogue_is_fetched_solved_and_evaluated() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("sets ") && text.contains("h = "), "{text}");
+    // bench compares it with Manhattan distance on the same states.
+    let bench_out = tempfile::tempdir().unwrap();
+    let mut bench = vec![
+        "bench",
+        "--catalogue",
+        file,
+        "--tables",
+        cache_dir,
+        "--entry",
+        "manhattan",
+        "--random-states",
+        "10",
+        "--out",
+        bench_out.path().to_str().unwrap(),
+    ];
+    for s in &states {
+        bench.extend(["--state", s]);
+    }
+    let out = solve_cmd(&bench);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("corners ") && l.contains("3/3")),
+        "{text}"
+    );
     // A pattern that no table serves: refused, with the line, the tiles tried and the build.
     let other = served.path().join("other.cat");
     std::fs::write(&other, "0,4,5\n").unwrap();
