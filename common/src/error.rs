@@ -41,6 +41,16 @@ pub enum Error {
     /// Patterns that do not make a partition (overlapping, or of another board).
     #[error("bad partition: {0}")]
     Partition(String),
+    /// A catalogue (sets of patterns) that is malformed or not additive.
+    #[error("{origin}, line {line}: {reason}")]
+    Catalogue {
+        /// Where the catalogue's text is from (its file).
+        origin: String,
+        /// The line (from 1) that is wrong; 0 for the whole text.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A partition name that is not in the registry.
     #[error("unknown partition {name:?}; known partitions: {known}")]
     UnknownPartition {

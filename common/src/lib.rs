@@ -6,6 +6,10 @@
 //! * [`region_index`]: the dense (tile set, region, order) index of the region-indexed search;
 //! * [`pattern`]: patterns, partitions and the registry of known partitions;
 //! * [`space`]: the abstract state space of one table (blank rules, state indices, sizes);
+//! * [`symmetry`]: the symmetries of a square board, and which let one table serve another
+//!   pattern;
+//! * [`catalogue`]: catalogues (the maximum over additive sets of patterns), read from the
+//!   text of the ZIB code's catalogue files, and the distinct tables they need;
 //! * [`atomic_array`]: arrays of atomic integers on the heap or in a mapped file, shared by
 //!   threads (the state array's and the depth store's memory);
 //! * [`layer`]: the two-bit state array and the layer bitmaps of the breadth-first search;
@@ -19,6 +23,7 @@
 
 pub mod atomic_array;
 pub mod board;
+pub mod catalogue;
 #[cfg(feature = "cli-docs")]
 pub mod cli_docs;
 pub mod depth_store;
@@ -37,6 +42,7 @@ pub mod region_expand;
 pub mod region_index;
 pub mod shard;
 pub mod space;
+pub mod symmetry;
 pub mod table;
 pub mod units;
 #[cfg(feature = "wire")]

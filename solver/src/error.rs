@@ -22,6 +22,9 @@ pub enum Error {
         /// The state's board and goal.
         state: String,
     },
+    /// A catalogue whose tables cannot be found or read as asked.
+    #[error("{0}")]
+    Catalogue(String),
     /// A search or heuristic asked for something it does not do.
     #[error("{0}")]
     Unsupported(String),

@@ -29,20 +29,27 @@ use tilepdb_coordinator::cluster::local::LocalCluster;
 #[derive(Args)]
 pub struct BuildArgs {
     #[command(flatten)]
-    job: JobArgs,
+    pub(super) job: JobArgs,
     /// Worker threads (default: every core).
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     threads: usize,
     /// Where to write the table set (a directory per set is made inside). It is also a cache:
     /// a table whose valid file is already in the set's directory is not built again.
     #[arg(long, default_value = "tables")]
-    out: PathBuf,
+    pub(super) out: PathBuf,
+    /// Build every table a catalogue file needs instead of a partition: each distinct table
+    /// once (a table serves the symmetric images of its tile set that the catalogue lists), each
+    /// as a set of its own in --out, which `tilepdb-solve --catalogue FILE --tables DIR` reads.
+    /// A line `0,1,2,3` is a zero-aware table of tiles 1,2,3, a line without 0 a blank-ignored
+    /// one (--blank is not used); the board is --puzzle's (default 24).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["partition", "pattern", "workers", "shards"])]
+    pub(super) catalogue: Option<PathBuf>,
     /// Build every table even if a valid file of it is already in the set's directory.
     #[arg(long)]
     rebuild: bool,
     /// Print the summary as JSON (with each table's histogram) on standard output.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// After building, check every entry: value >= Manhattan distance with an even difference;
     /// consistency of aware and ignored tables; for minimized tables, equality with the least
     /// aware value (this builds the aware table too).
@@ -79,7 +86,7 @@ pub struct BuildArgs {
 }
 
 #[derive(Serialize)]
-struct BuildSummary {
+pub(super) struct BuildSummary {
     partition: String,
     set_name: String,
     set_dir: PathBuf,
@@ -119,6 +126,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
             args.threads
         );
     }
+    if let Some(catalogue) = &args.catalogue {
+        return super::build_catalogue::run(&args, catalogue);
+    }
     let spec = args.job.spec()?;
     let out = args.out.clone();
     if args.workers > 0 {
@@ -145,6 +155,13 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     if args.shards > 0 {
         return build_sharded(&args, &spec);
     }
+    let summary = build_local(&args, &spec)?;
+    print_local(&summary, args.json)
+}
+
+/// Builds the set `spec` on this machine with threads, as `args` say: its summary.
+pub(super) fn build_local(args: &BuildArgs, spec: &SetSpec) -> anyhow::Result<BuildSummary> {
+    let out = args.out.clone();
     let dir = spec.dir(&out);
     let memory_limit = args.memory_limit.or_else(available_memory_bytes);
     let options = BuildOptions {
@@ -196,7 +213,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
     } else {
         Reuse::ValidFiles
     };
-    build_set(&spec, &out, reuse, &mut builder)?;
+    build_set(spec, &out, reuse, &mut builder)?;
     builder.note_peak();
     builder.progress.finish();
     let summary = BuildSummary {
@@ -210,8 +227,14 @@ pub fn run(args: BuildArgs) -> anyhow::Result<()> {
         build_memory_bytes: set_plan,
         tables: std::mem::take(&mut builder.tables),
     };
-    if args.json {
-        tilepdb_common::json::print("build", &summary)?;
+    Ok(summary)
+}
+
+/// Prints the summary of a set built on this machine: JSON, or a line for people.
+pub(super) fn print_local(summary: &BuildSummary, json: bool) -> anyhow::Result<()> {
+    let dir = &summary.set_dir;
+    if json {
+        tilepdb_common::json::print("build", summary)?;
     } else {
         let cached = summary.tables.iter().filter(|t| t.cached).count();
         let peak = summary

@@ -2,6 +2,7 @@
 
 mod address_file;
 mod build;
+mod build_catalogue;
 mod completions;
 mod encode;
 mod inspect;

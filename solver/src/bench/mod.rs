@@ -18,6 +18,7 @@
 //! assert_eq!(report.records[0].length, Some(2));
 //! ```
 
+mod catalogue;
 pub mod output;
 pub mod pareto;
 
@@ -51,6 +52,13 @@ pub enum HeuristicSpec {
         dir: PathBuf,
         /// Whether to take the reflection too.
         reflect: bool,
+    },
+    /// A catalogue's maximum over its additive sets (`catalogue:FILE@DIR`).
+    Catalogue {
+        /// The catalogue file.
+        file: PathBuf,
+        /// The directory of the sets that serve it.
+        dir: PathBuf,
     },
 }
 
@@ -87,9 +95,22 @@ impl FromStr for Entry {
                     dir: dir.into(),
                     reflect: true,
                 },
+                Some(("catalogue", both)) => match both.rsplit_once('@') {
+                    Some((file, dir)) if !file.is_empty() && !dir.is_empty() => {
+                        HeuristicSpec::Catalogue {
+                            file: file.into(),
+                            dir: dir.into(),
+                        }
+                    }
+                    _ => {
+                        return Err(Error::Bench(format!(
+                            "{text:?}: a catalogue entry is catalogue:FILE@DIR (DIR the directory of its tables)"
+                        )));
+                    }
+                },
                 _ => {
                     return Err(Error::Bench(format!(
-                        "{text:?} is not an entry: expected [LABEL=]misplaced, manhattan, linear-conflict, tables:DIR or tables+reflect:DIR"
+                        "{text:?} is not an entry: expected [LABEL=]misplaced, manhattan, linear-conflict, tables:DIR, tables+reflect:DIR or catalogue:FILE@DIR"
                     )));
                 }
             },
@@ -101,6 +122,10 @@ impl FromStr for Entry {
                 HeuristicSpec::Misplaced => "misplaced".into(),
                 HeuristicSpec::Manhattan => "manhattan".into(),
                 HeuristicSpec::LinearConflict => "linear-conflict".into(),
+                HeuristicSpec::Catalogue { file, .. } => file.file_stem().map_or_else(
+                    || file.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                ),
                 HeuristicSpec::Tables { dir, reflect } => {
                     let name = dir.file_name().map_or_else(
                         || dir.display().to_string(),
@@ -534,6 +559,12 @@ pub fn run(
                     search_all(label, &h, instances, goal, &randoms, limits, pruning)
                 })?;
                 (r, m, cpu, "linear conflict".to_string(), None)
+            }
+            HeuristicSpec::Catalogue { file, dir } => {
+                let (r, m, cpu, what, files) = catalogue::run_entry(
+                    label, file, dir, instances, board, goal, &randoms, limits, &pool,
+                )?;
+                (r, m, cpu, what, Some((dir.clone(), files)))
             }
             HeuristicSpec::Tables { dir, reflect } => {
                 let set = TableSet::open(dir)?;

@@ -23,9 +23,21 @@ pub struct BenchArgs {
     #[command(flatten)]
     input: StateInput,
     /// A heuristic to compare (repeatable): [LABEL=]misplaced, manhattan, linear-conflict,
-    /// tables:DIR or tables+reflect:DIR (a set written by tilepdb-coordinator build).
-    #[arg(long = "entry", value_name = "SPEC", required = true)]
+    /// tables:DIR or tables+reflect:DIR (a set written by tilepdb-coordinator build), or
+    /// catalogue:FILE@DIR (a catalogue file and the directory of the sets that serve it).
+    #[arg(
+        long = "entry",
+        value_name = "SPEC",
+        required_unless_present = "catalogue"
+    )]
     entries: Vec<String>,
+    /// A catalogue file to compare (repeatable), its tables in --tables: the same as
+    /// --entry catalogue:FILE@DIR.
+    #[arg(long, value_name = "FILE", requires = "tables")]
+    catalogue: Vec<PathBuf>,
+    /// The directory of the sets that serve each --catalogue.
+    #[arg(long, value_name = "DIR", requires = "catalogue")]
+    tables: Option<PathBuf>,
     /// The directory the results, summary, report and plots are written to.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
@@ -57,14 +69,29 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let entries = args
+    let mut entries = args
         .entries
         .iter()
         .map(|e| e.parse::<Entry>().with_context(|| format!("--entry {e}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    for file in &args.catalogue {
+        let dir = args
+            .tables
+            .as_deref()
+            .context("--catalogue needs --tables DIR")?;
+        let spec = format!("catalogue:{}@{}", file.display(), dir.display());
+        entries.push(
+            spec.parse::<Entry>()
+                .with_context(|| format!("--catalogue {}", file.display()))?,
+        );
+    }
     let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
     let first_set = entries.iter().find_map(|e| match &e.spec {
         HeuristicSpec::Tables { dir, .. } => Some(dir.clone()),
+        // The first set in the directory of the catalogue's tables.
+        HeuristicSpec::Catalogue { dir, .. } => tilepdb_solver::heuristic::find_sets(dir)
+            .ok()
+            .and_then(|sets| sets.first().map(|s| s.dir.clone())),
         _ => None,
     });
     let (board, goal) = match first_set {

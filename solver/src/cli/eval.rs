@@ -14,9 +14,18 @@ use super::input::StateInput;
 pub struct EvalArgs {
     #[command(flatten)]
     input: StateInput,
-    /// A table set directory (with its manifest.json).
+    /// A table set directory (with its manifest.json); with --catalogue, the directory of the
+    /// sets that serve the catalogue.
     #[arg(long)]
     tables: PathBuf,
+    #[command(flatten)]
+    catalogue: super::catalogue::CatalogueArg,
+    /// With --catalogue: the board, when --tables holds sets of several (8, 15, 24 or W x H).
+    #[arg(long, requires = "catalogue")]
+    puzzle: Option<String>,
+    /// With --catalogue: the goal, when --tables holds sets of both.
+    #[arg(long, requires = "catalogue")]
+    goal: Option<tilepdb_common::Goal>,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -33,6 +42,13 @@ struct Evaluation {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
+    let board = args.puzzle.as_deref().map(str::parse).transpose()?;
+    if let Some(tables) = args
+        .catalogue
+        .open(Some(&args.tables), board, args.goal, Load::Map)?
+    {
+        return super::catalogue::eval(&tables, &args.input, args.json);
+    }
     let set = super::tables::open_set(&args.tables, Load::Map)?;
     let reflect = set.reflection();
     let h = PdbHeuristic::new(&set, reflect)?;

@@ -22,8 +22,23 @@ pub struct FetchArgs {
     #[arg(long, value_name = "URL")]
     from: String,
     /// The set to download, by the name --list shows (e.g. 4x4-7-8-minimized-blank-first).
-    #[arg(long, value_name = "NAME", required_unless_present = "list")]
+    #[arg(long, value_name = "NAME", required_unless_present_any = ["list", "catalogue"])]
     set: Option<String>,
+    /// Download every set that serves the patterns of this catalogue file (a table serves its
+    /// tile set and the symmetric images that keep the goal), and print the cache directory,
+    /// for --catalogue FILE --tables DIR.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["set", "list"])]
+    catalogue: Option<PathBuf>,
+    /// With --catalogue: the board (8, 15, 24 or WxH; default 24).
+    #[arg(long, requires = "catalogue")]
+    puzzle: Option<String>,
+    /// With --catalogue: the goal (default blank-first).
+    #[arg(long, requires = "catalogue")]
+    goal: Option<tilepdb_common::Goal>,
+    /// With --catalogue: only sets of this encoding (e.g. 1-bit), when the coordinator serves
+    /// a table in several.
+    #[arg(long, value_name = "ENCODING", requires = "catalogue")]
+    encoding: Option<String>,
     /// List the sets the coordinator serves, and download nothing.
     #[arg(long, conflicts_with = "set")]
     list: bool,
@@ -58,10 +73,25 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
         tls_ca: args.tls_ca.clone(),
         tls_domain: args.tls_domain.clone(),
     };
+    let cache = args.cache.clone().unwrap_or_else(default_cache_dir);
+    if let Some(file) = &args.catalogue {
+        let board = args.puzzle.as_deref().unwrap_or("24").parse()?;
+        return super::fetch_catalogue::fetch(
+            &remote,
+            file,
+            board,
+            args.goal.unwrap_or_default(),
+            args.encoding.as_deref(),
+            &cache,
+            FetchOptions {
+                prove: !args.no_proof,
+            },
+            args.json,
+        );
+    }
     let Some(name) = &args.set else {
         return list(&remote, args.json);
     };
-    let cache = args.cache.clone().unwrap_or_else(default_cache_dir);
     let bar = std::io::stderr().is_terminal().then(|| {
         ProgressBar::new(0).with_style(
             ProgressStyle::with_template(

@@ -1,9 +1,12 @@
 //! The command line of `tilepdb-solve`: one module per subcommand.
 
 mod bench;
+mod catalogue;
 mod eval;
 #[cfg(feature = "fetch")]
 mod fetch;
+#[cfg(feature = "fetch")]
+mod fetch_catalogue;
 mod fsm;
 mod generate;
 mod input;

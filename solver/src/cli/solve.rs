@@ -70,9 +70,12 @@ impl From<LoadArg> for Load {
 pub struct SolveArgs {
     #[command(flatten)]
     input: StateInput,
-    /// A table set directory (with its manifest.json), as written by tilepdb-coordinator build.
+    /// A table set directory (with its manifest.json), as written by tilepdb-coordinator build;
+    /// with --catalogue, the directory of the sets that serve the catalogue.
     #[arg(long)]
     tables: Option<PathBuf>,
+    #[command(flatten)]
+    catalogue: super::catalogue::CatalogueArg,
     /// Also look up the state reflected about the main diagonal and take the larger sum.
     #[arg(long)]
     reflect: bool,
@@ -197,13 +200,24 @@ fn solve_all<H: Heuristic>(
 }
 
 pub fn run(args: SolveArgs) -> anyhow::Result<()> {
+    let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
+    let catalogue = args.catalogue.open(
+        args.tables.as_deref(),
+        asked_board,
+        args.goal,
+        args.load.into(),
+    )?;
     let set = args
         .tables
         .as_deref()
+        .filter(|_| catalogue.is_none())
         .map(|dir| super::tables::open_set(dir, args.load.into()))
         .transpose()?;
-    let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
     let (board, goal): (Board, Goal) = match &set {
+        None if catalogue.is_some() => catalogue
+            .as_ref()
+            .map(|c| (c.board(), c.goal()))
+            .context("the catalogue")?,
         Some(set) => {
             if let Some(b) = asked_board.filter(|&b| b != set.board()) {
                 bail!(
@@ -226,13 +240,23 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
             args.goal.unwrap_or_default(),
         ),
     };
-    let heuristic = args.heuristic.unwrap_or(if set.is_some() {
-        HeuristicName::Pdb
-    } else {
-        HeuristicName::Manhattan
-    });
+    let heuristic = args
+        .heuristic
+        .unwrap_or(if set.is_some() || catalogue.is_some() {
+            HeuristicName::Pdb
+        } else {
+            HeuristicName::Manhattan
+        });
     if args.reflect && heuristic != HeuristicName::Pdb {
         bail!("--reflect applies to the pdb heuristic");
+    }
+    if args.reflect && catalogue.is_some() {
+        bail!(
+            "--reflect does not apply to --catalogue: a catalogue lists its reflections as sets of their own"
+        );
+    }
+    if catalogue.is_some() && heuristic != HeuristicName::Pdb {
+        bail!("--catalogue is a pdb heuristic: leave --heuristic out, or use --heuristic pdb");
     }
     if let Some(set) = set.as_ref().filter(|_| heuristic != HeuristicName::Pdb) {
         bail!(
@@ -281,6 +305,10 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         HeuristicName::Manhattan => solve_all(&states, goal, &Manhattan::new(board, goal), &search),
         HeuristicName::LinearConflict => {
             solve_all(&states, goal, &LinearConflict::new(board, goal), &search)
+        }
+        HeuristicName::Pdb if catalogue.is_some() => {
+            let h = catalogue.as_ref().context("the catalogue")?.heuristic()?;
+            solve_all(&states, goal, &h, &search)
         }
         HeuristicName::Pdb => {
             let set = set

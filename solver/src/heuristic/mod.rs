@@ -22,14 +22,22 @@
 //! The modules, one job each: `simple` (misplaced tiles, Manhattan distance),
 //! `linear_conflict`, and the pattern databases: `pdb` (the additive sum over a set, with
 //! reflection), `table` (one table's entry for a state), `zero_aware` (the entry of a
-//! zero-aware table: tile set, the blank's region, order).
+//! zero-aware table: tile set, the blank's region, order), `catalogue` (the maximum over
+//! additive sets, tables read through the board's symmetries) and `catalogue_tables` (the
+//! tables that serve a catalogue, found in a directory of sets).
 
+mod catalogue;
+mod catalogue_tables;
 mod linear_conflict;
 mod pdb;
 mod simple;
 mod table;
 mod zero_aware;
 
+pub use catalogue::{
+    CatalogueHeuristic, CatalogueMemo, CatalogueSlot, CatalogueStarted, MAX_LOOKUPS, MAX_SETS,
+};
+pub use catalogue_tables::{Candidate, CatalogueTables, FoundSet, Served, find_sets, resolve};
 pub use linear_conflict::{ConflictMemo, LinearConflict, TABLED_LINE};
 pub use pdb::{LOOK_AHEAD_BYTES, MAX_TABLES, PdbHeuristic, PdbMemo, PdbStarted};
 pub use simple::{Manhattan, Misplaced};

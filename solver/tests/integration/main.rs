@@ -9,6 +9,9 @@ mod skip;
 mod support;
 
 mod bench;
+mod catalogue;
+mod catalogue_cli;
+mod catalogue_symmetry;
 mod cli;
 mod closed_pipe;
 mod completions;

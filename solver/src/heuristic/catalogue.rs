@@ -1,0 +1,362 @@
+//! The heuristic of a catalogue: the maximum over several additive sets, each set the sum of
+//! its tables' values, a table possibly read through a symmetry of the board
+//! ([`tilepdb_common::symmetry`]).
+//!
+//! Each distinct (table, symmetry) pair is one *lookup*, whose value a node keeps in its memo
+//! (followed along the path from the parent's value for mod3 and 1-bit tables, as
+//! [`super::PdbHeuristic`] does), with each set's sum. A child looks up again only the lookups
+//! whose pattern holds the moved tile (every lookup of an aware table), and adds each
+//! difference to the sums of the sets that use it.
+
+use tilepdb_common::symmetry::Symmetry;
+use tilepdb_common::table::Pdb;
+use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS};
+
+use super::Heuristic;
+use super::pdb::LOOK_AHEAD_BYTES;
+use super::table::TableLookup;
+use crate::error::{Error, Result};
+
+/// Most distinct (table, symmetry) lookups of a [`CatalogueHeuristic`].
+pub const MAX_LOOKUPS: usize = 64;
+
+/// Most additive sets of a [`CatalogueHeuristic`].
+pub const MAX_SETS: usize = 16;
+
+/// Most lookups a child makes after a move of one tile (one per set holding it, and every
+/// lookup of an aware table).
+const MAX_CHILD_LOOKUPS: usize = 16;
+
+/// One pattern of a catalogue and the table that serves it: the table of `pdb`, read through
+/// `symmetry` (which maps the table's pattern onto the catalogue's), in the additive set `set`.
+#[derive(Clone, Copy)]
+pub struct CatalogueSlot<'a> {
+    /// The additive set (from 0).
+    pub set: usize,
+    /// The table.
+    pub pdb: &'a Pdb,
+    /// The symmetry from the table's pattern to the catalogue's.
+    pub symmetry: Symmetry,
+}
+
+/// The values of each lookup for a node, and each set's sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CatalogueMemo {
+    values: [u8; MAX_LOOKUPS],
+    sums: [u16; MAX_SETS],
+}
+
+impl Default for CatalogueMemo {
+    fn default() -> CatalogueMemo {
+        CatalogueMemo {
+            values: [0; MAX_LOOKUPS],
+            sums: [0; MAX_SETS],
+        }
+    }
+}
+
+/// The entry indices of a child's lookups, being fetched since [`Heuristic::start_move`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CatalogueStarted {
+    index: [u64; MAX_CHILD_LOOKUPS],
+}
+
+/// One distinct (table, symmetry) pair.
+struct Lookup<'a> {
+    table: TableLookup<'a>,
+    /// `cell_map[c]`: the cell `σ⁻¹(c)` (256 entries: a cell byte needs no bounds check).
+    cell_map: [u8; 256],
+    /// The sets that sum this lookup's value (bit `s` for set `s`).
+    sets: u32,
+}
+
+/// What a child looks up after a move of one tile.
+#[derive(Clone, Copy, Debug, Default)]
+struct ChildPlan {
+    count: u8,
+    lookups: [u8; MAX_CHILD_LOOKUPS],
+}
+
+/// The maximum over additive sets of the sums of their tables' values.
+pub struct CatalogueHeuristic<'a> {
+    board: Board,
+    lookups: Vec<Lookup<'a>>,
+    /// Which lookup serves each slot, in the order the slots were given.
+    slot_lookup: Vec<usize>,
+    slot_set: Vec<usize>,
+    sets: usize,
+    child_plans: [ChildPlan; MAX_CELLS],
+    look_ahead: bool,
+}
+
+impl<'a> CatalogueHeuristic<'a> {
+    /// The heuristic of `slots` on `board` with `goal`. Refused: a table of another board or
+    /// goal, a symmetry that does not serve the table ([`Symmetry::serves`]), sets whose
+    /// patterns share a tile, sets numbered with gaps, or more than [`MAX_LOOKUPS`] lookups
+    /// or [`MAX_SETS`] sets.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles, cells and lookup numbers are below 256, so they fit in a byte"
+    )]
+    pub fn new(
+        board: Board,
+        goal: Goal,
+        slots: &[CatalogueSlot<'a>],
+    ) -> Result<CatalogueHeuristic<'a>> {
+        let n = board.cells();
+        let sets = slots.iter().map(|s| s.set + 1).max().unwrap_or(0);
+        if sets == 0 {
+            return Err(Error::Unsupported("a catalogue of no table".into()));
+        }
+        if sets > MAX_SETS {
+            return Err(Error::Unsupported(format!(
+                "a catalogue of {sets} sets; at most {MAX_SETS} are compared"
+            )));
+        }
+        let mut set_tiles = vec![0u32; sets];
+        let mut lookups: Vec<Lookup<'a>> = Vec::new();
+        let mut keys: Vec<(*const Pdb, Symmetry)> = Vec::new();
+        let mut lookup_tiles: Vec<u32> = Vec::new();
+        let mut slot_lookup = Vec::new();
+        for slot in slots {
+            let space = slot.pdb.space();
+            let path = slot.pdb.path().display();
+            if space.board() != board || space.goal() != goal {
+                return Err(Error::Mismatch {
+                    tables: format!("{path} ({}, {} goal)", space.board(), space.goal()),
+                    state: format!("the catalogue ({board}, {goal} goal)"),
+                });
+            }
+            let tiles = space.pattern().tiles();
+            if !slot.symmetry.serves(board, goal, tiles, space.rule()) {
+                return Err(Error::Unsupported(format!(
+                    "the symmetry {} does not serve the {} table {path}: its image of the goal \
+                     is not the goal",
+                    slot.symmetry,
+                    space.rule()
+                )));
+            }
+            let image = slot.symmetry.image(board, goal, tiles).unwrap_or_default();
+            let mask = image.iter().fold(0u32, |m, &t| m | 1 << t);
+            if set_tiles[slot.set] & mask != 0 {
+                return Err(Error::Unsupported(format!(
+                    "tile {} is in two patterns of set {}: the patterns of an additive set must \
+                     be disjoint",
+                    (set_tiles[slot.set] & mask).trailing_zeros(),
+                    slot.set + 1
+                )));
+            }
+            set_tiles[slot.set] |= mask;
+            let key = (std::ptr::from_ref(slot.pdb), slot.symmetry);
+            let at = if let Some(at) = keys.iter().position(|k| *k == key) {
+                at
+            } else {
+                if lookups.len() == MAX_LOOKUPS {
+                    return Err(Error::Unsupported(format!(
+                        "a catalogue of more than {MAX_LOOKUPS} distinct (table, symmetry) lookups"
+                    )));
+                }
+                let tile_map: Vec<u8> = (0..n)
+                    .map(|t| slot.symmetry.tile(board, goal, t) as u8)
+                    .collect();
+                let inverse = slot.symmetry.inverse();
+                let mut cell_map = [0u8; 256];
+                for (c, m) in cell_map.iter_mut().enumerate().take(n) {
+                    *m = inverse.cell(board, c) as u8;
+                }
+                keys.push(key);
+                lookup_tiles.push(if space.rule() == BlankRule::Aware {
+                    // Every move changes an aware table's entry.
+                    board.all_cells() & !1
+                } else {
+                    mask
+                });
+                lookups.push(Lookup {
+                    table: TableLookup::new(slot.pdb, &tile_map),
+                    cell_map,
+                    sets: 0,
+                });
+                lookups.len() - 1
+            };
+            lookups[at].sets |= 1 << slot.set;
+            slot_lookup.push(at);
+        }
+        if let Some(empty) = set_tiles.iter().position(|&m| m == 0) {
+            return Err(Error::Unsupported(format!(
+                "set {} of the catalogue has no table",
+                empty + 1
+            )));
+        }
+        let child_plans = child_plans(n, &lookup_tiles)?;
+        let bytes: u64 = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, k)| keys[..*i].iter().all(|o| o.0 != k.0))
+            .map(|(i, _)| lookups[i].table.pdb.file_len())
+            .sum();
+        Ok(CatalogueHeuristic {
+            board,
+            lookups,
+            slot_lookup,
+            slot_set: slots.iter().map(|s| s.set).collect(),
+            sets,
+            child_plans,
+            look_ahead: bytes > LOOK_AHEAD_BYTES,
+        })
+    }
+
+    /// Looks ahead ([`Heuristic::looks_ahead`]) or not, whatever the size of the tables.
+    pub fn with_look_ahead(mut self, look_ahead: bool) -> CatalogueHeuristic<'a> {
+        self.look_ahead = look_ahead;
+        self
+    }
+
+    /// The number of distinct (table, symmetry) lookups.
+    pub fn lookups(&self) -> usize {
+        self.lookups.len()
+    }
+
+    /// Each set's values (in the order its slots were given) and sum, for `cells`.
+    pub fn set_values(&self, cells: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
+        let (_, memo) = self.evaluate(cells)?;
+        let mut out = vec![(Vec::new(), 0u32); self.sets];
+        for (slot, &l) in self.slot_lookup.iter().enumerate() {
+            let (values, sum) = &mut out[self.slot_set[slot]];
+            values.push(memo.values[l]);
+            *sum += u32::from(memo.values[l]);
+        }
+        Ok(out)
+    }
+
+    /// The cells of lookup `l`'s table tiles in `cells` mapped through `σ⁻¹`, and the blank's.
+    #[inline(always)]
+    fn placement(&self, l: usize, cells: &[u8]) -> ([u8; MAX_CELLS], u8) {
+        let lookup = &self.lookups[l];
+        let t = &lookup.table;
+        let mut at = [0u8; MAX_CELLS];
+        for (j, c) in at.iter_mut().enumerate().take(t.k) {
+            *c = lookup.cell_map[cells[t.mirror_sources[j] as usize] as usize];
+        }
+        (at, lookup.cell_map[cells[0] as usize])
+    }
+
+    #[inline(always)]
+    fn index(&self, l: usize, cells: &[u8]) -> u64 {
+        let (at, blank) = self.placement(l, cells);
+        self.lookups[l]
+            .table
+            .entry(&at, blank, self.board.all_cells())
+    }
+
+    #[inline]
+    fn total(&self, memo: &CatalogueMemo) -> u32 {
+        u32::from(memo.sums[..self.sets].iter().copied().max().unwrap_or(0))
+    }
+}
+
+/// The lookups a child makes after a move of each tile: those whose pattern (`tiles[l]`, a
+/// bitmask of the catalogue's tiles) holds it.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "lookup numbers are below MAX_LOOKUPS, so they fit in a byte"
+)]
+fn child_plans(n: usize, tiles: &[u32]) -> Result<[ChildPlan; MAX_CELLS]> {
+    let mut plans = [ChildPlan::default(); MAX_CELLS];
+    for (tile, plan) in plans.iter_mut().enumerate().take(n).skip(1) {
+        for (l, &mask) in tiles.iter().enumerate() {
+            if mask & (1 << tile) == 0 {
+                continue;
+            }
+            if plan.count as usize == MAX_CHILD_LOOKUPS {
+                return Err(Error::Unsupported(format!(
+                    "tile {tile} is in more than {MAX_CHILD_LOOKUPS} lookups of the catalogue"
+                )));
+            }
+            plan.lookups[plan.count as usize] = l as u8;
+            plan.count += 1;
+        }
+    }
+    Ok(plans)
+}
+
+impl Heuristic for CatalogueHeuristic<'_> {
+    type Memo = CatalogueMemo;
+    type Started = CatalogueStarted;
+
+    /// For tables of more than [`LOOK_AHEAD_BYTES`] in all, unless set otherwise
+    /// ([`CatalogueHeuristic::with_look_ahead`]).
+    fn looks_ahead(&self) -> bool {
+        self.look_ahead
+    }
+
+    fn evaluate(&self, cells: &[u8]) -> Result<(u32, CatalogueMemo)> {
+        let mut memo = CatalogueMemo::default();
+        for (l, lookup) in self.lookups.iter().enumerate() {
+            let (at, blank) = self.placement(l, cells);
+            let value = lookup.table.root_value(self.board, &at, blank)?;
+            memo.values[l] = value;
+            for s in 0..self.sets {
+                if lookup.sets & (1 << s) != 0 {
+                    memo.sums[s] += u16::from(value);
+                }
+            }
+        }
+        Ok((self.total(&memo), memo))
+    }
+
+    #[inline(always)]
+    fn start_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        _from: usize,
+        _: &CatalogueMemo,
+        started: &mut CatalogueStarted,
+    ) {
+        let plan = &self.child_plans[tile];
+        for q in 0..plan.count as usize {
+            let l = plan.lookups[q] as usize;
+            let index = self.index(l, cells);
+            let t = &self.lookups[l].table;
+            t.encoding.prefetch(t.payload, index);
+            started.index[q] = index;
+        }
+    }
+
+    #[inline(always)]
+    fn finish_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        _from: usize,
+        started: &CatalogueStarted,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+    ) -> u32 {
+        *memo = *parent;
+        let plan = &self.child_plans[tile];
+        for q in 0..plan.count as usize {
+            let l = plan.lookups[q] as usize;
+            let lookup = &self.lookups[l];
+            let t = &lookup.table;
+            let m = if t.child_needs_manhattan() {
+                let (at, _) = self.placement(l, cells);
+                t.manhattan(self.board, &at)
+            } else {
+                0
+            };
+            let old = parent.values[l];
+            let value = t.child_value(started.index[q], m, old);
+            memo.values[l] = value;
+            let mut sets = lookup.sets;
+            while sets != 0 {
+                let s = sets.trailing_zeros() as usize;
+                memo.sums[s] = memo.sums[s]
+                    .wrapping_add(u16::from(value))
+                    .wrapping_sub(u16::from(old));
+                sets &= sets - 1;
+            }
+        }
+        self.total(memo)
+    }
+}
