@@ -171,10 +171,6 @@ pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Re
 /// Proves that `payload`, in `encoding`, is the minimized table of `space`: every entry the
 /// least distance over its placement's regions (see the module's documentation); the entries
 /// per value. An error names the first entry found wrong.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "placements, sets and ranks index arrays held in memory, so they fit in usize; the search fails before it meets a depth above 254, so `depth + 1` fits in a byte"
-)]
 pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
     prove_minimized_releasing(space, payload, encoding, &|_| {})
 }
@@ -183,6 +179,10 @@ pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -
 /// order, a part at a time) when the table is in bytes: a caller whose payload is a map gives
 /// those pages back ([`tilepdb_common::table::Pdb::release_payload`]), so that the proof never
 /// holds the whole file beside its own arrays.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "placements, sets and ranks index arrays held in memory, so they fit in usize; the search fails before it meets a depth above 254, so `depth + 1` fits in a byte"
+)]
 pub fn prove_minimized_releasing(
     space: &StateSpace,
     payload: &[u8],
@@ -247,6 +247,10 @@ pub const MINIMIZED_BYTE_PART: usize = 4 << 20;
 /// stored. The payload is read in rank order, a part at a time (each part's ranks in
 /// parallel, each rank's placement worked out from the rank), and `release` is called with
 /// each part once it is read.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a placement index is below the length of `least`, an array in memory"
+)]
 fn first_wrong_byte(
     space: &StateSpace,
     index: &RegionIndex,
