@@ -25,7 +25,7 @@ use crate::engine::kernel::RegionSetKernel;
 pub use crate::engine::search::{BuildObserver, BuiltTable};
 use crate::engine::{
     SearchProgress, StateIndex, TableArrays, TableBuilder, ThreadsExecutor, build_memory,
-    finish_table, search_table,
+    finish_search, finish_table, search_table,
 };
 use crate::error::{Error, Result};
 
@@ -87,12 +87,58 @@ pub fn thread_pool(threads: usize, name: &'static str) -> Result<rayon::ThreadPo
         .map_err(|e| Error::ThreadPool(e.to_string()))
 }
 
-/// Builds the table of `space` on this machine.
+/// Builds the table of `space` on this machine, its values in the file's order.
 pub fn build_table(
     space: &StateSpace,
     options: &BuildOptions,
     observer: &impl BuildObserver,
 ) -> Result<BuiltTable> {
+    let searched = search(space, options, observer)?;
+    Ok(finish_table(
+        space,
+        &searched.index,
+        searched.arrays,
+        &searched.progress,
+        &searched.pool,
+        searched.started,
+    ))
+}
+
+/// Builds the table of `space` on this machine, its values left in the search's depth store
+/// ([`BuiltTable::store`]) to be streamed to its file in file order
+/// ([`BuiltTable::write_file`]): no second copy of the values is made. A byte store's
+/// histogram is known once the file is written.
+pub fn build_table_store(
+    space: &StateSpace,
+    options: &BuildOptions,
+    observer: &impl BuildObserver,
+) -> Result<BuiltTable> {
+    let searched = search(space, options, observer)?;
+    Ok(finish_search(
+        space,
+        &searched.index,
+        searched.arrays,
+        &searched.progress,
+        Arc::new(searched.pool),
+        searched.started,
+    ))
+}
+
+/// A finished search of one table on this machine.
+struct Searched {
+    index: StateIndex,
+    arrays: Arc<TableArrays>,
+    progress: SearchProgress,
+    pool: rayon::ThreadPool,
+    started: Instant,
+}
+
+/// Searches the table of `space` on heap arrays with the in-process executor.
+fn search(
+    space: &StateSpace,
+    options: &BuildOptions,
+    observer: &impl BuildObserver,
+) -> Result<Searched> {
     check_build_memory(space, options)?;
     let pool = thread_pool(options.threads, "tilepdb-worker")?;
     let started = Instant::now();
@@ -117,9 +163,14 @@ pub fn build_table(
         observer,
         |_| Ok(()),
     )?;
-    Ok(finish_table(
-        space, &index, arrays, &progress, &pool, started,
-    ))
+    drop(executor);
+    Ok(Searched {
+        index,
+        arrays,
+        progress,
+        pool,
+        started,
+    })
 }
 
 /// Builds the tables of a set on this machine, with `options` ([`crate::engine::build_set`]).
@@ -132,6 +183,6 @@ impl TableBuilder for LocalBuilder<'_> {
     type Error = Error;
 
     fn build(&mut self, _index: usize, space: &StateSpace) -> Result<BuiltTable> {
-        build_table(space, self.options, &())
+        build_table_store(space, self.options, &())
     }
 }

@@ -24,7 +24,9 @@ use tilepdb_common::{BlankRule, StateSpace};
 use crate::bellman::{Proof, check_distances, check_ignored_nibbles};
 use crate::error::{Error, Result};
 use crate::facts::{check_bound_and_parity, check_lower_bound};
-use crate::layers::{Layers, prove_aware, prove_ignored, prove_minimized, prove_zero_aware};
+use crate::layers::{
+    Layers, prove_aware, prove_ignored, prove_minimized_releasing, prove_zero_aware,
+};
 
 /// What a deep verification checked.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -62,7 +64,13 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         BlankRule::Ignored if matches!(encoding, Encoding::MinNibble { .. }) => {
             return verify_by_layers(pdb, prove_ignored);
         }
-        BlankRule::Minimized => return verify_by_layers(pdb, prove_minimized),
+        BlankRule::Minimized => {
+            // Bytes are read once in order: each part's pages go once compared.
+            let release = |range| pdb.release_payload(range);
+            return verify_by_layers(pdb, |space, payload, encoding| {
+                prove_minimized_releasing(space, payload, encoding, &release)
+            });
+        }
         _ => {}
     }
     // A byte payload is its values: read it where it is mapped rather than copy it.
@@ -131,7 +139,7 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
 /// value's encoding, and its counts per value must be the header's histogram.
 fn verify_by_layers(
     pdb: &Pdb,
-    prove: fn(&StateSpace, &[u8], Encoding) -> Result<Layers>,
+    prove: impl FnOnce(&StateSpace, &[u8], Encoding) -> Result<Layers>,
 ) -> Result<DeepReport> {
     let space = pdb.space();
     let layers = prove(space, pdb.payload(), pdb.encoding()).map_err(|e| match e {

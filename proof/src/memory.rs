@@ -31,6 +31,9 @@ pub struct ProofMemory {
     pub proof: Proof,
     /// The most bytes the proof's own arrays hold at once (not the table file it reads).
     pub bytes: u64,
+    /// The most bytes of the table file's payload the proof holds resident at once when it
+    /// reads the payload once in order and lets each part go (`None`: it may hold all of it).
+    pub file_part: Option<u64>,
     /// What they are, in words.
     pub detail: String,
 }
@@ -68,6 +71,10 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
     // The layer search: two bits per state, two flags per block (a block is a (set, region)'s
     // orders, or a set's when the blank is ignored).
     let search = |states: u64, blocks: u64| StateCodes::file_bytes(states) + 2 * blocks;
+    // A minimized byte table is compared in rank order, a part at a time, each part let go
+    // once read ([`crate::layers::prove_minimized_releasing`]).
+    let file_part = (space.rule() == BlankRule::Minimized && encoding == Encoding::Byte)
+        .then_some(crate::layers::MINIMIZED_BYTE_PART as u64);
     let (bytes, detail) = match (proof, space.rule()) {
         (Proof::BellmanCheck, _) => {
             // Bytes are read in the map; packed entries decoded first (mod3 and 1-bit with
@@ -149,6 +156,7 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
             } else {
                 2 * placements + payload
             };
+            // The two-bit array goes with the search (the least distances stay).
             let peak = (placements + codes).max(again);
             let mut detail = format!(
                 "a layer search of {} + {} of least distances",
@@ -169,7 +177,17 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
         proof,
         bytes: bytes + index_bytes,
         detail,
+        file_part,
     })
+}
+
+impl ProofMemory {
+    /// Bytes of a mapped table file of `file_bytes` that stay resident during the proof: a
+    /// part of it when the proof lets the parts it read go, else all of it.
+    pub fn file_resident(&self, file_bytes: u64) -> u64 {
+        self.file_part
+            .map_or(file_bytes, |part| part.min(file_bytes))
+    }
 }
 
 #[cfg(test)]

@@ -309,6 +309,39 @@ impl Pdb {
         }
     }
 
+    /// Gives the pages of the payload bytes `range` back to the page cache, as
+    /// [`Pdb::release_resident`] does for the whole file: the whole pages inside the range
+    /// (and the last, partial page of the file when the range ends the payload). For a reader
+    /// that goes through the payload once in order, so that it never holds it whole.
+    pub fn release_payload(&self, range: std::ops::Range<usize>) {
+        #[cfg(target_os = "linux")]
+        if let Bytes::Map { map, .. } = &self.bytes {
+            const PAGE: usize = 4096;
+            let payload = map.len() - HEADER_LEN;
+            let end = range.end.min(payload);
+            let start = (HEADER_LEN + range.start).next_multiple_of(PAGE);
+            let end = if end == payload {
+                map.len()
+            } else {
+                (HEADER_LEN + end) / PAGE * PAGE
+            };
+            if start < end {
+                // SAFETY: as for `release_resident`: a read-only, shared map of a file never
+                // modified in place, so dropped pages are read again with the same bytes; the
+                // range is inside the map and starts on a page.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start,
+                        end - start,
+                    )
+                };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
+    }
+
     /// The file this table was read from.
     pub fn path(&self) -> &Path {
         &self.path

@@ -9,8 +9,8 @@ use serde::Serialize;
 use tilepdb_common::table::Pdb;
 use tilepdb_common::{BlankRule, StateSpace};
 use tilepdb_coordinator::build::{
-    BuildOptions, BuiltTable, build_memory, build_table, check_build_memory, human_bytes,
-    memory_plan,
+    BuildOptions, BuiltTable, build_memory, build_table, build_table_store, check_build_memory,
+    human_bytes, memory_plan,
 };
 use tilepdb_coordinator::cluster::sharded::local::LocalShards;
 use tilepdb_coordinator::engine::{Reuse, SetSpec, TableBuilder, build_set};
@@ -319,8 +319,13 @@ impl TableBuilder for CliBuilder<'_> {
         );
         self.note_peak();
         reset_peak_rss();
-        let table = build_table(space, self.options, &self.progress.table(index, space))?;
-        if self.check {
+        let observer = self.progress.table(index, space);
+        if !self.check {
+            // The values stay in the search's store and are streamed to the file.
+            return Ok(build_table_store(space, self.options, &observer)?);
+        }
+        let table = build_table(space, self.options, &observer)?;
+        {
             let values = table
                 .values
                 .bytes()

@@ -120,6 +120,7 @@ impl TableBuilder for Decoder<'_> {
         let (histogram, unreached) = histogram(&values);
         Ok(BuiltTable {
             values: TableValues::Bytes(values),
+            store: None,
             layers: u32::try_from(histogram.len()).expect("at most 256 layers"),
             histogram,
             unreached,

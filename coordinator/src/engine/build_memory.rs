@@ -1,7 +1,8 @@
 //! The memory a single-machine build of a table holds, known before anything is allocated
-//! ([`MemoryPlan`]): the two-bit array and the depth store during the search, then the values
-//! in the table's order and the encoded payload; then the table file, mapped and read through
-//! (its checksum), with the proof's own arrays while it is proven
+//! ([`MemoryPlan`]): the two-bit array and the depth store during the search, then the store
+//! with the part of the file being written from it; then the table file, mapped and read
+//! through (its checksum; a proof that reads it once in order holds a part of it), with the
+//! proof's own arrays while it is proven
 //! ([`tilepdb_proof::memory`]); and an allowance for the program itself. The most of these at
 //! once is what the kernel counts as the process's peak resident memory.
 
@@ -12,6 +13,7 @@ use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace, human_bytes};
 use tilepdb_proof::memory::{ProofMemory, proof_memory};
 
+use super::stream::PART_ENTRIES;
 use super::units::StateIndex;
 use crate::error::{Error, Result};
 
@@ -52,7 +54,10 @@ impl MemoryPlan {
     /// The file mapped and the proof's arrays, while it is proven (the file alone without
     /// a proof).
     pub fn proof_phase_bytes(&self) -> u64 {
-        self.file_bytes + self.proof.as_ref().map_or(0, |p| p.bytes)
+        match &self.proof {
+            Some(p) => p.bytes + p.file_resident(self.file_bytes),
+            None => self.file_bytes,
+        }
     }
 }
 
@@ -130,24 +135,17 @@ pub fn build_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u
 
 /// The most the search of `space` (to be written in `encoding`, see [`depth_code`]) holds in
 /// memory at once, in bytes, and the parts in words: the two-bit array with the depth store
-/// during the search; then the store with the values in placement order (every rule but
-/// zero-aware, whose store is in table order); then the values with the payload when encoding
-/// copies them (not for `byte` from bytes nor `1-bit` from its codes); and the region index.
+/// during the search; then the store with the part of the file being written, put in file
+/// order and encoded from the store ([`super::stream`]: a part's values, its payload and the
+/// file's buffer); and the region index.
 fn search_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u64, String)> {
     let search_index = StateIndex::region(space)?;
     let code = depth_code(space, encoding);
     let states = search_index.states(space);
     let codes = StateCodes::file_bytes(states);
     let store = code.bytes_for(search_index.depth_entries(space));
-    let reordered = match space.rule() {
-        BlankRule::ZeroAware => 0,
-        _ => code.bytes_for(space.entries()),
-    };
-    let values = if reordered > 0 { reordered } else { store };
-    let payload = match (code, encoding) {
-        (_, None) | (DepthCode::Byte, Some(Encoding::Byte)) | (DepthCode::OneBit, _) => 0,
-        (_, Some(e)) => e.payload_len(space.entries()),
-    };
+    let part_entries = PART_ENTRIES.min(space.entries());
+    let part = 2 * code.bytes_for(part_entries) + WRITE_BUFFER_BYTES;
     let index = index_bytes(space, states);
     let what = match code {
         DepthCode::Byte => "depth bytes".to_string(),
@@ -157,25 +155,20 @@ fn search_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u64,
             code.bits()
         ),
     };
-    let mut detail = format!(
-        "two-bit array of {states} states {} + {} {what}",
+    let detail = format!(
+        "two-bit array of {states} states {} + {} {what}, then the store + {} of the file's \
+         part being written",
         human_bytes(codes),
         human_bytes(store),
+        human_bytes(part),
     );
-    if reordered > 0 {
-        detail.push_str(", then the store + ");
-        detail.push_str(&human_bytes(reordered));
-        detail.push_str(" of values in placement order");
-    }
-    if payload > 0 {
-        detail.push_str(", then the values + a ");
-        detail.push_str(&human_bytes(payload));
-        detail.push_str(" payload");
-    }
-    // The two-bit array is freed before the values are put in placement order.
-    let peak = (codes + store).max(store + reordered).max(values + payload);
+    // The two-bit array is freed before the file is written.
+    let peak = (codes + store).max(store + part);
     Ok((peak + index, detail))
 }
+
+/// The buffer of a table file being written ([`tilepdb_common::table::file_writer`]).
+const WRITE_BUFFER_BYTES: u64 = 1 << 20;
 
 /// Refuses, with the figure, a build of `space` (written in `encoding` and proven, see
 /// [`build_memory`]) that would not fit in `limit` bytes.
@@ -228,7 +221,7 @@ mod tests {
     #[test]
     fn the_plan_counts_the_file_and_the_proof() {
         // 15-puzzle, 7 tiles, minimized bytes: the layer search's least distance per
-        // placement and two bits per state, beside the mapped file, outweigh the build.
+        // placement and two bits per state, beside a part of the mapped file.
         let s = space("4x4", &[1, 2, 3, 4, 5, 6, 7], BlankRule::Minimized);
         let e = Some(Encoding::Byte);
         let proven = memory_plan(&s, e, e, true).unwrap();
@@ -240,9 +233,14 @@ mod tests {
         let codes = StateCodes::file_bytes(s.region_search_states().unwrap());
         assert!(proof.bytes >= placements + codes, "{proof:?}");
         assert_eq!(proven.file_bytes, HEADER_LEN as u64 + placements);
+        // The proof compares the byte file a part at a time, letting each part go.
+        let part = proof
+            .file_part
+            .expect("a minimized byte file is read in parts");
+        assert!(part < proven.file_bytes);
         assert_eq!(
             proven.bytes,
-            PROGRAM_BYTES + proven.build_bytes.max(proven.file_bytes + proof.bytes)
+            PROGRAM_BYTES + proven.build_bytes.max(part + proof.bytes)
         );
         assert!(proven.bytes > unproven.bytes && unproven.bytes >= build.bytes);
         assert_eq!(build.bytes, PROGRAM_BYTES + build.build_bytes);

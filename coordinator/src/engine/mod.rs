@@ -13,7 +13,10 @@
 //! * [`build_memory`]: the bytes a build holds, before anything is allocated;
 //! * [`search`]: the [`Executor`] trait and the layer loop ([`search_table`]): expand a layer
 //!   with the executor, finish it ([`search::finish_layer`]: depths, count, retire), guard
-//!   the depth, report; then [`search::finish_table`] turns the arrays into the values;
+//!   the depth, report; then [`search::finish_search`] keeps the depth store for its file to be streamed from
+//!   (or [`search::finish_table`] turns the arrays into the values);
+//! * [`stream`]: the table file written from a finished search's depth store part by part in
+//!   file order ([`stream::SearchedStore`]), with no second copy of the values;
 //! * [`threads`]: the in-process executor (a rayon pool) and its [`threads::Kernel`] seam
 //!   (expansion kernel and merge sink of a task);
 //! * [`set`]: [`build_set`], every table of a set built (or reused) and the set's manifest
@@ -29,11 +32,12 @@ pub mod kernel;
 pub mod search;
 pub mod set;
 pub mod spec;
+pub mod stream;
 pub mod threads;
 pub mod units;
 
 pub use arrays::TableArrays;
-pub use search::{Executor, Layer, SearchProgress, finish_table, search_table};
+pub use search::{Executor, Layer, SearchProgress, finish_search, finish_table, search_table};
 pub use set::{BuiltSet, Reuse, TableBuilder, build_set};
 pub use spec::SetSpec;
 pub use threads::{Kernel, ThreadsExecutor};

@@ -23,6 +23,7 @@ use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
 use super::arrays::TableArrays;
 use super::kernel::{goal_entries, placement_order};
+use super::stream::SearchedStore;
 use super::units::StateIndex;
 use crate::error::{Error, Result};
 use tilepdb_common::depth_store::DepthBytes;
@@ -269,8 +270,12 @@ pub fn finish_layer(
 #[derive(Clone, Debug)]
 pub struct BuiltTable {
     /// The value of each entry ([`UNREACHED`] for entries the search never reached), or only
-    /// what the table's encoding stores of it when the build kept a packed depth store.
+    /// what the table's encoding stores of it when the build kept a packed depth store. Empty
+    /// when the values are left in [`BuiltTable::store`].
     pub values: TableValues,
+    /// The search's depth store, when the values were not put in the file's order but are
+    /// to be streamed from it to the file ([`BuiltTable::write_file`], [`finish_search`]).
+    pub store: Option<Arc<SearchedStore>>,
     /// Layers expanded, the goal's included.
     pub layers: u32,
     /// `histogram[v]` = entries of value `v` (reached entries only).
@@ -303,7 +308,65 @@ impl BuiltTable {
     /// Lets the values go once they are written (the counts and figures stay).
     pub fn release_values(&mut self) {
         self.values = TableValues::Bytes(Vec::new());
+        self.store = None;
     }
+
+    /// Writes the table's file of `space` in `encoding` in `dir`, then lets the values go:
+    /// streamed from the depth store part by part in file order when the build kept it
+    /// ([`BuiltTable::store`]; the histogram and unreached count of a byte store are then
+    /// the file's), else from the values. The file's path.
+    pub fn write_file(
+        &mut self,
+        dir: &std::path::Path,
+        space: &StateSpace,
+        encoding: tilepdb_common::table::Encoding,
+    ) -> Result<std::path::PathBuf> {
+        let written = match self.store.take() {
+            Some(store) => {
+                let path = dir.join(crate::output::table_file_name(space));
+                let packed = (self.histogram.as_slice(), self.unreached);
+                store
+                    .write(&path, space, encoding, Some(packed))
+                    .map(|header| {
+                        self.histogram = header.histogram;
+                        self.unreached = header.unreached;
+                        path
+                    })
+            }
+            None => crate::output::write_table_file(dir, space, encoding, &self.values),
+        };
+        // On disk now: opening the file reads it, so the values go first.
+        self.release_values();
+        written
+    }
+}
+
+/// The table of a finished search with its values left in the depth store, to be streamed to
+/// its file in file order ([`BuiltTable::write_file`]): the two-bit array is let go first (if
+/// no one else holds it). A packed store's histogram is the count of each layer's entries; a
+/// byte store's is known once the file is written (empty until then). The parts of the file
+/// are put in order on `pool`.
+pub fn finish_search(
+    space: &StateSpace,
+    index: &StateIndex,
+    arrays: Arc<TableArrays>,
+    progress: &SearchProgress,
+    pool: Arc<ThreadPool>,
+    started: Instant,
+) -> BuiltTable {
+    let (state_array_bytes, depth_bytes) = (arrays.codes.bytes(), arrays.depths.memory_bytes());
+    let code = arrays.depths.code();
+    let store = SearchedStore::new(arrays, Arc::clone(index.regions()), pool);
+    let mut table = table_of_values(
+        space,
+        code,
+        Vec::new(),
+        progress,
+        started,
+        (state_array_bytes, depth_bytes),
+    );
+    table.store = Some(Arc::new(store));
+    table
 }
 
 /// The table of a finished search: the state array is let go first (if no one else holds
@@ -373,6 +436,7 @@ pub fn table_of_values(
     };
     BuiltTable {
         values,
+        store: None,
         layers: progress.next_depth,
         histogram,
         unreached,

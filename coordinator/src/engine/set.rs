@@ -18,7 +18,7 @@ use tilepdb_common::table::{Encoding, Pdb, TableError};
 use super::search::BuiltTable;
 use super::spec::SetSpec;
 use crate::error::{Error, Result};
-use crate::output::{cached_table, table_file_name, write_manifest, write_table_file};
+use crate::output::{cached_table, table_file_name, write_manifest};
 use tilepdb_proof::Proof;
 use tilepdb_proof::verify_deep;
 
@@ -50,9 +50,10 @@ pub trait TableBuilder {
 
     /// Writes table `index`, just built by [`TableBuilder::build`], as its file in `dir` in
     /// `encoding`; the file's path, or (inside) why its values make no table, which is then
-    /// treated as a failed proof. By default the values `build` gave are written, then let go;
-    /// a builder whose values are elsewhere (a sharded build's, on its shards) writes them from
-    /// there.
+    /// treated as a failed proof. By default the table is written as [`BuiltTable::write_file`]
+    /// does (streamed from the search's depth store when `build` kept it, else from its values),
+    /// then its values are let go; a builder whose values are elsewhere (a sharded build's, on
+    /// its shards) writes them from there.
     fn write(
         &mut self,
         _index: usize,
@@ -61,10 +62,7 @@ pub trait TableBuilder {
         table: &mut BuiltTable,
         dir: &Path,
     ) -> Result<Result<PathBuf>, Self::Error> {
-        let written = write_table_file(dir, space, encoding, &table.values);
-        // On disk now: opening the file reads it, so the values go first.
-        table.release_values();
-        Ok(written)
+        Ok(table.write_file(dir, space, encoding))
     }
 
     /// Whether each table built is proven before it is written (see the module's

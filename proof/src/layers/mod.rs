@@ -171,11 +171,24 @@ pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Re
 /// Proves that `payload`, in `encoding`, is the minimized table of `space`: every entry the
 /// least distance over its placement's regions (see the module's documentation); the entries
 /// per value. An error names the first entry found wrong.
+pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    prove_minimized_releasing(space, payload, encoding, &|_| {})
+}
+
+/// [`prove_minimized`], calling `release` with each range of the payload once it is read (in
+/// order, a part at a time) when the table is in bytes: a caller whose payload is a map gives
+/// those pages back ([`tilepdb_common::table::Pdb::release_payload`]), so that the proof never
+/// holds the whole file beside its own arrays.
 #[expect(
     clippy::cast_possible_truncation,
     reason = "placements, sets and ranks index arrays held in memory, so they fit in usize; the search fails before it meets a depth above 254, so `depth + 1` fits in a byte"
 )]
-pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+pub fn prove_minimized_releasing(
+    space: &StateSpace,
+    payload: &[u8],
+    encoding: Encoding,
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Result<Layers> {
     if space.rule() != BlankRule::Minimized {
         return Err(fail(
             space,
@@ -199,30 +212,9 @@ pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -
         Ok(())
     })?;
     let least = plain_values(least);
-    let ranks = OrderRanks::new(space, &index);
     if encoding == Encoding::Byte {
-        // Compared where they are, in set order; the entries of a set are scattered over the
-        // payload, so each is asked for a few orders ahead of its compare.
-        const AHEAD: usize = 16;
-        let wrong = set_chunks(index.sets())
-            .into_par_iter()
-            .find_map_first(|sets| {
-                let mut set_ranks = Vec::with_capacity(f as usize);
-                sets.into_iter().find_map(|c| {
-                    let cells = set_cells(index.set_mask(c));
-                    set_ranks.clear();
-                    set_ranks.extend((0..f).map(|o| ranks.rank(&cells, o)));
-                    set_ranks.iter().enumerate().find_map(|(o, &rank)| {
-                        if let Some(&next) = set_ranks.get(o + AHEAD) {
-                            Encoding::Byte.prefetch(payload, next);
-                        }
-                        let (h, stored) =
-                            (least[c as usize * f as usize + o], payload[rank as usize]);
-                        (h != stored).then_some((rank, h, stored))
-                    })
-                })
-            });
-        if let Some((rank, h, stored)) = wrong {
+        // Compared in the payload's order, a part at a time, each part let go once read.
+        if let Some((rank, h, stored)) = first_wrong_byte(space, &index, &least, payload, release) {
             return Err(fail(
                 space,
                 format!(
@@ -232,6 +224,7 @@ pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -
         }
     } else {
         // Encoded again in the table's order (placement ranks).
+        let ranks = OrderRanks::new(space, &index);
         same_payload(
             space,
             encoding,
@@ -244,6 +237,54 @@ pub fn prove_minimized(space: &StateSpace, payload: &[u8], encoding: Encoding) -
         histogram,
         unreached,
     })
+}
+
+/// Bytes of a minimized byte payload that the proof reads between two releases.
+pub const MINIMIZED_BYTE_PART: usize = 4 << 20;
+
+/// The first entry of the byte payload of a minimized table that is not its least distance
+/// `least` (by set and order, [`UNREACHED`] unmet): the entry, the distance and the byte
+/// stored. The payload is read in rank order, a part at a time (each part's ranks in
+/// parallel, each rank's placement worked out from the rank), and `release` is called with
+/// each part once it is read.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a placement index is below the length of `least`, an array in memory"
+)]
+fn first_wrong_byte(
+    space: &StateSpace,
+    index: &RegionIndex,
+    least: &[u8],
+    payload: &[u8],
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Option<(u64, u8, u8)> {
+    const PART: usize = MINIMIZED_BYTE_PART;
+    /// Ranks one thread compares at once.
+    const PIECE: usize = 1 << 14;
+    let ranker = space.ranker();
+    let f = index.orders();
+    for (p, part) in payload.chunks(PART).enumerate() {
+        let first = p * PART;
+        let wrong = part
+            .par_chunks(PIECE)
+            .enumerate()
+            .find_map_first(|(i, piece)| {
+                let mut cells = [0u8; MAX_CELLS];
+                let start = (first + i * PIECE) as u64;
+                piece.iter().enumerate().find_map(|(j, &stored)| {
+                    let rank = start + j as u64;
+                    ranker.unrank(rank, &mut cells);
+                    let (c, _, order) = index.set_and_order(&cells);
+                    let h = least[(c * f + order) as usize];
+                    (h != stored).then_some((rank, h, stored))
+                })
+            });
+        release(first..first + part.len());
+        if wrong.is_some() {
+            return wrong;
+        }
+    }
+    None
 }
 
 /// Proves that `payload`, in `encoding`, is the table of `space`, which ignores the blank:

@@ -1,0 +1,179 @@
+//! A finished search's table file written from its depth store, part by part in file order
+//! ([`TableFileWriter`]): no copy of the values in the file's order is ever whole in memory,
+//! only the part being written (a few MiB). The file is byte for byte the one written from the
+//! whole values ([`crate::output::write_table_file`]).
+//!
+//! ```
+//! use tilepdb_common::{BlankRule, Board, Goal, Pattern, StateSpace};
+//! use tilepdb_common::table::{Encoding, Pdb};
+//! use tilepdb_coordinator::build::{BuildOptions, build_table, build_table_store};
+//! use tilepdb_coordinator::output::write_table_file;
+//! let board: Board = "3x3".parse().unwrap();
+//! let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
+//! let space = StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::Minimized).unwrap();
+//! let dir = tempfile::tempdir().unwrap();
+//! let (whole, streamed) = (dir.path().join("whole"), dir.path().join("streamed"));
+//! std::fs::create_dir_all(&whole).unwrap();
+//! std::fs::create_dir_all(&streamed).unwrap();
+//! // The values put in file order, then written whole …
+//! let table = build_table(&space, &BuildOptions::default(), &()).unwrap();
+//! let a = write_table_file(&whole, &space, Encoding::Byte, &table.values).unwrap();
+//! // … and the same search's store streamed to its file.
+//! let mut searched = build_table_store(&space, &BuildOptions::default(), &()).unwrap();
+//! let b = searched.write_file(&streamed, &space, Encoding::Byte).unwrap();
+//! assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+//! assert_eq!(searched.histogram, table.histogram);
+//! ```
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use tilepdb_common::StateSpace;
+use tilepdb_common::depth_store::DepthBytes;
+use tilepdb_common::file_order::for_each_depth_entry;
+use tilepdb_common::region_index::RegionIndex;
+use tilepdb_common::table::file_writer::TableFileWriter;
+use tilepdb_common::table::{DepthCode, Encoding, Header};
+
+use super::arrays::TableArrays;
+use crate::error::Result;
+
+/// About how many entries each part of the file holds (rounded up to a multiple of
+/// [`TableFileWriter::part_multiple`]).
+pub const PART_ENTRIES: u64 = 1 << 22;
+
+/// Entries each thread puts in file order at once inside a part (a multiple of 8, so that
+/// every piece of a packed part starts on a whole byte).
+const PIECE_ENTRIES: u64 = 1 << 16;
+
+/// The depth store of a finished search, kept until its file is written from it: the two-bit
+/// array is let go (unless a request handler still holds the arrays).
+pub struct SearchedStore {
+    arrays: Arc<TableArrays>,
+    index: Arc<RegionIndex>,
+    pool: Arc<rayon::ThreadPool>,
+}
+
+impl fmt::Debug for SearchedStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SearchedStore")
+            .field("code", &self.arrays.depths.code())
+            .field("entries", &self.arrays.depths.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SearchedStore {
+    /// The store of the finished search's `arrays` on `index`, whose file's parts are put in
+    /// order on `pool`; their two-bit array is freed here if no one else holds them.
+    pub fn new(
+        arrays: Arc<TableArrays>,
+        index: Arc<RegionIndex>,
+        pool: Arc<rayon::ThreadPool>,
+    ) -> SearchedStore {
+        let arrays = match Arc::try_unwrap(arrays) {
+            Ok(TableArrays { codes, depths }) => {
+                drop(codes);
+                Arc::new(TableArrays {
+                    codes: tilepdb_common::StateCodes::new(0),
+                    depths,
+                })
+            }
+            Err(shared) => shared,
+        };
+        SearchedStore {
+            arrays,
+            index,
+            pool,
+        }
+    }
+
+    /// The depth store.
+    pub fn depths(&self) -> &DepthBytes {
+        &self.arrays.depths
+    }
+
+    /// Bytes of memory the store holds.
+    pub fn memory_bytes(&self) -> u64 {
+        self.arrays.bytes()
+    }
+
+    /// The values of the file entries `out` stands for, from `first` on, in the store's code
+    /// (a byte per entry, [`tilepdb_common::table::UNREACHED`] where none was recorded; or the
+    /// packed codes), put into `out`: `first` is a multiple of 8 for a packed store.
+    pub fn fill(&self, space: &StateSpace, first: u64, entries: u64, out: &mut [u8]) {
+        let depths = self.depths();
+        let code = depths.code();
+        if code != DepthCode::Byte {
+            // Packed codes are ORed in.
+            out.fill(0);
+        }
+        let mut at = 0u64;
+        for_each_depth_entry(space, &self.index, first..first + entries, |e| {
+            let stored = depths.get(e);
+            if code == DepthCode::Byte {
+                out[usize::try_from(at).expect("a part held in memory")] = stored.wrapping_sub(1);
+            } else {
+                code.put(out, at, stored);
+            }
+            at += 1;
+        });
+    }
+
+    /// The values of the whole table in file order (the store's code).
+    pub fn values(&self, space: &StateSpace) -> Vec<u8> {
+        let code = self.depths().code();
+        let mut values = vec![0u8; byte_len(code.bytes_for(space.entries()))];
+        self.pool
+            .install(|| self.fill_parallel(space, 0, space.entries(), &mut values));
+        values
+    }
+
+    /// [`SearchedStore::fill`] in pieces of [`PIECE_ENTRIES`] on the current rayon pool.
+    fn fill_parallel(&self, space: &StateSpace, first: u64, entries: u64, out: &mut [u8]) {
+        let code = self.depths().code();
+        out.par_chunks_mut(byte_len(code.bytes_for(PIECE_ENTRIES)))
+            .enumerate()
+            .for_each(|(piece, out)| {
+                let start = first + piece as u64 * PIECE_ENTRIES;
+                let n = PIECE_ENTRIES.min(first + entries - start);
+                self.fill(space, start, n, out);
+            });
+    }
+
+    /// Writes the table file of `space` in `encoding` to `path`, part by part in file order
+    /// (each part put in order on the store's pool); `packed`: for a packed store, the reached entries
+    /// by value and the unreached ones (a byte store's are counted as they are written). The
+    /// file's header.
+    pub fn write(
+        &self,
+        path: &Path,
+        space: &StateSpace,
+        encoding: Encoding,
+        packed: Option<(&[u64], u64)>,
+    ) -> Result<Header> {
+        let code = self.depths().code();
+        let mut writer = TableFileWriter::create(path, space, encoding, code)?;
+        let multiple = TableFileWriter::part_multiple(encoding);
+        let part = PART_ENTRIES.div_ceil(multiple) * multiple;
+        let total = space.entries();
+        let mut buffer = vec![0u8; byte_len(code.bytes_for(part.min(total)))];
+        let mut start = 0;
+        while start < total {
+            let entries = part.min(total - start);
+            let out = &mut buffer[..byte_len(code.bytes_for(entries))];
+            self.pool
+                .install(|| self.fill_parallel(space, start, entries, out));
+            writer.append(space, out, entries)?;
+            start += entries;
+        }
+        Ok(writer.finish(space, packed.filter(|_| code != DepthCode::Byte))?)
+    }
+}
+
+/// `bytes` as a length in memory.
+fn byte_len(bytes: u64) -> usize {
+    usize::try_from(bytes).expect("a table held in memory has a usize of bytes")
+}
