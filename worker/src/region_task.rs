@@ -164,10 +164,7 @@ pub fn run_region_task(table: &RegionTable, sets: Range<u64>, input: &[u64]) -> 
 
 /// The region index of each table of a job, which must be searched on it: a job that searches
 /// on another index is refused.
-pub fn region_tables(
-    job: Option<&JobSpec>,
-    spaces: &[StateSpace],
-) -> Result<Vec<RegionTable>> {
+pub fn region_tables(job: Option<&JobSpec>, spaces: &[StateSpace]) -> Result<Vec<RegionTable>> {
     let index = job.map_or("", |j| j.search_index.as_str());
     if index != tilepdb_common::wire::SEARCH_INDEX {
         let named = if index.is_empty() { "cell" } else { index };

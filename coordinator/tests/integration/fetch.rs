@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use crate::server::{Server, coordinator_bin, scratch, serve_job, single_machine};
 use tilepdb_common::table::TableSet;
+use tilepdb_common::wire::connect::Endpoint;
 use tilepdb_common::wire::proto::DownloadRequest;
 use tilepdb_common::wire::proto::tables_client::TablesClient;
-use tilepdb_common::wire::connect::Endpoint;
 use tilepdb_solver::fetch::{fetch_set, list_sets};
 
 const TOKEN: &str = "fetch-test-token";

@@ -6,10 +6,9 @@ use std::path::Path;
 use tilepdb_common::table::Load;
 use tilepdb_common::{Goal, PuzzleState};
 
-use super::{InstanceRecord, TableFile, search_all};
+use super::{InstanceRecord, Protocol, TableFile, search_all};
 use crate::error::{Error, Result};
 use crate::heuristic::CatalogueTables;
-use crate::search::Limits;
 
 /// What an entry's run gives: its records, the mean value over the random states, the CPU
 /// seconds, the heuristic in words, and the table files read.
@@ -28,7 +27,7 @@ pub(super) fn run_entry(
     board: tilepdb_common::Board,
     goal: Goal,
     randoms: &[PuzzleState],
-    limits: &Limits,
+    protocol: &Protocol,
     pool: &rayon::ThreadPool,
 ) -> Result<EntryRun> {
     let tables = CatalogueTables::open(file, dir, Some(board), Some(goal), Load::Map)?;
@@ -44,8 +43,17 @@ pub(super) fn run_entry(
         });
     }
     let h = tables.heuristic()?;
-    let (records, random_h, cpu) =
-        pool.install(|| search_all(label, &h, instances, goal, randoms, limits))?;
+    let (records, random_h, cpu) = pool.install(|| {
+        search_all(
+            label,
+            &h,
+            instances,
+            goal,
+            randoms,
+            &protocol.limits,
+            protocol.move_pruning.as_ref(),
+        )
+    })?;
     let files = tables
         .tables()
         .iter()

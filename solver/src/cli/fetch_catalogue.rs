@@ -6,8 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tilepdb_common::catalogue::Catalogue;
+use tilepdb_common::wire::connect::Endpoint;
 use tilepdb_common::{BlankRule, Board, Goal};
-use tilepdb_solver::fetch::{FetchOptions, Remote, fetch_set_with, list_sets};
+use tilepdb_solver::fetch::{FetchOptions, fetch_set_with, list_sets};
 use tilepdb_solver::heuristic::{Candidate, resolve};
 
 /// Fetches the sets that serve the catalogue `file` (of `board` and `goal`) from `remote` into
@@ -17,7 +18,7 @@ use tilepdb_solver::heuristic::{Candidate, resolve};
     reason = "the command's options, passed as they are"
 )]
 pub fn fetch(
-    remote: &Remote,
+    remote: &Endpoint,
     file: &Path,
     board: Board,
     goal: Goal,
@@ -50,7 +51,7 @@ pub fn fetch(
             owners.push(s);
         }
     }
-    let served = resolve(&catalogue, goal, &candidates, &remote.url)?;
+    let served = resolve(&catalogue, goal, &candidates, &remote.address)?;
     let mut names: Vec<&str> = served
         .iter()
         .map(|s| sets[owners[s.candidate]].name.as_str())

@@ -4,10 +4,10 @@
 //! real socket on 127.0.0.1, run in this test's process.
 
 use tilepdb_common::table::{Encoding, TableSet};
+use tilepdb_common::wire::connect::Endpoint;
 use tilepdb_common::{BlankRule, Board, Goal, Partition};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
-use tilepdb_common::wire::connect::Endpoint;
 use tilepdb_solver::fetch::fetch_set;
 
 use crate::fetch_cli::{TOKEN, serve};

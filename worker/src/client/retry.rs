@@ -108,4 +108,3 @@ pub(super) fn classify(status: Status) -> Failure {
         _ => Failure::Transient(status),
     }
 }
-

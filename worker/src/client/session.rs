@@ -392,4 +392,3 @@ async fn heartbeats(
         }
     }
 }
-

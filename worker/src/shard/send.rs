@@ -47,7 +47,7 @@ impl Peers {
                 let peer = coordinator.at(address.as_str());
                 Ok(Some(
                     ShardPeerClient::with_interceptor(peer.channel()?, peer.auth()?)
-                    .max_encoding_message_size(MAX_MESSAGE_BYTES),
+                        .max_encoding_message_size(MAX_MESSAGE_BYTES),
                 ))
             })
             .collect::<Result<_>>()?;
@@ -165,7 +165,10 @@ pub fn expand_layer(
     };
     let push = |to: u32, states: &mut Vec<u64>| -> Result<u64> {
         if gone[to as usize].load(Relaxed) {
-            return Err(unreachable_owner(to, "an earlier push of this layer gave up"));
+            return Err(unreachable_owner(
+                to,
+                "an earlier push of this layer gave up",
+            ));
         }
         let bytes = encode_region_states(&shape, all.clone(), states)?;
         let list = zstd::bulk::compress(&bytes, level)
