@@ -28,9 +28,10 @@ use crate::board::{Board, Goal};
 use crate::pattern::{Partition, Pattern};
 use crate::space::BlankRule;
 
+use super::Load;
 use super::encoding::Encoding;
 use super::error::TableError;
-use super::pdb::{Load, Pdb};
+use super::pdb::Pdb;
 use super::write::write_atomic;
 
 /// The name of a set's manifest in its directory.

@@ -20,10 +20,11 @@ use std::path::{Path, PathBuf};
 use crate::board::{Board, Goal, MAX_CELLS};
 use crate::puzzle::PuzzleState;
 
+use super::Load;
 use super::encoding::Encoding;
 use super::error::TableError;
 use super::manifest::Manifest;
-use super::pdb::{Load, Pdb};
+use super::pdb::Pdb;
 
 /// The validated tables of one partition, memory-mapped or read into memory ([`Load`]).
 #[derive(Debug)]

@@ -347,14 +347,14 @@ fn a_partition_of_another_board_is_refused() {
 #[test]
 fn patterns_too_large_for_memory_are_refused_before_allocating() {
     // P(25, 9) = 741,354,768,000 placements; the region index has 1,759,513,674,240
-    // (placement, region) states: 439,878,418,560 bytes of two-bit codes, then 741,354,768,000
-    // depth bytes and as many bytes of values, 1.3 TiB; its proof, larger: the 690 GiB file
-    // mapped, as many least distances and the two-bit codes, 1.7 TiB: more than any test
-    // machine has.
+    // (placement, region) states: 439,878,418,560 bytes of two-bit codes beside 741,354,768,000
+    // depth bytes, 1.1 TiB (the file is written from the depth bytes, with no second copy);
+    // its proof as much: the two-bit codes and as many least distances, the 690 GiB file read a
+    // part at a time. More than any test machine has.
     build_fails(
         &["--puzzle", "24", "--pattern", "1,2,3,4,5,6,7,8,9"],
         &[
-            "pattern 1,2,3,4,5,6,7,8,9 needs 1.7 TiB",
+            "pattern 1,2,3,4,5,6,7,8,9 needs 1.1 TiB",
             "1759513674240 states",
         ],
     );
