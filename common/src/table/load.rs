@@ -11,8 +11,8 @@ use memmap2::{Mmap, MmapOptions};
 use super::error::TableError;
 use super::header::HEADER_LEN;
 
-/// How [`Pdb::open_with`] holds a table's bytes. Either way the whole file is validated
-/// (header, sizes, CRC-32 of the payload) before any lookup.
+/// How [`Pdb::open_with`](super::Pdb::open_with) holds a table's bytes. Either way the whole
+/// file is validated (header, sizes, CRC-32 of the payload) before any lookup.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Load {
     /// A read-only map of the file: nothing is copied, the pages are the page cache's and

@@ -358,14 +358,13 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1759513674240 states",
         ],
     );
-    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements. The build: 5,765,760 depth bytes
-    // with first the 2,954,160 bytes of two-bit codes of the 11,816,640 region states, then
-    // 5,765,760 bytes of values, plus the region index (8 * 8,008 + 4 * 16,412 bytes):
-    // 11,662,832 bytes. Its proof, larger: the file mapped (4,096 + 5,765,760 bytes), the
-    // least distance per placement (5,765,760), the layer search's two bits per state
-    // (2,954,160) and two flags per block (2 * 16,412) and its region index (129,712):
-    // 14,652,312 bytes. With the program's 16 MiB: 31,429,528 bytes, 30.0 MiB; 28,438,448
-    // bytes, 27.1 MiB, without the proof.
+    // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements. The search: 5,765,760 depth bytes
+    // beside the 2,954,160 bytes of two-bit codes of the 11,816,640 region states; then the
+    // depth bytes with the part of the file being written (twice 4 MiB and a 1 MiB buffer), the
+    // larger: 15,202,944 bytes, and the region index (8 * 8,008 + 4 * 16,412 bytes). Its proof
+    // holds less (the file read a part at a time, a least distance per placement, two bits
+    // per state). With the program's 16 MiB: 32,109,872 bytes, 30.6 MiB, with or without the
+    // proof.
     build_fails(
         &[
             "--puzzle",
@@ -376,7 +375,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1M",
         ],
         &[
-            "needs 30.0 MiB",
+            "needs 30.6 MiB",
             "its proof (layer-search)",
             "more than the 1.0 MiB it may use",
         ],
@@ -391,10 +390,10 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1M",
             "--no-proof",
         ],
-        &["needs 27.1 MiB", "(not proven)"],
+        &["needs 30.6 MiB", "(not proven)"],
     );
     // The whole partition is checked before the first table is built: the first table (the
-    // program's 16 MiB and a few KiB) fits in 20 MiB, the second (30.0 MiB) does not.
+    // program's 16 MiB and a few KiB) fits in 20 MiB, the second (30.6 MiB) does not.
     build_fails(
         &[
             "--puzzle",
@@ -406,7 +405,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "20M",
         ],
-        &["pattern 3,4,5,6,7,8 needs 30.0 MiB"],
+        &["pattern 3,4,5,6,7,8 needs 30.6 MiB"],
     );
     // So many placements that a rank overflows 64 bits.
     build_fails(

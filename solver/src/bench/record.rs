@@ -163,7 +163,7 @@ pub struct EntrySummary {
     pub total_seconds: f64,
     /// Mean heuristic value of the starts.
     pub mean_initial_h: f64,
-    /// Over [`Protocol::random_states`] seeded random states.
+    /// Over [`Protocol::random_states`](super::Protocol::random_states) seeded random states.
     pub mean_random_h: f64,
     /// Not dominated in (table memory, mean nodes).
     pub on_memory_front: bool,

@@ -4,8 +4,8 @@
 //! Heartbeats come from their own tokio task on their own schedule, while the expansion runs
 //! on a rayon pool, so a busy worker never misses one. Every call that fails because the
 //! coordinator is unreachable (or restarting) is retried with exponential backoff
-//! ([`retry`]); a task whose result cannot be delivered is simply dropped (the coordinator
-//! hands it out again). The steps of one registration are in [`session`].
+//! (`retry.rs`); a task whose result cannot be delivered is simply dropped (the coordinator
+//! hands it out again). The steps of one registration are in `session.rs`.
 
 mod retry;
 mod session;
