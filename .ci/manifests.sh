@@ -20,7 +20,7 @@ kubernetes-validate --strict --quiet "${manifests[@]}"
 # completion index; the pods' subdomain a headless Service selecting this Job; TILEPDB_ADVERTISE
 # the pod's DNS name, http://$(JOB_NAME)-$(TILEPDB_SHARD).<subdomain>:PORT (JOB_NAME from the
 # job-name label), PORT that of TILEPDB_LISTEN and a container port; every $(VAR) defined above
-# its use. The data directories, from which a replacement restores what was lost: the shard's
+# its use; the coordinator's --http-listen port (dashboard, metrics) a port of its Service. The data directories, from which a replacement restores what was lost: the shard's
 # (TILEPDB_DATA_DIR or --data-dir) must be on a volume that outlives the pod (a
 # PersistentVolumeClaim, ReadWriteMany if the claim is in the same file: the replacement may
 # run on another node) and be the shard's own (the mount's subPathExpr, or the directory,
@@ -114,6 +114,14 @@ for path in sys.argv[1:]:
         listen = args[args.index("--listen") + 1] if "--listen" in args else ""
         if listen.rpartition(":")[2] != str(ports.get(target, target)):
             fail(f"{name}: its coordinator does not --listen on the Service's target port")
+        # The dashboard and metrics: --http-listen on a container port that a port of the
+        # coordinator's Service targets.
+        http = (arg(args, "--http-listen") or "").rpartition(":")[2]
+        if not http:
+            fail(f"{name}: its coordinator has no --http-listen (no dashboard, no metrics)")
+        elif http not in [str(ports.get(p["targetPort"], p["targetPort"])) for p in front["ports"]]:
+            fail(f"{name}: its coordinator's --http-listen port {http} is not a port of its "
+                 "Service")
         # The shard's data directory: on a volume that outlives the pod, the shard's own.
         directory = env.get("TILEPDB_DATA_DIR") or arg(shard.get("args", []), "--data-dir")
         if not isinstance(directory, str) or not directory:
