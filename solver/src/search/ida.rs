@@ -126,10 +126,6 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
     /// A search from `position` (the node of value `h` and memo `memo` at depth
     /// `root_depth`, the move-pruning machine in `state`) under `limits`, timed from
     /// `started`; its bound is set before each iteration.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the root node's parts and the search's budgets, each used once"
-    )]
     pub(super) fn new(
         heuristic: &'h H,
         mut position: Position<'m>,
