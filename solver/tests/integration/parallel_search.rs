@@ -6,6 +6,7 @@
 use tilepdb_common::generate::random_states;
 use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, Board, Goal, PuzzleState};
+use tilepdb_solver::bench::{self, Protocol};
 use tilepdb_solver::heuristic::{Heuristic, Manhattan, PdbHeuristic};
 use tilepdb_solver::move_pruning::{MovePruning, learn};
 use tilepdb_solver::search::{
@@ -209,5 +210,82 @@ fn the_timeout_stops_every_thread() {
             );
             assert!(r.moves.is_empty());
         }
+    }
+}
+
+fn solve_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn solve_search_threads_reports_each_iteration() {
+    // Korf #79: the fewest nodes of the hundred with Manhattan distance.
+    let instance = &crate::support::korf100()[78];
+    let state = instance.state;
+    let base = ["solve", "--puzzle", "15", "--json", "--state", state];
+    let sequential = solve_json(&base);
+    let parallel = solve_json(&[&base[..], &["--search-threads", "2"]].concat());
+    let (s, p) = (&sequential["results"][0], &parallel["results"][0]);
+    assert_eq!(p["length"], instance.optimal);
+    assert_eq!(p["moves"], s["moves"]);
+    let (si, pi) = (
+        s["per_iteration"].as_array().unwrap(),
+        p["per_iteration"].as_array().unwrap(),
+    );
+    assert_eq!(si.len(), pi.len());
+    assert_eq!(si[..si.len() - 1], pi[..pi.len() - 1]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
+        .args(["solve", "--puzzle", "8", "--algorithm", "astar"])
+        .args(["--search-threads", "2", "--state", "1 2 0 3 4 5 6 7 8"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--search-threads applies to --algorithm ida"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bench_searches_each_instance_on_several_threads() {
+    let board: Board = "3x3".parse().unwrap();
+    let instances: Vec<(String, PuzzleState)> = random_states(board, Goal::BlankFirst, 5, 10)
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (format!("s{i}"), s))
+        .collect();
+    let entries = vec!["manhattan".parse().unwrap()];
+    let run = |search_threads| {
+        let protocol = Protocol {
+            search_threads,
+            random_states: 10,
+            ..Protocol::default()
+        };
+        bench::run(&entries, &instances, board, Goal::BlankFirst, &protocol).unwrap()
+    };
+    let (one, two) = (run(1), run(2));
+    assert_eq!((one.search_threads, two.search_threads), (1, 2));
+    for (a, b) in one.records.iter().zip(&two.records) {
+        assert_eq!(a.length, b.length, "{}", a.instance);
+        let last = a.per_iteration.len() - 1;
+        assert_eq!(
+            a.per_iteration[..last],
+            b.per_iteration[..last],
+            "{}",
+            a.instance
+        );
     }
 }
