@@ -1,6 +1,9 @@
 //! IDA* on one instance across threads: each iteration expands the start breadth-first to a
-//! frontier of subtree roots, then searches the subtrees on a thread pool (rayon's work
-//! stealing), each with the sequential depth-first search of [`super::ida`].
+//! frontier of subtree roots, then searches the subtrees on a thread pool, each with the
+//! sequential depth-first search of [`super::ida`]. The threads take the subtrees from a shared
+//! queue in the frontier's order, each the next one left when it is free (a thread that
+//! finishes early takes over the work that is left, which balances the load as stealing
+//! would), so that the iteration that finds the goal searches little past it.
 //!
 //! The frontier keeps the subtrees in the order the sequential search visits them, and the
 //! breadth-first part expands, generates and prunes exactly as the depth-first one does (the
@@ -17,10 +20,10 @@
 //! left when it starts. On one thread the subtrees run in order and the budget is exact; on
 //! several, a search out of budget may overshoot by up to 2^16 nodes per thread.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use rayon::prelude::*;
 use tilepdb_common::{Goal, MAX_CELLS, PuzzleState};
 
 use super::ida::{Ida, Position};
@@ -271,14 +274,7 @@ impl<H: Heuristic> Context<'_, H> {
         if part.stopped.is_some() {
             return part;
         }
-        let subtrees: Vec<Part> = pool.install(|| {
-            frontier
-                .into_par_iter()
-                .with_max_len(1)
-                .enumerate()
-                .map(|(task, node)| self.subtree(task, &node, bound))
-                .collect()
-        });
+        let subtrees = self.subtrees(frontier, bound, pool);
         for subtree in subtrees {
             part.expanded += subtree.expanded;
             part.generated += subtree.generated;
@@ -296,6 +292,35 @@ impl<H: Heuristic> Context<'_, H> {
             part.stopped = self.shared.stopped();
         }
         part
+    }
+
+    /// Searches the subtrees of `frontier` under `bound` on every thread of `pool`; returns
+    /// their parts in the frontier's order. The threads take the subtrees in that order, each
+    /// the next one left when it is free: in the iteration that finds the goal, the work past
+    /// the solution's subtree is the subtrees already started when it was found.
+    fn subtrees(
+        &self,
+        frontier: Vec<Node<H::Memo>>,
+        bound: u32,
+        pool: &rayon::ThreadPool,
+    ) -> Vec<Part> {
+        let count = frontier.len();
+        let queue = Mutex::new(frontier.into_iter().enumerate());
+        let next = || queue.lock().map_or(None, |mut q| q.next());
+        let mut done: Vec<(usize, Part)> = pool
+            .broadcast(|_| {
+                let mut mine = Vec::new();
+                while let Some((task, node)) = next() {
+                    mine.push((task, self.subtree(task, &node, bound)));
+                }
+                mine
+            })
+            .into_iter()
+            .flatten()
+            .collect();
+        debug_assert_eq!(done.len(), count);
+        done.sort_unstable_by_key(|&(task, _)| task);
+        done.into_iter().map(|(_, part)| part).collect()
     }
 
     fn is_goal(&self, node: &Node<H::Memo>) -> bool {
