@@ -11,8 +11,8 @@
 //! table indices of a node's children when their parent is expanded and has the processor
 //! fetch the entries while it works on the siblings; the nodes it counts stay the same.
 //! [`ida_star_parallel`] searches one instance across threads: each iteration's subtrees are
-//! shared out by work stealing, with the same moves and, in every iteration but the last, the
-//! same counts.
+//! taken in order from a shared queue by the free threads, with the same moves and, in every
+//! iteration but the last, the same counts.
 //!
 //! ```
 //! use tilepdb_common::{Board, Goal, PuzzleState};
