@@ -43,17 +43,8 @@ pub(super) fn run_entry(
         });
     }
     let h = tables.heuristic()?;
-    let (records, random_h, cpu) = pool.install(|| {
-        search_all(
-            label,
-            &h,
-            instances,
-            goal,
-            randoms,
-            &protocol.limits,
-            protocol.move_pruning.as_ref(),
-        )
-    })?;
+    let (records, random_h, cpu) =
+        pool.install(|| search_all(label, &h, instances, goal, randoms, protocol))?;
     let files = tables
         .tables()
         .iter()

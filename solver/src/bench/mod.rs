@@ -20,12 +20,14 @@
 
 mod catalogue;
 mod environment;
+mod matrix;
 pub mod output;
 pub mod pareto;
 mod record;
 
 use environment::process_cpu_seconds;
 pub use environment::{machine, utc_now};
+use matrix::Matrix;
 pub use record::{
     BenchReport, EntrySummary, InstanceRecord, Provenance, TableFile, TableHistogram,
 };
@@ -36,13 +38,12 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 use tilepdb_common::generate::random_states;
-use tilepdb_common::table::TableSet;
 use tilepdb_common::{Board, Goal, PuzzleState};
 
 use crate::error::{Error, Result};
-use crate::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
+use crate::heuristic::Heuristic;
 use crate::move_pruning::MovePruning;
-use crate::search::{Limits, ida_star, ida_star_pruned};
+use crate::search::{Limits, ida_star, ida_star_parallel, ida_star_pruned};
 
 /// What an entry of the matrix searches with.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,6 +158,9 @@ pub struct Protocol {
     pub limits: Limits,
     /// Instances searched at once (0: every core).
     pub threads: usize,
+    /// Threads searching each instance (0: every core; 1: the sequential search), each
+    /// iteration's subtrees shared out among them ([`ida_star_parallel`]).
+    pub search_threads: usize,
     /// Random solvable states the mean heuristic value is also taken over.
     pub random_states: usize,
     /// Their seed ([`random_states`]).
@@ -170,6 +174,7 @@ impl Default for Protocol {
         Protocol {
             limits: Limits::default(),
             threads: 1,
+            search_threads: 1,
             random_states: 1000,
             seed: 1,
             move_pruning: None,
@@ -200,17 +205,22 @@ fn search_all<H: Heuristic>(
     instances: &[(String, PuzzleState)],
     goal: Goal,
     randoms: &[PuzzleState],
-    limits: &Limits,
-    pruning: Option<&MovePruning>,
+    protocol: &Protocol,
 ) -> Result<(Vec<InstanceRecord>, f64, f64)> {
+    let limits = &protocol.limits;
     let cpu_before = process_cpu_seconds();
     let records = instances
         .par_iter()
         .enumerate()
         .map(|(i, (name, state))| {
-            let r = match pruning {
-                Some(machine) => ida_star_pruned(state, goal, h, limits, machine)?,
-                None => ida_star(state, goal, h, limits)?,
+            let r = match (protocol.search_threads, &protocol.move_pruning) {
+                (1, Some(machine)) => ida_star_pruned(state, goal, h, limits, machine)?,
+                (1, None) => ida_star(state, goal, h, limits)?,
+                (threads, machine) => {
+                    let undo = MovePruning::undo_only(state.board());
+                    let machine = machine.as_ref().unwrap_or(&undo);
+                    ida_star_parallel(state, goal, h, limits, machine, threads)?
+                }
             };
             Ok(InstanceRecord {
                 entry: label.to_string(),
@@ -242,6 +252,68 @@ pub fn run(
     goal: Goal,
     protocol: &Protocol,
 ) -> Result<BenchReport> {
+    check_matrix(entries, instances, board)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(protocol.threads)
+        .build()
+        .map_err(|e| Error::Bench(format!("starting the threads: {e}")))?;
+    let search_threads = match protocol.search_threads {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        n => n,
+    };
+    let matrix = Matrix {
+        instances,
+        board,
+        goal,
+        randoms: random_states(board, goal, protocol.seed, protocol.random_states),
+        protocol,
+        pool: &pool,
+    };
+    let mut records = Vec::new();
+    let mut summaries = Vec::new();
+    let mut histograms: Vec<TableHistogram> = Vec::new();
+    for entry in entries {
+        let (entry_records, random_h, cpu_seconds, heuristic, files) =
+            matrix.run_entry(entry, &mut histograms)?;
+        summaries.push(summarise(
+            entry,
+            &entry_records,
+            random_h,
+            cpu_seconds,
+            heuristic,
+            files,
+        ));
+        records.extend(entry_records);
+    }
+    let (memory_front, time_front) = mark_fronts(&mut summaries);
+    Ok(BenchReport {
+        provenance: Provenance::of_this_process(),
+        date: utc_now(),
+        machine: machine(),
+        board: board.to_string(),
+        goal,
+        instances: instances.len(),
+        max_nodes: protocol.limits.max_nodes,
+        timeout_seconds: protocol.limits.timeout.map(|t: Duration| t.as_secs_f64()),
+        threads: pool.current_num_threads(),
+        search_threads,
+        random_states: protocol.random_states,
+        seed: protocol.seed,
+        memory_front,
+        time_front,
+        summaries,
+        records,
+        histograms,
+    })
+}
+
+/// Refuses a matrix without entries or instances, with two entries of one label, or with an
+/// instance of another board.
+fn check_matrix(
+    entries: &[Entry],
+    instances: &[(String, PuzzleState)],
+    board: Board,
+) -> Result<()> {
     if entries.is_empty() {
         return Err(Error::Bench("no entries to compare".into()));
     }
@@ -262,128 +334,53 @@ pub fn run(
             state: format!("{name} ({})", s.board()),
         });
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(protocol.threads)
-        .build()
-        .map_err(|e| Error::Bench(format!("starting the threads: {e}")))?;
-    let threads = pool.current_num_threads();
-    let randoms = random_states(board, goal, protocol.seed, protocol.random_states);
-    let mut records = Vec::new();
-    let mut summaries = Vec::new();
-    let mut histograms: Vec<TableHistogram> = Vec::new();
-    for entry in entries {
-        let limits = &protocol.limits;
-        let pruning = protocol.move_pruning.as_ref();
-        let label = entry.label.as_str();
-        let (entry_records, random_h, cpu_seconds, heuristic, files) = match &entry.spec {
-            HeuristicSpec::Misplaced => {
-                let h = Misplaced::new(board, goal);
-                let (r, m, cpu) = pool.install(|| {
-                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
-                })?;
-                (r, m, cpu, "misplaced tiles".to_string(), None)
-            }
-            HeuristicSpec::Manhattan => {
-                let h = Manhattan::new(board, goal);
-                let (r, m, cpu) = pool.install(|| {
-                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
-                })?;
-                (r, m, cpu, "Manhattan distance".to_string(), None)
-            }
-            HeuristicSpec::LinearConflict => {
-                let h = LinearConflict::new(board, goal);
-                let (r, m, cpu) = pool.install(|| {
-                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
-                })?;
-                (r, m, cpu, "linear conflict".to_string(), None)
-            }
-            HeuristicSpec::Catalogue { file, dir } => {
-                let (r, m, cpu, what, files) = catalogue::run_entry(
-                    label, file, dir, instances, board, goal, &randoms, protocol, &pool,
-                )?;
-                (r, m, cpu, what, Some((dir.clone(), files)))
-            }
-            HeuristicSpec::Tables { dir, reflect } => {
-                let set = TableSet::open(dir)?;
-                if set.board() != board || set.goal() != goal {
-                    return Err(Error::Mismatch {
-                        tables: format!("{} ({}, {} goal)", dir.display(), set.board(), set.goal()),
-                        state: format!("the instances ({board}, {goal} goal)"),
-                    });
-                }
-                let h = PdbHeuristic::new(&set, *reflect)?;
-                let (r, m, cpu) = pool.install(|| {
-                    search_all(label, &h, instances, goal, &randoms, limits, pruning)
-                })?;
-                let name = dir.file_name().map_or_else(
-                    || dir.display().to_string(),
-                    |n| n.to_string_lossy().into_owned(),
-                );
-                if !histograms.iter().any(|t| t.set == name) {
-                    for pdb in set.tables() {
-                        histograms.push(TableHistogram {
-                            set: name.clone(),
-                            table: pdb
-                                .path()
-                                .file_name()
-                                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                            counts: pdb.header().histogram.clone(),
-                        });
-                    }
-                }
-                let files = set
-                    .tables()
-                    .iter()
-                    .map(|pdb| TableFile {
-                        file: pdb
-                            .path()
-                            .file_name()
-                            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                        tiles: pdb.header().tiles.clone(),
-                        file_bytes: pdb.file_len(),
-                        checksum: pdb.checksum(),
-                    })
-                    .collect::<Vec<_>>();
-                let what = format!(
-                    "tables {name} ({} encoding{})",
-                    set.encoding().name(),
-                    if *reflect { ", with reflection" } else { "" }
-                );
-                (r, m, cpu, what, Some((dir.clone(), files)))
-            }
-        };
-        let (set_dir, tables) = files.unzip();
-        let tables = tables.unwrap_or_default();
-        let generated: Vec<f64> = entry_records.iter().map(|r| r.generated as f64).collect();
-        let total_expanded: u64 = entry_records.iter().map(|r| r.expanded).sum();
-        let total_generated: u64 = entry_records.iter().map(|r| r.generated).sum();
-        let seconds: Vec<f64> = entry_records.iter().map(|r| r.seconds).collect();
-        summaries.push(EntrySummary {
-            entry: entry.label.clone(),
-            heuristic,
-            table_bytes: tables.iter().map(|t| t.file_bytes).sum(),
-            set_dir,
-            tables,
-            instances: entry_records.len(),
-            solved: entry_records.iter().filter(|r| r.length.is_some()).count(),
-            total_expanded,
-            total_generated,
-            mean_expanded: mean(entry_records.iter().map(|r| r.expanded as f64)),
-            mean_generated: mean(generated.iter().copied()),
-            median_generated: median(&generated),
-            cpu_seconds,
-            expanded_per_cpu_second: total_expanded as f64 / cpu_seconds.max(1e-9),
-            generated_per_cpu_second: total_generated as f64 / cpu_seconds.max(1e-9),
-            mean_seconds: mean(seconds.iter().copied()),
-            median_seconds: median(&seconds),
-            total_seconds: seconds.iter().sum(),
-            mean_initial_h: mean(entry_records.iter().map(|r| f64::from(r.initial_h))),
-            mean_random_h: random_h,
-            on_memory_front: false,
-            on_time_front: false,
-        });
-        records.extend(entry_records);
+    Ok(())
+}
+
+/// An entry's summary from its records.
+fn summarise(
+    entry: &Entry,
+    entry_records: &[InstanceRecord],
+    random_h: f64,
+    cpu_seconds: f64,
+    heuristic: String,
+    files: Option<(PathBuf, Vec<TableFile>)>,
+) -> EntrySummary {
+    let (set_dir, tables) = files.unzip();
+    let tables = tables.unwrap_or_default();
+    let generated: Vec<f64> = entry_records.iter().map(|r| r.generated as f64).collect();
+    let total_expanded: u64 = entry_records.iter().map(|r| r.expanded).sum();
+    let total_generated: u64 = entry_records.iter().map(|r| r.generated).sum();
+    let seconds: Vec<f64> = entry_records.iter().map(|r| r.seconds).collect();
+    EntrySummary {
+        entry: entry.label.clone(),
+        heuristic,
+        table_bytes: tables.iter().map(|t| t.file_bytes).sum(),
+        set_dir,
+        tables,
+        instances: entry_records.len(),
+        solved: entry_records.iter().filter(|r| r.length.is_some()).count(),
+        total_expanded,
+        total_generated,
+        mean_expanded: mean(entry_records.iter().map(|r| r.expanded as f64)),
+        mean_generated: mean(generated.iter().copied()),
+        median_generated: median(&generated),
+        cpu_seconds,
+        expanded_per_cpu_second: total_expanded as f64 / cpu_seconds.max(1e-9),
+        generated_per_cpu_second: total_generated as f64 / cpu_seconds.max(1e-9),
+        mean_seconds: mean(seconds.iter().copied()),
+        median_seconds: median(&seconds),
+        total_seconds: seconds.iter().sum(),
+        mean_initial_h: mean(entry_records.iter().map(|r| f64::from(r.initial_h))),
+        mean_random_h: random_h,
+        on_memory_front: false,
+        on_time_front: false,
     }
+}
+
+/// Marks the entries on the memory/effort and time/solved Pareto fronts; returns the labels
+/// on each, in the fronts' order.
+fn mark_fronts(summaries: &mut [EntrySummary]) -> (Vec<String>, Vec<String>) {
     let memory_points: Vec<(f64, f64)> = summaries
         .iter()
         .map(|s| (s.table_bytes as f64, s.mean_generated))
@@ -400,30 +397,8 @@ pub fn run(
     for &i in &time_front {
         summaries[i].on_time_front = true;
     }
-    Ok(BenchReport {
-        provenance: Provenance::of_this_process(),
-        date: utc_now(),
-        machine: machine(),
-        board: board.to_string(),
-        goal,
-        instances: instances.len(),
-        max_nodes: protocol.limits.max_nodes,
-        timeout_seconds: protocol.limits.timeout.map(|t: Duration| t.as_secs_f64()),
-        threads,
-        random_states: protocol.random_states,
-        seed: protocol.seed,
-        memory_front: memory_front
-            .iter()
-            .map(|&i| summaries[i].entry.clone())
-            .collect(),
-        time_front: time_front
-            .iter()
-            .map(|&i| summaries[i].entry.clone())
-            .collect(),
-        summaries,
-        records,
-        histograms,
-    })
+    let labels = |front: &[usize]| front.iter().map(|&i| summaries[i].entry.clone()).collect();
+    (labels(&memory_front), labels(&time_front))
 }
 
 #[cfg(test)]

@@ -199,7 +199,7 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
     let _ = writeln!(out, "* machine: {}", report.machine);
     let _ = writeln!(
         out,
-        "* protocol: {} instances, IDA* (nodes expanded and nodes generated counted), per instance at most {} nodes and {}; {} threads; mean h also over {} uniformly random solvable states (seed {})",
+        "* protocol: {} instances, IDA* (nodes expanded and nodes generated counted), per instance at most {} nodes and {}; {} instances at once, each searched on {} threads; mean h also over {} uniformly random solvable states (seed {})",
         report.instances,
         report
             .max_nodes
@@ -208,6 +208,7 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
             .timeout_seconds
             .map_or("no time limit".into(), |t| format!("{t} s")),
         report.threads,
+        report.search_threads,
         report.random_states,
         report.seed
     );

@@ -191,8 +191,10 @@ pub struct BenchReport {
     pub max_nodes: Option<u64>,
     /// Time budget per search.
     pub timeout_seconds: Option<f64>,
-    /// Threads searching.
+    /// Instances searched at once.
     pub threads: usize,
+    /// Threads searching each instance (1: the sequential search).
+    pub search_threads: usize,
     /// Random states per entry for the mean heuristic value.
     pub random_states: usize,
     /// Seed of the random states.

@@ -50,6 +50,11 @@ pub struct BenchArgs {
     /// Instances searched at once, the same for every entry (0: every core).
     #[arg(long, default_value_t = 1, value_parser = tilepdb_common::units::parse_threads)]
     threads: usize,
+    /// Threads searching each instance (0: every core; default 1, the sequential search): every
+    /// IDA* iteration's subtrees are shared out among them. Instances at once (--threads) times
+    /// this many threads run at a time.
+    #[arg(long, default_value_t = 1, value_parser = tilepdb_common::units::parse_threads)]
+    search_threads: usize,
     /// Uniformly random solvable states the mean heuristic value is also taken over.
     #[arg(long, default_value_t = 1000, value_parser = tilepdb_common::units::parse_random_states)]
     random_states: usize,
@@ -125,6 +130,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             timeout: args.timeout,
         },
         threads: args.threads,
+        search_threads: args.search_threads,
         random_states: args.random_states,
         seed: args.seed,
         move_pruning: args

@@ -12,13 +12,16 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use serde::Serialize;
-use tilepdb_common::table::Load;
+use tilepdb_common::table::{Load, TableSet};
 use tilepdb_common::units::{parse_seconds, parse_threads};
 use tilepdb_common::{Board, Goal, PuzzleState};
-use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
+use tilepdb_solver::heuristic::{
+    CatalogueTables, Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic,
+};
 use tilepdb_solver::move_pruning::MovePruning;
 use tilepdb_solver::search::{
-    Limits, Outcome, SearchResult, a_star, ida_star, ida_star_pruned, weighted_a_star,
+    Limits, Outcome, SearchResult, a_star, ida_star, ida_star_parallel, ida_star_pruned,
+    weighted_a_star,
 };
 use tilepdb_solver::textbook::PPlus3S;
 
@@ -115,6 +118,12 @@ pub struct SolveArgs {
     /// Instances solved at once (default: every core).
     #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = parse_threads)]
     threads: usize,
+    /// Threads searching each instance (IDA* only): every iteration's subtrees are shared out
+    /// among them, with the same moves and counts as the sequential search but in the last
+    /// iteration (0: every core; default 1, the sequential search). Instances at once times
+    /// this many threads run at a time: give --threads 1 to search one instance at a time.
+    #[arg(long, default_value_t = 1, value_parser = parse_threads)]
+    search_threads: usize,
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -164,6 +173,8 @@ struct Search<'a> {
     pruning: Option<&'a MovePruning>,
     optimal: bool,
     limits: Limits,
+    /// Threads searching each instance (IDA* only; 1: the sequential search).
+    threads_per_instance: usize,
 }
 
 fn solve_all<H: Heuristic>(
@@ -178,11 +189,17 @@ fn solve_all<H: Heuristic>(
         pruning,
         optimal,
         ref limits,
+        threads_per_instance,
     } = *search;
     states
         .par_iter()
         .map(|(label, state)| {
             let result = match (algorithm, pruning) {
+                (Algorithm::Ida, machine) if threads_per_instance != 1 => {
+                    let undo = MovePruning::undo_only(state.board());
+                    let machine = machine.unwrap_or(&undo);
+                    ida_star_parallel(state, goal, h, limits, machine, threads_per_instance)
+                }
                 (Algorithm::Ida, Some(machine)) => ida_star_pruned(state, goal, h, limits, machine),
                 (Algorithm::Ida, None) => ida_star(state, goal, h, limits),
                 (Algorithm::Astar, _) => a_star(state, goal, h, limits),
@@ -213,77 +230,10 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         .filter(|_| catalogue.is_none())
         .map(|dir| super::tables::open_set(dir, args.load.into()))
         .transpose()?;
-    let (board, goal): (Board, Goal) = match &set {
-        None if catalogue.is_some() => catalogue
-            .as_ref()
-            .map(|c| (c.board(), c.goal()))
-            .context("the catalogue")?,
-        Some(set) => {
-            if let Some(b) = asked_board.filter(|&b| b != set.board()) {
-                bail!(
-                    "the table set {} is for the {} board, not {b}",
-                    set.dir().display(),
-                    set.board()
-                );
-            }
-            if let Some(g) = args.goal.filter(|&g| g != set.goal()) {
-                bail!(
-                    "the table set {} is for the {} goal, not {g}",
-                    set.dir().display(),
-                    set.goal()
-                );
-            }
-            (set.board(), set.goal())
-        }
-        None => (
-            asked_board.unwrap_or("15".parse()?),
-            args.goal.unwrap_or_default(),
-        ),
-    };
-    let heuristic = args
-        .heuristic
-        .unwrap_or(if set.is_some() || catalogue.is_some() {
-            HeuristicName::Pdb
-        } else {
-            HeuristicName::Manhattan
-        });
-    if args.reflect && heuristic != HeuristicName::Pdb {
-        bail!("--reflect applies to the pdb heuristic");
-    }
-    if args.reflect && catalogue.is_some() {
-        bail!(
-            "--reflect does not apply to --catalogue: a catalogue lists its reflections as sets of their own"
-        );
-    }
-    if catalogue.is_some() && heuristic != HeuristicName::Pdb {
-        bail!("--catalogue is a pdb heuristic: leave --heuristic out, or use --heuristic pdb");
-    }
-    if let Some(set) = set.as_ref().filter(|_| heuristic != HeuristicName::Pdb) {
-        bail!(
-            "the {} heuristic does not use the table set {} given with --tables: leave --tables \
-             out, or use --heuristic pdb",
-            heuristic_name(heuristic),
-            set.dir().display()
-        );
-    }
+    let (board, goal) = board_and_goal(&args, asked_board, set.as_ref(), catalogue.as_ref())?;
+    let heuristic = choose_heuristic(&args, set.as_ref(), catalogue.is_some())?;
     let states = args.input.read(board)?;
-    let limits = Limits {
-        max_nodes: args.max_nodes,
-        timeout: args.timeout,
-    };
-    if args.algorithm != Algorithm::WeightedAstar && args.weight != 2.0 {
-        bail!("--weight applies to --algorithm weighted-astar");
-    }
-    let no_claim = match (args.algorithm, heuristic) {
-        (Algorithm::WeightedAstar, _) => Some(format!(
-            "weighted A* (W = {}) makes no optimality claim: lengths are at most W times optimal with an admissible heuristic",
-            args.weight
-        )),
-        (_, HeuristicName::PPlus3s) => {
-            Some("P+3S is not admissible: the solutions found may not be optimal".to_string())
-        }
-        _ => None,
-    };
+    let no_claim = optimality_note(&args, heuristic)?;
     let machine = args
         .fsm
         .as_deref()
@@ -294,38 +244,190 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         weight: args.weight,
         pruning: machine.as_ref(),
         optimal: no_claim.is_none(),
-        limits,
+        limits: Limits {
+            max_nodes: args.max_nodes,
+            timeout: args.timeout,
+        },
+        threads_per_instance: args.search_threads,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
         .build()?;
     let started = std::time::Instant::now();
-    let results = pool.install(|| match heuristic {
-        HeuristicName::Misplaced => solve_all(&states, goal, &Misplaced::new(board, goal), &search),
-        HeuristicName::Manhattan => solve_all(&states, goal, &Manhattan::new(board, goal), &search),
-        HeuristicName::LinearConflict => {
-            solve_all(&states, goal, &LinearConflict::new(board, goal), &search)
+    let results = pool.install(|| {
+        let heuristics = Heuristics {
+            name: heuristic,
+            board,
+            goal,
+            set: set.as_ref(),
+            catalogue: catalogue.as_ref(),
+            reflect: args.reflect,
+        };
+        solve_with(&heuristics, &states, &search)
+    })?;
+    let total_seconds = started.elapsed().as_secs_f64();
+    let move_pruning = machine
+        .as_ref()
+        .zip(args.fsm.as_ref())
+        .map(|(m, path)| MachineReport {
+            file: path.display().to_string(),
+            depth: m.depth(),
+            states: m.states(),
+        });
+    let summary = summarise(results, total_seconds, no_claim, move_pruning);
+    if args.json {
+        tilepdb_common::json::print("solve", &summary)?;
+    } else {
+        print_text(&summary);
+    }
+    Ok(())
+}
+
+/// The board and goal: the tables' (checked against `--puzzle` and `--goal`), else those
+/// asked for, else the 15-puzzle's blank-first goal.
+fn board_and_goal(
+    args: &SolveArgs,
+    asked_board: Option<Board>,
+    set: Option<&TableSet>,
+    catalogue: Option<&CatalogueTables>,
+) -> anyhow::Result<(Board, Goal)> {
+    if let Some(c) = catalogue {
+        return Ok((c.board(), c.goal()));
+    }
+    let Some(set) = set else {
+        return Ok((
+            asked_board.unwrap_or("15".parse()?),
+            args.goal.unwrap_or_default(),
+        ));
+    };
+    if let Some(b) = asked_board.filter(|&b| b != set.board()) {
+        bail!(
+            "the table set {} is for the {} board, not {b}",
+            set.dir().display(),
+            set.board()
+        );
+    }
+    if let Some(g) = args.goal.filter(|&g| g != set.goal()) {
+        bail!(
+            "the table set {} is for the {} goal, not {g}",
+            set.dir().display(),
+            set.goal()
+        );
+    }
+    Ok((set.board(), set.goal()))
+}
+
+/// The heuristic asked for (default: pdb with tables, else Manhattan), checked against the
+/// other flags.
+fn choose_heuristic(
+    args: &SolveArgs,
+    set: Option<&TableSet>,
+    catalogue: bool,
+) -> anyhow::Result<HeuristicName> {
+    let heuristic = args.heuristic.unwrap_or(if set.is_some() || catalogue {
+        HeuristicName::Pdb
+    } else {
+        HeuristicName::Manhattan
+    });
+    if args.reflect && heuristic != HeuristicName::Pdb {
+        bail!("--reflect applies to the pdb heuristic");
+    }
+    if args.reflect && catalogue {
+        bail!(
+            "--reflect does not apply to --catalogue: a catalogue lists its reflections as sets of their own"
+        );
+    }
+    if catalogue && heuristic != HeuristicName::Pdb {
+        bail!("--catalogue is a pdb heuristic: leave --heuristic out, or use --heuristic pdb");
+    }
+    if let Some(set) = set.filter(|_| heuristic != HeuristicName::Pdb) {
+        bail!(
+            "the {} heuristic does not use the table set {} given with --tables: leave --tables \
+             out, or use --heuristic pdb",
+            heuristic_name(heuristic),
+            set.dir().display()
+        );
+    }
+    Ok(heuristic)
+}
+
+/// Why the lengths are not proven optimal, if they are not (checking the flags of the
+/// algorithm: `--weight` and `--search-threads`).
+fn optimality_note(args: &SolveArgs, heuristic: HeuristicName) -> anyhow::Result<Option<String>> {
+    if args.algorithm != Algorithm::WeightedAstar && args.weight != 2.0 {
+        bail!("--weight applies to --algorithm weighted-astar");
+    }
+    if args.algorithm != Algorithm::Ida && args.search_threads != 1 {
+        bail!("--search-threads applies to --algorithm ida");
+    }
+    Ok(match (args.algorithm, heuristic) {
+        (Algorithm::WeightedAstar, _) => Some(format!(
+            "weighted A* (W = {}) makes no optimality claim: lengths are at most W times optimal with an admissible heuristic",
+            args.weight
+        )),
+        (_, HeuristicName::PPlus3s) => {
+            Some("P+3S is not admissible: the solutions found may not be optimal".to_string())
         }
-        HeuristicName::Pdb if catalogue.is_some() => {
-            let h = catalogue.as_ref().context("the catalogue")?.heuristic()?;
-            solve_all(&states, goal, &h, &search)
+        _ => None,
+    })
+}
+
+/// The heuristic chosen and what it is built from.
+struct Heuristics<'a> {
+    name: HeuristicName,
+    board: Board,
+    goal: Goal,
+    set: Option<&'a TableSet>,
+    catalogue: Option<&'a CatalogueTables>,
+    reflect: bool,
+}
+
+/// Builds the heuristic and solves every state with it.
+fn solve_with(
+    heuristics: &Heuristics,
+    states: &[(String, PuzzleState)],
+    search: &Search,
+) -> anyhow::Result<Vec<InstanceReport>> {
+    let Heuristics {
+        board,
+        goal,
+        reflect,
+        ..
+    } = *heuristics;
+    match heuristics.name {
+        HeuristicName::Misplaced => solve_all(states, goal, &Misplaced::new(board, goal), search),
+        HeuristicName::Manhattan => solve_all(states, goal, &Manhattan::new(board, goal), search),
+        HeuristicName::LinearConflict => {
+            solve_all(states, goal, &LinearConflict::new(board, goal), search)
+        }
+        HeuristicName::Pdb if heuristics.catalogue.is_some() => {
+            let h = heuristics.catalogue.context("the catalogue")?.heuristic()?;
+            solve_all(states, goal, &h, search)
         }
         HeuristicName::Pdb => {
-            let set = set
-                .as_ref()
+            let set = heuristics
+                .set
                 .context("the pdb heuristic needs --tables DIR")?;
-            let h = PdbHeuristic::new(set, args.reflect)?;
-            solve_all(&states, goal, &h, &search)
+            let h = PdbHeuristic::new(set, reflect)?;
+            solve_all(states, goal, &h, search)
         }
         HeuristicName::PPlus3s => {
             let h = PPlus3S::new(board, goal)?;
-            solve_all(&states, goal, &h, &search)
+            solve_all(states, goal, &h, search)
         }
-    })?;
+    }
+}
+
+/// The totals over `results`, with the note on optimality and the machine.
+fn summarise(
+    results: Vec<InstanceReport>,
+    total_seconds: f64,
+    optimality: Option<String>,
+    move_pruning: Option<MachineReport>,
+) -> Summary {
     let total_expanded: u64 = results.iter().map(|r| r.result.expanded).sum();
     let total_generated: u64 = results.iter().map(|r| r.result.generated).sum();
-    let total_seconds = started.elapsed().as_secs_f64();
-    let summary = Summary {
+    Summary {
         instances: results.len(),
         solved: results.iter().filter(|r| r.length.is_some()).count(),
         total_expanded,
@@ -333,21 +435,14 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         total_seconds,
         expanded_per_second: total_expanded as f64 / total_seconds.max(1e-9),
         generated_per_second: total_generated as f64 / total_seconds.max(1e-9),
-        optimality: no_claim,
-        move_pruning: machine
-            .as_ref()
-            .zip(args.fsm.as_ref())
-            .map(|(m, path)| MachineReport {
-                file: path.display().to_string(),
-                depth: m.depth(),
-                states: m.states(),
-            }),
+        optimality,
+        move_pruning,
         results,
-    };
-    if args.json {
-        tilepdb_common::json::print("solve", &summary)?;
-        return Ok(());
     }
+}
+
+/// The summary for people: a line per instance and per iteration, then the totals.
+fn print_text(summary: &Summary) {
     for r in &summary.results {
         let moves = r
             .result
@@ -395,7 +490,6 @@ pub fn run(args: SolveArgs) -> anyhow::Result<()> {
         summary.expanded_per_second / 1e6,
         summary.generated_per_second / 1e6
     );
-    Ok(())
 }
 
 /// An outcome in words for people (the JSON has `solved`, `node-budget`, `timeout`).

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use tilepdb_common::MAX_CELLS;
 
+use super::parallel::TaskLink;
 use super::{Limits, Outcome};
 use crate::heuristic::Heuristic;
 use crate::move_pruning::FORBIDDEN;
@@ -112,10 +113,65 @@ pub(super) struct Ida<'h, 'm, H: Heuristic> {
     /// `limits.max_nodes`, or no limit: checked before every node is generated.
     pub(super) node_limit: u64,
     pub(super) started: Instant,
+    /// Why the search stopped early: out of nodes or time, or (a subtree of a parallel
+    /// search) [`Outcome::Solved`] when a subtree before it in order found a solution.
     pub(super) stopped: Option<Outcome>,
+    /// The depth of the node the search starts from (0 but in a parallel search's subtrees).
+    pub(super) root_depth: u32,
+    /// A parallel search's subtree: the budgets and the cancellation its tasks share.
+    pub(super) link: Option<TaskLink<'h>>,
 }
 
-impl<H: Heuristic> Ida<'_, '_, H> {
+impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
+    /// A search from `position` (the node of value `h` and memo `memo` at depth
+    /// `root_depth`, the move-pruning machine in `state`) under `limits`, timed from
+    /// `started`; its bound is set before each iteration.
+    pub(super) fn new(
+        heuristic: &'h H,
+        mut position: Position<'m>,
+        (h, memo, state): (u32, H::Memo, u32),
+        root_depth: u32,
+        goal_tiles: [u8; MAX_CELLS],
+        limits: &Limits,
+        started: Instant,
+    ) -> Self {
+        let mut root = Frame {
+            evaluated: [(h, memo); 4],
+            grandchildren: [Children::default(); 4],
+        };
+        position.start_children(heuristic, &memo, state, &mut root.grandchildren[0]);
+        let mut frames = Vec::with_capacity(128);
+        frames.push(root);
+        Ida {
+            heuristic,
+            n: position.cells.len(),
+            position,
+            frames,
+            goal_tiles,
+            path: Vec::new(),
+            expanded: 0,
+            generated: 0,
+            threshold: h,
+            next_threshold: u32::MAX,
+            limits: limits.clone(),
+            node_limit: limits.max_nodes.unwrap_or(u64::MAX),
+            started,
+            stopped: None,
+            root_depth,
+            link: None,
+        }
+    }
+
+    /// One iteration below the root (of value `h`, memo `memo`, machine state `state`), with
+    /// the look-ahead if the heuristic has it; true when solved.
+    pub(super) fn search_root(&mut self, h: u32, memo: &H::Memo, state: u32) -> bool {
+        if self.heuristic.looks_ahead() {
+            self.search_ahead(0, 0)
+        } else {
+            self.search(self.root_depth, h, memo, state)
+        }
+    }
+
     fn is_goal(&self) -> bool {
         self.position.tiles[..self.n] == self.goal_tiles[..self.n]
     }
@@ -184,7 +240,7 @@ impl<H: Heuristic> Ida<'_, '_, H> {
         if self.frames.len() == depth + 1 {
             self.frames.push(self.frames[0]);
         }
-        let g = depth as u32;
+        let g = self.root_depth + depth as u32;
         let blank = self.position.cells[0];
         let (done, ahead) = self.frames.split_at_mut(depth + 1);
         let (_, memo) = &done[depth].evaluated[slot];
@@ -247,6 +303,10 @@ impl<H: Heuristic> Ida<'_, '_, H> {
     }
 
     fn out_of_budget(&mut self) -> bool {
+        if let Some(link) = &mut self.link {
+            self.stopped = link.check(self.generated, &self.limits, self.started);
+            return self.stopped.is_some();
+        }
         if self.limits.max_nodes.is_some_and(|m| self.generated >= m) {
             self.stopped = Some(Outcome::NodeBudget);
         } else if self

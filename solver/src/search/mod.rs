@@ -10,6 +10,9 @@
 //! With a heuristic that looks ahead ([`Heuristic::looks_ahead`]: large tables) it computes the
 //! table indices of a node's children when their parent is expanded and has the processor
 //! fetch the entries while it works on the siblings; the nodes it counts stay the same.
+//! [`ida_star_parallel`] searches one instance across threads: each iteration's subtrees are
+//! taken in order from a shared queue by the free threads, with the same moves and, in every
+//! iteration but the last, the same counts.
 //!
 //! ```
 //! use tilepdb_common::{Board, Goal, PuzzleState};
@@ -25,6 +28,7 @@
 
 mod best_first;
 mod ida;
+mod parallel;
 
 use std::time::{Duration, Instant};
 
@@ -34,9 +38,10 @@ use tilepdb_common::{Board, Goal, MAX_CELLS, PuzzleState};
 use crate::error::{Error, Result};
 use crate::heuristic::Heuristic;
 use crate::move_pruning::MovePruning;
-use ida::{Children, Frame, Ida, Position};
+use ida::{Ida, Position};
 
 pub use best_first::{ASTAR_MAX_CELLS, WEIGHTED_MAX_CELLS, a_star, weighted_a_star};
+pub use parallel::ida_star_parallel;
 
 /// Budgets of one search; a search that runs out reports it instead of a solution.
 #[derive(Clone, Debug, Default)]
@@ -176,44 +181,26 @@ pub fn ida_star_pruned<H: Heuristic>(
     goal_tiles[..n].copy_from_slice(PuzzleState::goal(board, goal).tiles());
     let cells = start.cells();
     let (h0, memo) = heuristic.evaluate(&cells)?;
-    let mut position = Position {
+    let position = Position {
         moves: move_table(board),
         tiles,
         cells,
         machine: pruning.transitions(),
     };
-    let mut root = Frame {
-        evaluated: [(h0, memo); 4],
-        grandchildren: [Children::default(); 4],
-    };
-    position.start_children(heuristic, &memo, 0, &mut root.grandchildren[0]);
-    let mut frames = Vec::with_capacity(128);
-    frames.push(root);
-    let mut ida = Ida {
+    let mut ida = Ida::new(
         heuristic,
         position,
-        frames,
+        (h0, memo, 0),
+        0,
         goal_tiles,
-        n,
-        path: Vec::new(),
-        expanded: 0,
-        generated: 0,
-        threshold: h0,
-        next_threshold: u32::MAX,
-        limits: limits.clone(),
-        node_limit: limits.max_nodes.unwrap_or(u64::MAX),
-        started: Instant::now(),
-        stopped: None,
-    };
+        limits,
+        Instant::now(),
+    );
     let mut per_iteration = Vec::new();
     let solved = loop {
         ida.next_threshold = u32::MAX;
         let (expanded, generated) = (ida.expanded, ida.generated);
-        let found = if heuristic.looks_ahead() {
-            ida.search_ahead(0, 0)
-        } else {
-            ida.search(0, h0, &memo, 0)
-        };
+        let found = ida.search_root(h0, &memo, 0);
         per_iteration.push(IterationCounts {
             bound: ida.threshold,
             expanded: ida.expanded - expanded,

@@ -70,7 +70,7 @@ fn every_numeric_flag_refuses_or_runs_bounded() {
     };
     for v in VALUES {
         let solve = s(&["solve", "--puzzle", "8", "--heuristic", "manhattan"]);
-        for flag in ["--max-nodes", "--timeout", "--threads"] {
+        for flag in ["--max-nodes", "--timeout", "--threads", "--search-threads"] {
             let mut a = solve.clone();
             a.extend(s(&["--state", STATE, flag, v]));
             cases.push(a);
@@ -83,6 +83,7 @@ fn every_numeric_flag_refuses_or_runs_bounded() {
             "--max-nodes",
             "--timeout",
             "--threads",
+            "--search-threads",
             "--random-states",
             "--seed",
         ] {

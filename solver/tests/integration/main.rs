@@ -25,6 +25,7 @@ mod korf24;
 mod linear_conflict;
 mod move_pruning;
 mod new_user;
+mod parallel_search;
 mod play;
 mod small_boards;
 mod textbook;
