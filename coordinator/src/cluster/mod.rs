@@ -25,6 +25,7 @@ pub mod job;
 pub mod lease;
 pub mod local;
 pub mod plan;
+pub mod progress;
 pub mod results;
 mod room;
 pub mod server;
@@ -32,6 +33,7 @@ pub mod service;
 pub mod sharded;
 pub mod store;
 pub mod tables;
+pub mod wire;
 pub mod workers;
 
 pub use job::{Job, JobConfig};

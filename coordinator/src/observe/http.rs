@@ -52,7 +52,7 @@ pub trait Observed: Send + Sync {
 
 impl Observed for Job {
     fn status(&self) -> JobStatusResponse {
-        Job::status(self)
+        Job::status(self).into()
     }
 
     fn progress_drawn(&self) {

@@ -19,7 +19,7 @@ use tilepdb_common::wire::proto::ReadValuesRequest;
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
 
-use super::control::{Control, Step, StepOutcome};
+use super::control::{Control, ShardReport, Step, StepOutcome};
 use super::server::ShardedBuild;
 use super::status::{ShardedStatus, Shown};
 use crate::engine::build_memory::depth_code;
@@ -192,6 +192,20 @@ impl ShardedBuilder {
     }
 }
 
+/// What every shard's expansion of a layer did (`reports`), added up; the states and bytes
+/// sent added to `figures`.
+fn expanded(reports: &[ShardReport], figures: &mut ShardedTableFigures) -> ExpandStats {
+    let mut stats = ExpandStats::default();
+    for r in reports {
+        stats.expanded += r.expanded;
+        stats.generated += r.generated;
+        figures.sent_states += r.sent_states;
+        figures.foreign_successors += r.foreign_successors;
+        figures.sent_bytes += r.sent_bytes;
+    }
+    stats
+}
+
 /// A shard's values off the wire: the CRC-32 of the compressed bytes, and at most `room`
 /// values, exactly as many as declared.
 fn check_values(shard: usize, packed: &[u8], crc: u32, count: u64, room: u64) -> Result<Vec<u8>> {
@@ -263,7 +277,7 @@ impl ShardedBuilder {
         phase: Phase,
         progress: &SearchProgress,
         recoveries: &mut u32,
-    ) -> Result<Option<Vec<tilepdb_common::wire::proto::StepReport>>> {
+    ) -> Result<Option<Vec<ShardReport>>> {
         let mut lost = match self.control.run_step(step)? {
             StepOutcome::Done(reports) => return Ok(Some(reports)),
             StepOutcome::Lost(lost) => lost,
@@ -335,23 +349,7 @@ impl ShardedBuilder {
                     let Some((path, counts)) = file else {
                         return Ok(None);
                     };
-                    match self.write_values(table, space, code, counts, path) {
-                        Ok(header) => written = Some(Ok(header)),
-                        // The values make no table: the table is built again once closed.
-                        Err(
-                            e @ Error::Table(
-                                TableError::Value { .. } | TableError::ValueCount { .. },
-                            ),
-                        ) => {
-                            written = Some(Err(e));
-                        }
-                        Err(e) if self.control.any_silent() => {
-                            tracing::warn!("writing the values stopped: {e}");
-                            // The next step finds the silent shard lost and recovers.
-                            written = None;
-                        }
-                        Err(e) => return Err(e),
-                    }
+                    written = self.write_or_retry(table, space, code, counts, path)?;
                     phase = Phase::Close;
                     continue;
                 }
@@ -370,14 +368,7 @@ impl ShardedBuilder {
             phase = match phase {
                 Phase::Open => Phase::Expand(progress.next_depth),
                 Phase::Expand(d) => {
-                    stats = ExpandStats::default();
-                    for r in &reports {
-                        stats.expanded += r.expanded;
-                        stats.generated += r.generated;
-                        figures.sent_states += r.sent_states;
-                        figures.foreign_successors += r.foreign_successors;
-                        figures.sent_bytes += r.sent_bytes;
-                    }
+                    stats = expanded(&reports, figures);
                     Phase::Checkpoint(d)
                 }
                 Phase::Checkpoint(d) => {
@@ -386,15 +377,7 @@ impl ShardedBuilder {
                     Phase::Finish(d)
                 }
                 Phase::Finish(d) => {
-                    let added = reports.iter().map(|r| r.added).sum();
-                    let entries = reports.iter().map(|r| r.entries).sum();
-                    progress.layer_finished(space, added, entries, stats)?;
-                    if self.status.progress_is_drawn() {
-                        tracing::debug!(table, depth = d, added, "layer finished on every shard");
-                    } else {
-                        tracing::info!(table, depth = d, added, "layer finished on every shard");
-                    }
-                    self.save_progress(table, progress)?;
+                    self.layer_finished(table, space, d, &reports, stats, progress)?;
                     if progress.search_done {
                         Phase::Read
                     } else {
@@ -412,6 +395,52 @@ impl ShardedBuilder {
                 }
             };
         }
+    }
+
+    /// Writes table `table`'s file at `path` from the shards' values: the header, or why the
+    /// values make no table (the table is built again once closed); `None` when a shard fell
+    /// silent meanwhile (the next step finds it lost and recovers).
+    fn write_or_retry(
+        &mut self,
+        table: u32,
+        space: &StateSpace,
+        code: DepthCode,
+        counts: (&[u64], u64),
+        path: &Path,
+    ) -> Result<Option<Result<Header>>> {
+        match self.write_values(table, space, code, counts, path) {
+            Ok(header) => Ok(Some(Ok(header))),
+            Err(e @ Error::Table(TableError::Value { .. } | TableError::ValueCount { .. })) => {
+                Ok(Some(Err(e)))
+            }
+            Err(e) if self.control.any_silent() => {
+                tracing::warn!("writing the values stopped: {e}");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every shard finished layer `depth` of table `table` as `reports` say: the layer
+    /// recorded in `progress` (with the expansion's `stats`), logged and saved.
+    fn layer_finished(
+        &mut self,
+        table: u32,
+        space: &StateSpace,
+        depth: u32,
+        reports: &[ShardReport],
+        stats: ExpandStats,
+        progress: &mut SearchProgress,
+    ) -> Result<()> {
+        let added = reports.iter().map(|r| r.added).sum();
+        let entries = reports.iter().map(|r| r.entries).sum();
+        progress.layer_finished(space, added, entries, stats)?;
+        if self.status.progress_is_drawn() {
+            tracing::debug!(table, depth, added, "layer finished on every shard");
+        } else {
+            tracing::info!(table, depth, added, "layer finished on every shard");
+        }
+        self.save_progress(table, progress)
     }
 
     /// Records that table `table` got as far as `progress` (for a restarted coordinator).
