@@ -6,8 +6,8 @@
 //! never mixes with an older copy. A download goes into `<cache>/.partial/<set>-<key>/`:
 //! each file as `<file>.part`, appended chunk by checked chunk, so an interrupted download
 //! resumes where it stopped. When every file is complete the set is opened and checked as a
-//! whole ([`TableSet::open`]: sizes, CRC-32 of every header and payload, each file against
-//! the manifest) and **proven** ([`tilepdb_proof::verify_deep`] on every file: each entry the
+//! whole ([`tilepdb_common::table::TableSet::open`]: sizes, CRC-32 of every header and
+//! payload, each file against the manifest) and **proven** ([`tilepdb_proof::verify_deep`] on every file: each entry the
 //! exact distance of its abstraction, or that distance's encoding, so a server that raises
 //! entries and recomputes every checksum is found out); only then is the directory moved into
 //! place, in one rename, and marked proven (`<cache>/.proven/<set>-<key>`). A partial, corrupt or forged file is
@@ -97,7 +97,8 @@ pub const PROVEN_DIR: &str = ".proven";
 pub struct FetchReport {
     /// The set's name.
     pub set: String,
-    /// The set's directory in the cache: open it with [`TableSet::open`].
+    /// The set's directory in the cache: open it with
+    /// [`tilepdb_common::table::TableSet::open`].
     pub dir: PathBuf,
     /// Files of the set.
     pub files: usize,
