@@ -40,7 +40,7 @@ use super::audit::Audited;
 use super::budget::{ResultBudget, ResultCharge};
 use super::job::{Job, Lease, Refusal};
 use super::results::{AcceptedResult, ResultCheck};
-use super::wire::result_claim;
+use super::wire::{job_spec, result_claim};
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -246,7 +246,7 @@ impl Coordinator for CoordinatorService {
         Ok(Response::new(RegisterResponse {
             job_id: self.job.id.clone(),
             worker_id,
-            job: Some(self.job.config.spec.job_spec()),
+            job: Some(job_spec(&self.job.config.spec)),
             heartbeat_interval_ms: saturating_u32(self.job.heartbeat_interval().as_millis()),
             max_chunk_bytes: MAX_CHUNK_BYTES,
         }))

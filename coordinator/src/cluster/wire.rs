@@ -1,11 +1,12 @@
-//! The job's domain types and the wire's messages, converted in one place: the status
-//! message made from a job's progress ([`JobProgress`]), a result's header checked into
+//! The job's domain types and the wire's messages, converted in one place: the job's
+//! definition made from its set ([`job_spec`]), the status message made from a job's
+//! progress ([`JobProgress`]), a result's header checked into
 //! the job's [`ResultClaim`], and a shard's step report made the control plane's
 //! [`ShardReport`]. The gRPC services and the HTTP status call these; the job and
 //! the sharded control plane never see the messages.
 
 use tilepdb_common::wire::proto::{
-    JobStatusResponse, LayerCounts, ResultHeader, StepReport, WorkerStatus,
+    JobSpec, JobStatusResponse, LayerCounts, ResultHeader, StepReport, WorkerStatus,
 };
 use tilepdb_common::wire::{TaskId, saturating_u32};
 
@@ -13,6 +14,12 @@ use super::job::{Phase, Refusal};
 use super::progress::{JobProgress, WorkerProgress};
 use super::results::ResultClaim;
 use super::sharded::control::{ShardReport, StepFailure};
+use crate::engine::SetSpec;
+
+/// The definition of the set `spec` that workers and observers receive.
+pub fn job_spec(spec: &SetSpec) -> JobSpec {
+    JobSpec::new(&spec.partition, spec.goal, spec.rule)
+}
 
 impl From<WorkerProgress> for WorkerStatus {
     fn from(w: WorkerProgress) -> WorkerStatus {
@@ -30,7 +37,7 @@ impl From<JobProgress> for JobStatusResponse {
     fn from(p: JobProgress) -> JobStatusResponse {
         JobStatusResponse {
             states_per_second: p.states_per_second(),
-            job: Some(p.spec.job_spec()),
+            job: Some(job_spec(&p.spec)),
             encoding: p.spec.encoding.to_string(),
             job_id: p.job_id,
             table: saturating_u32(p.table),

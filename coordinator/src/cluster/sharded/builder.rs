@@ -15,13 +15,14 @@ use tilepdb_common::shard::{ShardLayout, assemble_values};
 use tilepdb_common::table::file_writer::TableFileWriter;
 use tilepdb_common::table::{DepthCode, Encoding, Header, Pdb, TableError};
 use tilepdb_common::wire::connect::{Auth, channel};
-use tilepdb_common::wire::proto::ReadValuesRequest;
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
 
 use super::control::{Control, ShardReport, Step, StepOutcome};
+
 use super::server::ShardedBuild;
 use super::status::{ShardedStatus, Shown};
+use super::values::read_values;
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
 use crate::engine::{SearchProgress, TableBuilder};
@@ -144,27 +145,14 @@ impl ShardedBuilder {
                     .iter()
                     .enumerate()
                     .map(|(p, client)| {
-                        let mut client = client.clone();
-                        let request = ReadValuesRequest {
-                            job_id: self.control.job_id.clone(),
+                        let read = read_values(
+                            client.clone(),
+                            p,
+                            self.control.job_id.clone(),
                             table,
-                            start,
-                            end,
-                        };
-                        tokio::spawn(async move {
-                            let r = client
-                                .read_values(request)
-                                .await
-                                .map_err(|s| {
-                                    Error::Shards(format!(
-                                        "shard {p} did not give its values: {}",
-                                        s.message()
-                                    ))
-                                })?
-                                .into_inner();
-                            check_values(p, &r.values, r.crc32, r.count, end - start)
-                                .map(|values| (values, r.values.len() as u64))
-                        })
+                            start..end,
+                        );
+                        tokio::spawn(read)
                     })
                     .collect();
                 let mut parts = Vec::with_capacity(reads.len());
@@ -204,27 +192,6 @@ fn expanded(reports: &[ShardReport], figures: &mut ShardedTableFigures) -> Expan
         figures.sent_bytes += r.sent_bytes;
     }
     stats
-}
-
-/// A shard's values off the wire: the CRC-32 of the compressed bytes, and at most `room`
-/// values, exactly as many as declared.
-fn check_values(shard: usize, packed: &[u8], crc: u32, count: u64, room: u64) -> Result<Vec<u8>> {
-    let bad = |why: String| Error::Shards(format!("shard {shard} sent bad values: {why}"));
-    if crc32fast::hash(packed) != crc {
-        return Err(bad("their CRC-32 does not match".into()));
-    }
-    if count > room {
-        return Err(bad(format!("{count} values for {room} entries")));
-    }
-    let values = zstd::bulk::decompress(packed, usize::try_from(count).unwrap_or(usize::MAX))
-        .map_err(|e| bad(format!("they do not decompress: {e}")))?;
-    if values.len() as u64 != count {
-        return Err(bad(format!(
-            "{} values where {count} were declared",
-            values.len()
-        )));
-    }
-    Ok(values)
 }
 
 /// Where the search of a table stands: the step to give next.

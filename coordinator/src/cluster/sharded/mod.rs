@@ -26,5 +26,6 @@ pub mod plan;
 pub mod server;
 pub mod service;
 pub mod status;
+mod values;
 
 pub use status::ShardedStatus;

@@ -18,6 +18,7 @@ use tonic::{Request, Response, Status};
 
 use super::control::{Answer, Control, ShardRefusal, ShardReport, Step};
 use super::status::ShardedStatus;
+use crate::cluster::wire::job_spec;
 use crate::engine::SetSpec;
 
 /// How long a `NextStep` call waits for a new step before answering `wait`.
@@ -37,7 +38,7 @@ impl ShardControlService {
     pub fn new(control: Arc<Control>, spec: &SetSpec, heartbeat: Duration) -> ShardControlService {
         ShardControlService {
             control,
-            job: spec.job_spec(),
+            job: job_spec(spec),
             encoding: spec.encoding.to_string(),
             heartbeat,
         }
