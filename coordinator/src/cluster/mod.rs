@@ -6,7 +6,10 @@
 //! * [`workers`]: the workers the job has heard of ([`workers::Workers`]);
 //! * [`plan`]: the tasks of a layer;
 //! * [`local`]: a local cluster (a coordinator and supervised worker processes on loopback);
-//! * [`results`]: a result's header checked, the result merged;
+//! * [`results`]: a result's claim ([`results::ResultClaim`]) checked, the result merged;
+//! * [`progress`]: a job's progress in its own terms ([`progress::JobProgress`]);
+//! * [`wire`]: the one place where the job's domain types and the wire's messages are
+//!   converted (the job's definition, its status, a result's header, a shard's report);
 //! * [`audit`]: results re-executed by the coordinator, wrong ones found, their workers
 //!   banned;
 //! * [`driver`]: the engine's layer loop with the workers as its executor, checkpointed;
