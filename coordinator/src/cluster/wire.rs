@@ -171,4 +171,28 @@ mod tests {
             Err(Refusal::Invalid(m)) if m.contains("depth 4, the header table 1 depth 5")
         ));
     }
+
+    #[test]
+    fn a_step_report_names_its_failure_and_an_unreachable_peer_comes_first() {
+        let report = |error: &str, peer_unreachable: bool| {
+            ShardReport::from(StepReport {
+                added: 4,
+                error: error.into(),
+                peer_unreachable,
+                ..StepReport::default()
+            })
+        };
+        let done = report("", false);
+        assert_eq!((done.added, done.failure), (4, None));
+        assert_eq!(
+            report("out of memory", false).failure,
+            Some(StepFailure::Failed("out of memory".into()))
+        );
+        assert_eq!(
+            report("shard 2 could not be reached", true).failure,
+            Some(StepFailure::PeerUnreachable(
+                "shard 2 could not be reached".into()
+            ))
+        );
+    }
 }

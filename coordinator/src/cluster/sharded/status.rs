@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use tilepdb_common::StateSpace;
-use tilepdb_common::wire::proto::JobStatusResponse;
 
 use super::control::Control;
 use crate::cluster::job::Phase;
@@ -190,8 +189,8 @@ impl ShardedStatus {
 }
 
 impl Observed for ShardedStatus {
-    fn status(&self) -> JobStatusResponse {
-        ShardedStatus::status(self).into()
+    fn status(&self) -> JobProgress {
+        ShardedStatus::status(self)
     }
 
     fn progress_drawn(&self) {
