@@ -28,9 +28,9 @@
 
 use std::ops::Range;
 
-use crate::MAX_CELLS;
 use crate::layer::CurrentLayer;
 use crate::region_index::{OrderMoves, RegionIndex, rank_set};
+use crate::{Board, MAX_CELLS};
 
 /// What one expansion did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -167,36 +167,25 @@ impl<'a> RegionKernel<'a> {
                 }
                 stats.expanded += current.len() as u64;
                 let board = index.board();
-                let mut movers = board.dilate(region) & set;
-                while movers != 0 {
-                    let from = movers.trailing_zeros() as usize;
-                    movers &= movers - 1;
-                    let mut targets = self.neighbours[from] & region;
-                    while targets != 0 {
-                        let to = targets.trailing_zeros() as usize;
-                        targets &= targets - 1;
-                        let next_set = set ^ (1 << from) ^ (1 << to);
-                        let next_free = free ^ (1 << from) ^ (1 << to);
-                        let next_region = board.region(from, next_free);
-                        let next_c = rank_set(next_set);
-                        let r2 = index
-                            .regions_of(next_c)
-                            .iter()
-                            .position(|&m| m == next_region)
-                            .expect("a region of the new set")
-                            as u64;
-                        let (pa, pb) = positions(set, next_set, from, to);
-                        self.emit(
-                            &current,
-                            pa,
-                            pb,
-                            (index.first_block(next_c) + r2) * f,
-                            next_c * f,
-                            sink,
-                        );
-                        stats.generated += current.len() as u64;
-                    }
-                }
+                for_each_tile_move(&board, set, region, |m| {
+                    let next_free = free ^ (1 << m.from) ^ (1 << m.to);
+                    let next_region = board.region(m.from, next_free);
+                    let next_c = rank_set(m.next_set);
+                    let r2 = index
+                        .regions_of(next_c)
+                        .iter()
+                        .position(|&r| r == next_region)
+                        .expect("a region of the new set") as u64;
+                    self.emit(
+                        &current,
+                        m.pa,
+                        m.pb,
+                        (index.first_block(next_c) + r2) * f,
+                        next_c * f,
+                        sink,
+                    );
+                    stats.generated += current.len() as u64;
+                });
             }
         }
         stats
@@ -245,4 +234,59 @@ pub fn positions(set: u32, next_set: u32, from: usize, to: usize) -> (usize, usi
         (set & ((1u32 << from) - 1)).count_ones() as usize,
         (next_set & ((1u32 << to) - 1)).count_ones() as usize,
     )
+}
+
+/// A move of a pattern tile into the blank's region: the tile on cell `from` steps to cell
+/// `to`, and the tiles' cells become `next_set`; `pa` and `pb` are the tile's positions among
+/// the old and the new cells ([`positions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileMove {
+    /// The cell the tile leaves.
+    pub from: usize,
+    /// The cell it steps to.
+    pub to: usize,
+    /// The tiles' cells after the move.
+    pub next_set: u32,
+    /// The tile's position among the cells before the move.
+    pub pa: usize,
+    /// Its position among the cells after it.
+    pub pb: usize,
+}
+
+/// Calls `visit` with every move out of the block of the tiles on `set` and the blank's
+/// `region` (free cells): each tile next to the region stepping to each cell of the region
+/// next to it, tiles and cells in increasing order. The one walk over a block's moves that
+/// the kernel, the shard planner and the benchmarks share.
+///
+/// ```
+/// use tilepdb_common::Board;
+/// use tilepdb_common::region_expand::for_each_tile_move;
+/// // 3x3, tiles on cells 0 and 4, every other cell free (one region).
+/// let board = Board::new(3, 3).unwrap();
+/// let set = 0b1_0001;
+/// let mut moves = Vec::new();
+/// for_each_tile_move(&board, set, board.all_cells() & !set, |m| moves.push((m.from, m.to)));
+/// assert_eq!(moves, [(0, 1), (0, 3), (4, 1), (4, 3), (4, 5), (4, 7)]);
+/// ```
+#[inline]
+pub fn for_each_tile_move(board: &Board, set: u32, region: u32, mut visit: impl FnMut(TileMove)) {
+    let mut movers = board.dilate(region) & set;
+    while movers != 0 {
+        let from = movers.trailing_zeros() as usize;
+        movers &= movers - 1;
+        let mut targets = board.neighbours(from) & region;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            let next_set = set ^ (1 << from) ^ (1 << to);
+            let (pa, pb) = positions(set, next_set, from, to);
+            visit(TileMove {
+                from,
+                to,
+                next_set,
+                pa,
+                pb,
+            });
+        }
+    }
 }

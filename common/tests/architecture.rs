@@ -1,5 +1,6 @@
 //! The mechanical rules of `ARCHITECTURE.md`: which workspace crate may depend on which, what
-//! the engine's folder may import, where gRPC statuses are made, and what `proto/` holds.
+//! the engine's folder may import, where gRPC statuses are made, where wire messages stop and
+//! status codes are compared, and what `proto/` holds.
 
 use std::path::{Path, PathBuf};
 
@@ -123,6 +124,56 @@ fn only_the_service_layer_makes_grpc_statuses() {
             "observe/health.rs",
         ],
     );
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_engine_the_job_and_the_control_plane_speak_no_wire_messages() {
+    let found = [
+        lines_naming("coordinator/src/engine", &["wire::proto"], &[]),
+        // The job's tests make headers to check their conversion.
+        lines_naming(
+            "coordinator/src/cluster/job",
+            &["wire::proto"],
+            &["tests.rs"],
+        ),
+        lines_naming(
+            "coordinator/src/cluster/sharded",
+            &["wire::proto"],
+            // The edges: the services, the server, and the builder's reads of the values.
+            &["service.rs", "server.rs", "builder.rs", "values.rs"],
+        ),
+    ]
+    .concat();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    for file in ["results.rs", "progress.rs", "workers.rs"] {
+        let source =
+            std::fs::read_to_string(workspace().join("coordinator/src/cluster").join(file))
+                .unwrap();
+        assert!(
+            !source.contains("wire::proto"),
+            "coordinator/src/cluster/{file} names a wire message"
+        );
+    }
+}
+
+#[test]
+fn only_the_classifiers_compare_status_codes() {
+    let found = [
+        lines_naming("worker/src", &["Code::"], &["client/retry.rs"]),
+        lines_naming("solver/src", &["Code::"], &["fetch/mod.rs"]),
+        lines_naming(
+            "coordinator/src",
+            &["Code::"],
+            &[
+                "cluster/service.rs",
+                "cluster/sharded/service.rs",
+                "observe/refusals.rs",
+                "observe/health.rs",
+            ],
+        ),
+    ]
+    .concat();
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 

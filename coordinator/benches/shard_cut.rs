@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use tilepdb_common::Board;
-use tilepdb_common::region_expand::positions;
+use tilepdb_common::region_expand::for_each_tile_move;
 use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
 use tilepdb_common::shard::{ShardLayout, locality};
 
@@ -55,26 +55,16 @@ fn measure(board: Board, k: usize) {
     for c in 0..index.sets() {
         let set = index.set_mask(c);
         for &region in index.regions_of(c) {
-            let mut movers = board.dilate(region) & set;
-            while movers != 0 {
-                let from = movers.trailing_zeros() as usize;
-                movers &= movers - 1;
-                let mut targets = board.neighbours(from) & region;
-                while targets != 0 {
-                    let to = targets.trailing_zeros() as usize;
-                    targets &= targets - 1;
-                    let child = set ^ (1 << from) ^ (1 << to);
-                    let child_c = rank_set(child);
-                    let (pa, pb) = positions(set, child, from, to);
-                    total_moves += 1;
-                    same_order += u64::from(pa == pb);
-                    for (i, shards) in set_shard.iter().enumerate() {
-                        let c_shard = shards[usize::try_from(c).expect("a set")];
-                        let child_shard = shards[usize::try_from(child_c).expect("a set")];
-                        set_local[i] += u64::from(c_shard == child_shard);
-                    }
+            for_each_tile_move(&board, set, region, |m| {
+                let child_c = rank_set(m.next_set);
+                total_moves += 1;
+                same_order += u64::from(m.pa == m.pb);
+                for (i, shards) in set_shard.iter().enumerate() {
+                    let c_shard = shards[usize::try_from(c).expect("a set")];
+                    let child_shard = shards[usize::try_from(child_c).expect("a set")];
+                    set_local[i] += u64::from(c_shard == child_shard);
                 }
-            }
+            });
         }
     }
     let t = total_moves as f64;

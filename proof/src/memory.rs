@@ -66,112 +66,25 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
     // A mask and an offset per set, a mask per region.
     let index_bytes = 8 * sets + 4 * regions;
     let entries = space.entries();
-    let payload = encoding.payload_len(entries);
+    let sizes = Sizes {
+        states: index.states(),
+        placements: index.placements(),
+        sets,
+        regions,
+        entries,
+        payload: encoding.payload_len(entries),
+    };
     let proof = proof_for(space.rule(), encoding);
-    // The layer search: two bits per state, two flags per block (a block is a (set, region)'s
-    // orders, or a set's when the blank is ignored).
-    let search = |states: u64, blocks: u64| StateCodes::file_bytes(states) + 2 * blocks;
     // A minimized byte table is compared in rank order, a part at a time, each part let go
     // once read ([`crate::layers::prove_minimized_releasing`]).
     let file_part = (space.rule() == BlankRule::Minimized && encoding == Encoding::Byte)
         .then_some(crate::layers::MINIMIZED_BYTE_PART as u64);
     let (bytes, detail) = match (proof, space.rule()) {
-        (Proof::BellmanCheck, _) => {
-            // Bytes are read in the map; packed entries decoded first (mod3 and 1-bit with
-            // a bit per entry of what is known).
-            let decoded = match encoding {
-                Encoding::Byte => 0,
-                Encoding::Mod3 | Encoding::OneBit => entries + entries.div_ceil(64) * 8,
-                Encoding::Nibble | Encoding::MinNibble { .. } => entries,
-            };
-            let detail = if decoded == 0 {
-                "the Bellman check on the mapped bytes".to_string()
-            } else {
-                format!(
-                    "the Bellman check on {} of decoded values",
-                    human_bytes(decoded)
-                )
-            };
-            (decoded, detail)
-        }
-        (Proof::LayerSearch, BlankRule::ZeroAware) => {
-            let states = index.states();
-            let codes = search(states, regions);
-            if matches!(encoding, Encoding::Nibble | Encoding::MinNibble { .. }) {
-                // The distances, then encoded again.
-                let peak = states + codes.max(payload);
-                (
-                    peak,
-                    format!(
-                        "a layer search of {} + {} of distances, then the distances + {} encoded again",
-                        human_bytes(codes),
-                        human_bytes(states),
-                        human_bytes(payload)
-                    ),
-                )
-            } else {
-                (codes, format!("a layer search of {}", human_bytes(codes)))
-            }
-        }
-        (Proof::LayerSearch, BlankRule::Aware) => {
-            // The zero-aware distances, spread to every free cell, encoded again.
-            let states = index.states();
-            let codes = search(states, regions);
-            let peak = states + codes.max(entries + payload);
-            (
-                peak,
-                format!(
-                    "a layer search of {} + {} of zero-aware distances, then {} of aware values + {} encoded again",
-                    human_bytes(codes),
-                    human_bytes(states),
-                    human_bytes(entries),
-                    human_bytes(payload)
-                ),
-            )
-        }
-        (Proof::LayerSearch, BlankRule::Ignored) => {
-            // The distances by placement, put in rank order, encoded again.
-            let placements = index.placements();
-            let codes = search(placements, sets);
-            let peak = (placements + codes)
-                .max(2 * placements)
-                .max(placements + payload);
-            (
-                peak,
-                format!(
-                    "a layer search of {} + {} of distances, then as many in the table's order + {} encoded again",
-                    human_bytes(codes),
-                    human_bytes(placements),
-                    human_bytes(payload)
-                ),
-            )
-        }
-        (Proof::LayerSearch, BlankRule::Minimized) => {
-            // The least distance per placement; bytes are compared in the map, other
-            // encodings put in rank order and encoded again.
-            let placements = index.placements();
-            let codes = search(index.states(), regions);
-            let again = if encoding == Encoding::Byte {
-                0
-            } else {
-                2 * placements + payload
-            };
-            // The two-bit array goes with the search (the least distances stay).
-            let peak = (placements + codes).max(again);
-            let mut detail = format!(
-                "a layer search of {} + {} of least distances",
-                human_bytes(codes),
-                human_bytes(placements)
-            );
-            if again > 0 {
-                let _ = write!(
-                    detail,
-                    ", then as many in the table's order + {} encoded again",
-                    human_bytes(payload)
-                );
-            }
-            (peak, detail)
-        }
+        (Proof::BellmanCheck, _) => bellman_memory(encoding, entries),
+        (Proof::LayerSearch, BlankRule::ZeroAware) => sizes.zero_aware(encoding),
+        (Proof::LayerSearch, BlankRule::Aware) => sizes.aware(),
+        (Proof::LayerSearch, BlankRule::Ignored) => sizes.ignored(),
+        (Proof::LayerSearch, BlankRule::Minimized) => sizes.minimized(encoding),
     };
     Ok(ProofMemory {
         proof,
@@ -179,6 +92,125 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
         detail,
         file_part,
     })
+}
+
+/// The Bellman check's own bytes for a table of `entries` in `encoding`, and what they are:
+/// bytes are read in the map; packed entries decoded first (mod3 and 1-bit with a bit per
+/// entry of what is known).
+fn bellman_memory(encoding: Encoding, entries: u64) -> (u64, String) {
+    let decoded = match encoding {
+        Encoding::Byte => 0,
+        Encoding::Mod3 | Encoding::OneBit => entries + entries.div_ceil(64) * 8,
+        Encoding::Nibble | Encoding::MinNibble { .. } => entries,
+    };
+    let detail = if decoded == 0 {
+        "the Bellman check on the mapped bytes".to_string()
+    } else {
+        format!(
+            "the Bellman check on {} of decoded values",
+            human_bytes(decoded)
+        )
+    };
+    (decoded, detail)
+}
+
+/// The sizes of a table's region index and file that a layer search's memory is made of;
+/// each method gives the peak bytes of the layer proof of one blank rule, and what they are.
+struct Sizes {
+    states: u64,
+    placements: u64,
+    sets: u64,
+    regions: u64,
+    entries: u64,
+    payload: u64,
+}
+
+impl Sizes {
+    /// The layer search: two bits per state, two flags per block (a block is a (set,
+    /// region)'s orders, or a set's when the blank is ignored).
+    fn search(states: u64, blocks: u64) -> u64 {
+        StateCodes::file_bytes(states) + 2 * blocks
+    }
+
+    fn zero_aware(&self, encoding: Encoding) -> (u64, String) {
+        let codes = Self::search(self.states, self.regions);
+        if matches!(encoding, Encoding::Nibble | Encoding::MinNibble { .. }) {
+            // The distances, then encoded again.
+            let peak = self.states + codes.max(self.payload);
+            (
+                peak,
+                format!(
+                    "a layer search of {} + {} of distances, then the distances + {} encoded again",
+                    human_bytes(codes),
+                    human_bytes(self.states),
+                    human_bytes(self.payload)
+                ),
+            )
+        } else {
+            (codes, format!("a layer search of {}", human_bytes(codes)))
+        }
+    }
+
+    /// The zero-aware distances, spread to every free cell, encoded again.
+    fn aware(&self) -> (u64, String) {
+        let codes = Self::search(self.states, self.regions);
+        let peak = self.states + codes.max(self.entries + self.payload);
+        (
+            peak,
+            format!(
+                "a layer search of {} + {} of zero-aware distances, then {} of aware values + {} encoded again",
+                human_bytes(codes),
+                human_bytes(self.states),
+                human_bytes(self.entries),
+                human_bytes(self.payload)
+            ),
+        )
+    }
+
+    /// The distances by placement, put in rank order, encoded again.
+    fn ignored(&self) -> (u64, String) {
+        let placements = self.placements;
+        let codes = Self::search(placements, self.sets);
+        let peak = (placements + codes)
+            .max(2 * placements)
+            .max(placements + self.payload);
+        (
+            peak,
+            format!(
+                "a layer search of {} + {} of distances, then as many in the table's order + {} encoded again",
+                human_bytes(codes),
+                human_bytes(placements),
+                human_bytes(self.payload)
+            ),
+        )
+    }
+
+    /// The least distance per placement; bytes are compared in the map, other encodings put
+    /// in rank order and encoded again.
+    fn minimized(&self, encoding: Encoding) -> (u64, String) {
+        let placements = self.placements;
+        let codes = Self::search(self.states, self.regions);
+        let again = if encoding == Encoding::Byte {
+            0
+        } else {
+            2 * placements + self.payload
+        };
+        // The two-bit array goes with the search (the least distances stay).
+        let peak = (placements + codes).max(again);
+        let mut detail = format!(
+            "a layer search of {} + {} of least distances",
+            human_bytes(codes),
+            human_bytes(placements)
+        );
+        if again > 0 {
+            let _ = write!(
+                detail,
+                ", then as many in the table's order + {} encoded again",
+                human_bytes(self.payload)
+            );
+        }
+        (peak, detail)
+    }
 }
 
 impl ProofMemory {

@@ -2,6 +2,7 @@
 //! between shards (`inspect --plan --shards`).
 
 use super::ShardLayout;
+use crate::region_expand::for_each_tile_move;
 use crate::region_index::{OrderMoves, RegionIndex};
 
 /// How many successors stay on their parent's shard under `layout`, estimated over every
@@ -32,20 +33,10 @@ pub fn locality(
         let set = index.set_mask(c);
         for &region in index.regions_of(c) {
             blocks += 1;
-            let mut movers = board.dilate(region) & set;
-            while movers != 0 {
-                let from = movers.trailing_zeros() as usize;
-                movers &= movers - 1;
-                let mut targets = board.neighbours(from) & region;
-                while targets != 0 {
-                    let to = targets.trailing_zeros() as usize;
-                    targets &= targets - 1;
-                    let child = set ^ (1 << from) ^ (1 << to);
-                    let (pa, pb) = crate::region_expand::positions(set, child, from, to);
-                    pairs += 1;
-                    local += same[pa * k + pb];
-                }
-            }
+            for_each_tile_move(&board, set, region, |m| {
+                pairs += 1;
+                local += same[m.pa * k + m.pb];
+            });
         }
     }
     if pairs == 0 {

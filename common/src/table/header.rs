@@ -316,6 +316,30 @@ impl Header {
                 format!("{header_len}, version {major}.x headers are {HEADER_LEN} bytes"),
             ));
         }
+        let (space, encoding) = Self::parse_definition(b)?;
+        let (entries, units, payload_len) = Self::parse_sizes(b, &space, encoding)?;
+        let (max_value, unreached, histogram) = Self::parse_values(b, &space, entries)?;
+        Ok(Header {
+            major,
+            minor,
+            board: space.board(),
+            goal: space.goal(),
+            rule: space.rule(),
+            tiles: space.pattern().tiles().to_vec(),
+            encoding,
+            entries,
+            units,
+            payload_len,
+            max_value,
+            unreached,
+            histogram,
+            payload_crc32: u32_at(b, OFF_PAYLOAD_CRC),
+        })
+    }
+
+    /// The table's definition: its board, goal, blank rule and tiles (as a state space),
+    /// and its encoding, each a known code that fits the others.
+    fn parse_definition(b: &[u8]) -> Result<(StateSpace, Encoding), Defect> {
         let (w, h) = (b[OFF_WIDTH] as usize, b[OFF_HEIGHT] as usize);
         let board = Board::new(w, h).map_err(|e| field("board", e.to_string()))?;
         let goal = match b[OFF_GOAL] {
@@ -346,11 +370,18 @@ impl Header {
         {
             return Err(field("tiles", "bytes after the last tile are not zero"));
         }
-        let pattern =
-            Pattern::new(board, tiles.clone()).map_err(|e| field("tiles", e.to_string()))?;
+        let pattern = Pattern::new(board, tiles).map_err(|e| field("tiles", e.to_string()))?;
         let space = StateSpace::new(board, goal, pattern, rule)
             .map_err(|e| field("tiles", e.to_string()))?;
-        let entries = u64_at(b, OFF_ENTRIES);
+        Ok((space, encoding))
+    }
+
+    /// The entries, stored units and payload length, each the one `space` in `encoding` has.
+    fn parse_sizes(
+        b: &[u8],
+        space: &StateSpace,
+        encoding: Encoding,
+    ) -> Result<(u64, u64, u64), Defect> {
         let expect = |name: &'static str, found: u64, expected: u64| {
             if found == expected {
                 Ok(())
@@ -358,18 +389,32 @@ impl Header {
                 Err(field(
                     name,
                     format!(
-                        "{found}, but a {rule} table of {k} tiles on {board} in {encoding} has {expected}"
+                        "{found}, but a {} table of {} tiles on {} in {encoding} has {expected}",
+                        space.rule(),
+                        space.k(),
+                        space.board()
                     ),
                 ))
             }
         };
+        let entries = u64_at(b, OFF_ENTRIES);
         expect("entries", entries, space.entries())?;
         let units = u64_at(b, OFF_UNITS);
         expect("stored units", units, encoding.units(entries))?;
         let payload_len = u64_at(b, OFF_PAYLOAD_LEN);
         expect("payload length", payload_len, encoding.payload_len(entries))?;
+        Ok((entries, units, payload_len))
+    }
+
+    /// The largest value, the unreached entries and the histogram (up to the largest value),
+    /// which must account for every one of the `entries`.
+    fn parse_values(
+        b: &[u8],
+        space: &StateSpace,
+        entries: u64,
+    ) -> Result<(u8, u64, Vec<u64>), Defect> {
         let unreached = u64_at(b, OFF_UNREACHED);
-        let full = k + 1 == board.cells();
+        let full = space.k() + 1 == space.board().cells();
         if unreached != 0 && !full {
             return Err(field(
                 "unreached",
@@ -401,22 +446,11 @@ impl Header {
                 format!("counts and unreached entries do not add up to the {entries} entries"),
             ));
         }
-        Ok(Header {
-            major,
-            minor,
-            board,
-            goal,
-            rule,
-            tiles,
-            encoding,
-            entries,
-            units,
-            payload_len,
+        Ok((
             max_value,
             unreached,
-            histogram: histogram[..=max_value as usize].to_vec(),
-            payload_crc32: u32_at(b, OFF_PAYLOAD_CRC),
-        })
+            histogram[..=max_value as usize].to_vec(),
+        ))
     }
 
     /// Validates a whole file's bytes: the header ([`Header::parse`]), the file's length and

@@ -181,6 +181,17 @@ impl TableInfo {
 
     /// The text form, one field a line.
     pub fn print(&self) {
+        self.print_definition();
+        self.print_sizes();
+        if let Some(p) = &self.sharded {
+            print_sharded(p);
+        }
+        self.print_fit();
+        self.print_values();
+    }
+
+    /// What the table is: its file, board, goal, rule, tiles and encoding.
+    fn print_definition(&self) {
         let name = match &self.file {
             Some(f) => f.display().to_string(),
             None => format!("plan (not built; format {FORMAT_MAJOR}.{FORMAT_MINOR})"),
@@ -200,6 +211,10 @@ impl TableInfo {
         tilepdb_common::outln!("  blank rule  {}", self.blank_rule);
         tilepdb_common::outln!("  tiles       {tiles}");
         tilepdb_common::outln!("  encoding    {} ({})", self.encoding, encoding.cost());
+    }
+
+    /// How large it is: its entries, payload, file, and the memory its build takes.
+    fn print_sizes(&self) {
         let per = self.entries / self.placements;
         let entries = if self.blank_rule == BlankRule::ZeroAware.name() {
             format!("{} (placement, region of the blank)", commas(self.entries))
@@ -239,23 +254,10 @@ impl TableInfo {
             commas(self.search_states),
             self.build_memory_detail
         );
-        if let Some(p) = &self.sharded {
-            tilepdb_common::outln!(
-                "  sharded     on {} shards: each worker {} of memory at most ({} of arrays), {} of checkpoints",
-                p.shards,
-                human_bytes(p.worker_memory_bytes),
-                human_bytes(p.worker_arrays_bytes),
-                human_bytes(p.worker_checkpoint_bytes)
-            );
-            tilepdb_common::outln!(
-                "              the coordinator {} of memory besides the proof, {} of disk; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
-                human_bytes(p.coordinator_memory_bytes),
-                human_bytes(p.coordinator_disk_bytes),
-                human_bytes(p.wire_bytes),
-                p.wire_bytes_per_state,
-                100.0 * p.local_fraction
-            );
-        }
+    }
+
+    /// Whether a plan's build fits this machine's available memory.
+    fn print_fit(&self) {
         if let Some(available) = available_memory_bytes().filter(|_| self.file.is_none()) {
             tilepdb_common::outln!(
                 "  this machine {} available: {}",
@@ -267,6 +269,10 @@ impl TableInfo {
                 }
             );
         }
+    }
+
+    /// A built table's values: their maximum, mean, checksums and histogram.
+    fn print_values(&self) {
         if let (Some(max), Some(unreached), Some(hist)) =
             (self.max_value, self.unreached, &self.histogram)
         {
@@ -289,6 +295,25 @@ impl TableInfo {
             tilepdb_common::outln!("  histogram   {}", cells.join(" "));
         }
     }
+}
+
+/// A sharded build's plan: each worker's memory and disk, the coordinator's, the wire.
+fn print_sharded(p: &ShardPlan) {
+    tilepdb_common::outln!(
+        "  sharded     on {} shards: each worker {} of memory at most ({} of arrays), {} of checkpoints",
+        p.shards,
+        human_bytes(p.worker_memory_bytes),
+        human_bytes(p.worker_arrays_bytes),
+        human_bytes(p.worker_checkpoint_bytes)
+    );
+    tilepdb_common::outln!(
+        "              the coordinator {} of memory besides the proof, {} of disk; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
+        human_bytes(p.coordinator_memory_bytes),
+        human_bytes(p.coordinator_disk_bytes),
+        human_bytes(p.wire_bytes),
+        p.wire_bytes_per_state,
+        100.0 * p.local_fraction
+    );
 }
 
 /// `1234567` as `1,234,567`.

@@ -139,32 +139,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let token = read_token(args.token_file.as_deref())?;
-    let download_token = if args.no_token {
-        None
-    } else {
-        read_download_token(args.download_token_file.as_deref())?
-    };
-    // A table server (--no-build) needs no workers' token: the download token will do.
-    let downloads_only = args.no_build && download_token.is_some();
-    if token.is_none() && !args.no_token && !downloads_only {
-        bail!(
-            "no token: give --token-file FILE or set TILEPDB_TOKEN (workers present it; solvers \
-             too, or a download token: --download-token-file), or pass --no-token to let any \
-             client in"
-        );
-    }
-    for (t, what) in [
-        (&token, "the workers' token"),
-        (&download_token, "the download token"),
-    ] {
-        if let Some(t) = t {
-            check_token_text(t, what)?;
-        }
-    }
-    if download_token.is_some() && download_token == token {
-        bail!("the download token is the workers' token: give downloads a token of their own");
-    }
+    let (token, download_token) = tokens(&args)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(TlsFiles {
             cert: cert.clone(),
@@ -196,17 +171,66 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let Some(data_dir) = args.data_dir.clone() else {
         return serve_existing(&args, options);
     };
-    let mut config = JobConfig::new(args.job.spec()?, data_dir.clone(), args.out.clone());
+    let job = Arc::new(Job::new(job_config(&args, data_dir.clone())?)?);
+    // Refused before anything is created in --data-dir or --out.
+    job.check_room(args.memory_limit.or_else(available_memory_bytes))?;
+    let data = DataDir::open(&data_dir)?;
+    serve_job(&args, job, data, options, connections)
+}
+
+/// The workers' token and the download token, checked: a token is required unless
+/// `--no-token` (or a table server with a download token), and the two must differ.
+fn tokens(args: &ServeArgs) -> anyhow::Result<(Option<String>, Option<String>)> {
+    let token = read_token(args.token_file.as_deref())?;
+    let download_token = if args.no_token {
+        None
+    } else {
+        read_download_token(args.download_token_file.as_deref())?
+    };
+    // A table server (--no-build) needs no workers' token: the download token will do.
+    let downloads_only = args.no_build && download_token.is_some();
+    if token.is_none() && !args.no_token && !downloads_only {
+        bail!(
+            "no token: give --token-file FILE or set TILEPDB_TOKEN (workers present it; solvers \
+             too, or a download token: --download-token-file), or pass --no-token to let any \
+             client in"
+        );
+    }
+    for (t, what) in [
+        (&token, "the workers' token"),
+        (&download_token, "the download token"),
+    ] {
+        if let Some(t) = t {
+            check_token_text(t, what)?;
+        }
+    }
+    if download_token.is_some() && download_token == token {
+        bail!("the download token is the workers' token: give downloads a token of their own");
+    }
+    Ok((token, download_token))
+}
+
+/// The job the options describe, its data in `data_dir`.
+fn job_config(args: &ServeArgs, data_dir: PathBuf) -> anyhow::Result<JobConfig> {
+    let mut config = JobConfig::new(args.job.spec()?, data_dir, args.out.clone());
     config.lease_timeout = seconds(args.lease_timeout, "--lease-timeout")?;
     config.task_ranks = args.task_ranks;
     config.sync = !args.no_sync;
     config.threads = args.threads;
     config.prove = !args.job.no_proof;
     config.audit_fraction = args.audit_fraction;
-    let job = Arc::new(Job::new(config)?);
-    // Refused before anything is created in --data-dir or --out.
-    job.check_room(args.memory_limit.or_else(available_memory_bytes))?;
-    let data = DataDir::open(&data_dir)?;
+    Ok(config)
+}
+
+/// Serves `job` (its files in `data`) until it is done and served as `options` say: the gRPC
+/// port, the dashboard if asked, the progress bars and the summary once the job is done.
+fn serve_job(
+    args: &ServeArgs,
+    job: Arc<Job>,
+    data: DataDir,
+    options: ServeOptions,
+    connections: ConnectionLimit,
+) -> anyhow::Result<()> {
     let started = Instant::now();
     let json = args.json;
     let done_job = job.clone();
@@ -233,7 +257,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!(
             partition = job.config.spec.partition.name(),
             tables = job.spaces.len(),
-            data_dir = %data_dir.display(),
+            data_dir = %data.path().display(),
             "serving job {}",
             job.id
         );

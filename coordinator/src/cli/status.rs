@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use tilepdb_common::wire::connect::Endpoint;
-use tilepdb_common::wire::proto::JobStatusRequest;
+use tilepdb_common::wire::proto::{JobStatusRequest, JobStatusResponse};
 use tilepdb_coordinator::build::human_bytes;
-use tilepdb_coordinator::observe::progress::Tracker;
+use tilepdb_coordinator::observe::progress::{Snapshot, Tracker};
 use tilepdb_worker::cli::read_token;
 use tilepdb_worker::client::connect;
 
@@ -65,62 +65,75 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         return super::watch::run(every, ask);
     }
     let s = ask()?;
-    let job = s.job.clone().unwrap_or_default();
     let snapshot = Tracker::default().update(&s);
     if args.json {
-        let tables: Vec<_> = snapshot
-            .tables
-            .iter()
-            .map(|t| {
-                serde_json::json!({
-                    "index": t.index,
-                    "tiles": t.tiles,
-                    "state": t.state,
-                    "states_found": t.states_found,
-                    "expected_states": t.expected_states,
-                    "states_by_depth": t.layers,
-                })
-            })
-            .collect();
-        let v = serde_json::json!({
-            "job_id": s.job_id,
-            "partition": job.name,
-            "board": job.board,
-            "goal": job.goal,
-            "blank_rule": job.blank_rule,
-            "encoding": s.encoding,
-            "phase": s.phase,
-            "done": s.done,
-            "table": s.table,
-            "tables_written": s.tables_written,
-            "tables": tables,
-            "depth": s.depth,
-            "layer_states": s.layer_states,
-            "states_found": s.states_found,
-            "tasks_done": s.tasks_done,
-            "tasks_total": s.tasks_total,
-            "workers_alive": s.workers_alive,
-            "states_expanded": s.states_expanded,
-            "expanded_per_second": s.states_per_second,
-            "bytes_received": s.bytes_received,
-            "bytes_sent": s.bytes_sent,
-            "elapsed_seconds": s.elapsed_seconds,
-            "peak_rss_bytes": s.peak_rss_bytes,
-            "results_accepted": s.results_accepted,
-            "results_dropped": s.results_dropped,
-            "leases_expired": s.leases_expired,
-            "results_refused": s.results_refused,
-            "workers": s.workers.iter().map(|w| serde_json::json!({
-                "id": w.id,
-                "name": w.name,
-                "seconds_since_heartbeat": w.seconds_since_heartbeat,
-                "tasks_held": w.tasks_held,
-                "alive": w.alive,
-            })).collect::<Vec<_>>(),
-        });
-        tilepdb_common::json::print("status", v)?;
-        return Ok(());
+        print_json(&s, &snapshot)
+    } else {
+        print_text(&s, &snapshot);
+        Ok(())
     }
+}
+
+/// The status `s` (drawn as `snapshot`) as the JSON document `status`.
+fn print_json(s: &JobStatusResponse, snapshot: &Snapshot) -> anyhow::Result<()> {
+    let job = s.job.clone().unwrap_or_default();
+    let tables: Vec<_> = snapshot
+        .tables
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "index": t.index,
+                "tiles": t.tiles,
+                "state": t.state,
+                "states_found": t.states_found,
+                "expected_states": t.expected_states,
+                "states_by_depth": t.layers,
+            })
+        })
+        .collect();
+    let v = serde_json::json!({
+        "job_id": s.job_id,
+        "partition": job.name,
+        "board": job.board,
+        "goal": job.goal,
+        "blank_rule": job.blank_rule,
+        "encoding": s.encoding,
+        "phase": s.phase,
+        "done": s.done,
+        "table": s.table,
+        "tables_written": s.tables_written,
+        "tables": tables,
+        "depth": s.depth,
+        "layer_states": s.layer_states,
+        "states_found": s.states_found,
+        "tasks_done": s.tasks_done,
+        "tasks_total": s.tasks_total,
+        "workers_alive": s.workers_alive,
+        "states_expanded": s.states_expanded,
+        "expanded_per_second": s.states_per_second,
+        "bytes_received": s.bytes_received,
+        "bytes_sent": s.bytes_sent,
+        "elapsed_seconds": s.elapsed_seconds,
+        "peak_rss_bytes": s.peak_rss_bytes,
+        "results_accepted": s.results_accepted,
+        "results_dropped": s.results_dropped,
+        "leases_expired": s.leases_expired,
+        "results_refused": s.results_refused,
+        "workers": s.workers.iter().map(|w| serde_json::json!({
+            "id": w.id,
+            "name": w.name,
+            "seconds_since_heartbeat": w.seconds_since_heartbeat,
+            "tasks_held": w.tasks_held,
+            "alive": w.alive,
+        })).collect::<Vec<_>>(),
+    });
+    tilepdb_common::json::print("status", v)?;
+    Ok(())
+}
+
+/// The status `s` (drawn as `snapshot`) as lines of text.
+fn print_text(s: &JobStatusResponse, snapshot: &Snapshot) {
+    let job = s.job.clone().unwrap_or_default();
     tilepdb_common::outln!(
         "job        {} ({} {} {} {} {})",
         s.job_id,
@@ -171,5 +184,4 @@ pub fn run(args: StatusArgs) -> anyhow::Result<()> {
         human_bytes(s.bytes_sent)
     );
     tilepdb_common::outln!("memory     {} peak", human_bytes(s.peak_rss_bytes));
-    Ok(())
 }

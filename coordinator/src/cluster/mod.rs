@@ -6,7 +6,10 @@
 //! * [`workers`]: the workers the job has heard of ([`workers::Workers`]);
 //! * [`plan`]: the tasks of a layer;
 //! * [`local`]: a local cluster (a coordinator and supervised worker processes on loopback);
-//! * [`results`]: a result's header checked, the result merged;
+//! * [`results`]: a result's claim ([`results::ResultClaim`]) checked, the result merged;
+//! * [`progress`]: a job's progress in its own terms ([`progress::JobProgress`]);
+//! * [`wire`]: the one place where the job's domain types and the wire's messages are
+//!   converted (the job's definition, its status, a result's header, a shard's report);
 //! * [`audit`]: results re-executed by the coordinator, wrong ones found, their workers
 //!   banned;
 //! * [`driver`]: the engine's layer loop with the workers as its executor, checkpointed;
@@ -25,6 +28,7 @@ pub mod job;
 pub mod lease;
 pub mod local;
 pub mod plan;
+pub mod progress;
 pub mod results;
 mod room;
 pub mod server;
@@ -32,6 +36,7 @@ pub mod service;
 pub mod sharded;
 pub mod store;
 pub mod tables;
+pub mod wire;
 pub mod workers;
 
 pub use job::{Job, JobConfig};

@@ -13,12 +13,34 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use tilepdb_common::wire::TaskId;
-use tilepdb_common::wire::proto::ResultHeader;
 use tilepdb_common::wire::region_lists::walk_region_states;
 
 use super::audit::Sender;
 use super::job::{Job, Refusal, Stage, banned};
 use super::lease::Verdict;
+
+/// What a result says of itself: its sender, its task and lease, and the sizes of what it
+/// lists (the service layer makes it from the wire's header, [`super::wire::result_claim`],
+/// which checks that the task id and the table and depth it names agree).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultClaim {
+    /// The worker that delivers it.
+    pub worker: u64,
+    /// The task it is the result of.
+    pub task: TaskId,
+    /// The attempt it was leased for.
+    pub attempt: u64,
+    /// The task's tile sets, as the result names them.
+    pub ranks: Range<u64>,
+    /// The states the result lists.
+    pub reached_states: u64,
+    /// The bytes that list them.
+    pub reached_bytes: u64,
+    /// States the result expanded.
+    pub expanded: u64,
+    /// Successors it generated.
+    pub generated: u64,
+}
 
 /// What to do with a result whose header was checked.
 pub enum ResultCheck {
@@ -62,23 +84,26 @@ pub struct AcceptedResult {
 }
 
 impl Job {
-    /// Checks a result's header against the job; says whether to read and merge it.
-    pub fn check_result(&self, h: &ResultHeader) -> Result<ResultCheck, Refusal> {
+    /// Checks that `worker` may deliver a result (known, not banned), and counts it as heard
+    /// of: the first check of a result, before its header is read.
+    pub fn check_sender(&self, worker: u64) -> Result<(), Refusal> {
         let mut st = self.lock();
-        if st.workers.is_banned(h.worker_id) {
+        if st.workers.is_banned(worker) {
             return Err(banned());
         }
-        st.workers.seen(h.worker_id, Instant::now())?;
-        let bad = |m: String| Err(Refusal::Invalid(m));
-        let Some(id) = TaskId::from_u64(h.task_id) else {
-            return bad(format!("task id {:#x} was never issued", h.task_id));
-        };
-        if id.table != h.table || id.depth != h.depth {
-            return bad(format!(
-                "task id {:#x} names table {} depth {}, the header table {} depth {}",
-                h.task_id, id.table, id.depth, h.table, h.depth
-            ));
+        st.workers.seen(worker, Instant::now())?;
+        Ok(())
+    }
+
+    /// Checks a result's claim against the job; says whether to read and merge it.
+    pub fn check_result(&self, h: &ResultClaim) -> Result<ResultCheck, Refusal> {
+        let mut st = self.lock();
+        if st.workers.is_banned(h.worker) {
+            return Err(banned());
         }
+        st.workers.seen(h.worker, Instant::now())?;
+        let bad = |m: String| Err(Refusal::Invalid(m));
+        let id = h.task;
         let table = id.table as usize;
         let (Some(space), Some(search_index)) = (self.spaces.get(table), self.indexes.get(table))
         else {
@@ -88,10 +113,10 @@ impl Job {
             ));
         };
         let units = search_index.unit_count(space);
-        if h.first_rank >= h.end_rank || h.end_rank > units {
+        if h.ranks.start >= h.ranks.end || h.ranks.end > units {
             return bad(format!(
                 "tile sets {}..{} are outside the table's 0..{units}",
-                h.first_rank, h.end_rank,
+                h.ranks.start, h.ranks.end,
             ));
         }
         let table_states = search_index.states(space);
@@ -112,21 +137,17 @@ impl Job {
             }
         };
         let index = id.index as usize;
-        let states =
-            match layer
-                .tasks
-                .check(index, &(h.first_rank..h.end_rank), h.attempt, h.worker_id)?
-            {
-                Verdict::Drop(reason) => return Ok(ResultCheck::Drop(reason)),
-                Verdict::Accept { states } => states,
-            };
+        let states = match layer.tasks.check(index, &h.ranks, h.attempt, h.worker)? {
+            Verdict::Drop(reason) => return Ok(ResultCheck::Drop(reason)),
+            Verdict::Accept { states } => states,
+        };
         drop(st);
         let lease = ResultLease {
             table,
             depth: id.depth,
             index,
             attempt: h.attempt,
-            worker: h.worker_id,
+            worker: h.worker,
         };
         // From here on the result is its holder's, for its own lease: a refusal gives the
         // lease up.
@@ -136,7 +157,7 @@ impl Job {
         }
         Ok(ResultCheck::Accept(AcceptedResult {
             lease,
-            ranks: h.first_rank..h.end_rank,
+            ranks: h.ranks.clone(),
             states: table_states,
             reached_states: h.reached_states,
             reached_bytes: h.reached_bytes,
@@ -155,7 +176,7 @@ impl Job {
     /// with current states that reaches none, or too few, is refused.
     fn check_sizes(
         &self,
-        h: &ResultHeader,
+        h: &ResultClaim,
         table: usize,
         states: u64,
         table_states: u64,
@@ -177,7 +198,7 @@ impl Job {
             ));
         }
         // The result lists states of the next layer.
-        let shape = self.list_shape(table, h.depth + 1);
+        let shape = self.list_shape(table, h.task.depth + 1);
         if h.reached_bytes > shape.max_bytes(h.reached_states) {
             return Err(format!(
                 "{} bytes cannot list {} states",

@@ -40,6 +40,7 @@ use super::audit::Audited;
 use super::budget::{ResultBudget, ResultCharge};
 use super::job::{Job, Lease, Refusal};
 use super::results::{AcceptedResult, ResultCheck};
+use super::wire::{job_spec, result_claim};
 
 /// How long a `TakeTask` waits for a task before answering `Wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -245,7 +246,7 @@ impl Coordinator for CoordinatorService {
         Ok(Response::new(RegisterResponse {
             job_id: self.job.id.clone(),
             worker_id,
-            job: Some(self.job.spec.clone()),
+            job: Some(job_spec(&self.job.config.spec)),
             heartbeat_interval_ms: saturating_u32(self.job.heartbeat_interval().as_millis()),
             max_chunk_bytes: MAX_CHUNK_BYTES,
         }))
@@ -356,7 +357,7 @@ impl Coordinator for CoordinatorService {
         &self,
         _request: Request<JobStatusRequest>,
     ) -> Result<Response<JobStatusResponse>, Status> {
-        Ok(Response::new(self.job.status()))
+        Ok(Response::new(self.job.status().into()))
     }
 }
 
@@ -381,7 +382,11 @@ impl CoordinatorService {
             return Err(Status::invalid_argument("a result starts with its header"));
         };
         self.check_job(&header.job_id)?;
-        let accepted = match self.job.check_result(&header).map_err(refused)? {
+        // The sender first (an unknown or banned worker is told so whatever its header says),
+        // then the header made the job's claim.
+        self.job.check_sender(header.worker_id).map_err(refused)?;
+        let claim = result_claim(&header).map_err(refused)?;
+        let accepted = match self.job.check_result(&claim).map_err(refused)? {
             ResultCheck::Drop(reason) => {
                 self.job.counters.results_dropped.fetch_add(1, Relaxed);
                 tracing::debug!(

@@ -217,6 +217,38 @@ impl TableService {
         r: DownloadRequest,
         slot: Option<OwnedSemaphorePermit>,
     ) -> Result<Response<ChunkStream>, Status> {
+        let (file, path, size) = self.open_download(&r)?;
+        let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
+        let stalled = Arc::new(AtomicBool::new(false));
+        let sender = ChunkSender {
+            path,
+            range: r.offset..size,
+            chunk_bytes: self.chunk_bytes(),
+            rate: self.rate_limit,
+            level: self.zstd_level,
+            gave_up: stalled.clone(),
+        };
+        tokio::spawn(async move {
+            let _slot = slot;
+            sender.send(file, tx).await;
+        });
+        // A download dropped for its slowness ends with an error, not as if complete.
+        let chunks = tokio_stream::wrappers::ReceiverStream::new(rx).chain(
+            tokio_stream::once(()).filter_map(move |()| {
+                stalled.load(Ordering::Acquire).then(|| {
+                    Err::<Chunk, Status>(Status::deadline_exceeded(
+                        "the download was dropped: no chunk taken for too long",
+                    ))
+                })
+            }),
+        );
+        Ok(Response::new(Box::pin(chunks)))
+    }
+
+    /// The file that `r` asks for, checked against its set's manifest (the checksum the
+    /// client knows, the offset, a regular file of the listed size) and opened at `r`'s
+    /// offset: the file, its path and its size.
+    fn open_download(&self, r: &DownloadRequest) -> Result<(std::fs::File, PathBuf, u64), Status> {
         let set = self.find(&r.set)?;
         let entry = set.entry(&r.file)?.clone();
         if !r.checksum.is_empty() && r.checksum != entry.checksum {
@@ -232,11 +264,10 @@ impl TableService {
             )));
         }
         let path = set.dir.join(&entry.file);
-        let mut file = std::fs::File::open(&path)
-            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?;
+        let unavailable =
+            |e: std::io::Error| Status::unavailable(format!("{}: {e}", path.display()));
+        let mut file = std::fs::File::open(&path).map_err(unavailable)?;
+        let meta = file.metadata().map_err(unavailable)?;
         if !meta.is_file() {
             return Err(Status::failed_precondition(format!(
                 "{} is not a regular file",
@@ -251,8 +282,7 @@ impl TableService {
                 entry.size
             )));
         }
-        file.seek(SeekFrom::Start(r.offset))
-            .map_err(|e| Status::unavailable(format!("{}: {e}", path.display())))?;
+        file.seek(SeekFrom::Start(r.offset)).map_err(unavailable)?;
         tracing::info!(
             set = %set.name,
             file = %entry.file,
@@ -260,67 +290,74 @@ impl TableService {
             bytes = entry.size - r.offset,
             "download"
         );
-        let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
-        let (chunk_bytes, rate, level) = (self.chunk_bytes(), self.rate_limit, self.zstd_level);
-        let (mut offset, end) = (r.offset, entry.size);
-        let stalled = Arc::new(AtomicBool::new(false));
-        let gave_up = stalled.clone();
-        tokio::spawn(async move {
-            let _slot = slot;
-            let started = Instant::now();
-            let mut file = Some((file, vec![0u8; chunk_bytes]));
-            while offset < end {
-                let n =
-                    usize::try_from(end - offset).map_or(chunk_bytes, |left| left.min(chunk_bytes));
-                let (mut f, mut piece) = file.take().expect("the file between reads");
-                let read_path = path.clone();
-                let Ok((f, piece, message)) = tokio::task::spawn_blocking(move || {
-                    let message = match f.read_exact(&mut piece[..n]) {
-                        Ok(()) => Ok(encode_chunk(Section::TableFile, offset, &piece[..n], level)),
-                        Err(e) => Err(Status::unavailable(format!("{}: {e}", read_path.display()))),
-                    };
-                    (f, piece, message)
-                })
-                .await
-                else {
-                    return;
+        Ok((file, path, entry.size))
+    }
+}
+
+/// One download's chunks read and sent: the file's `range`, a chunk at a time, at most
+/// `rate` bytes a second.
+struct ChunkSender {
+    path: PathBuf,
+    range: std::ops::Range<u64>,
+    chunk_bytes: usize,
+    rate: Option<u64>,
+    level: i32,
+    /// Raised when the client took no chunk for [`SEND_DEADLINE`].
+    gave_up: Arc<AtomicBool>,
+}
+
+impl ChunkSender {
+    /// Reads `file` (at the range's start) on a blocking thread a chunk at a time and sends
+    /// each chunk to `tx`; stops when the client goes away, the file cannot be read, or the
+    /// client takes no chunk for [`SEND_DEADLINE`].
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a pace: bytes below 2^53 are exact, and a pace needs no more"
+    )]
+    async fn send(self, file: std::fs::File, tx: tokio::sync::mpsc::Sender<Result<Chunk, Status>>) {
+        let (chunk_bytes, level) = (self.chunk_bytes, self.level);
+        let (mut offset, end) = (self.range.start, self.range.end);
+        let started = Instant::now();
+        let mut file = Some((file, vec![0u8; chunk_bytes]));
+        while offset < end {
+            let n = usize::try_from(end - offset).map_or(chunk_bytes, |left| left.min(chunk_bytes));
+            let (mut f, mut piece) = file.take().expect("the file between reads");
+            let read_path = self.path.clone();
+            let Ok((f, piece, message)) = tokio::task::spawn_blocking(move || {
+                let message = match f.read_exact(&mut piece[..n]) {
+                    Ok(()) => Ok(encode_chunk(Section::TableFile, offset, &piece[..n], level)),
+                    Err(e) => Err(Status::unavailable(format!("{}: {e}", read_path.display()))),
                 };
-                file = Some((f, piece));
-                let failed = message.is_err();
-                match tokio::time::timeout(SEND_DEADLINE, tx.send(message)).await {
-                    Ok(Ok(())) if !failed => {}
-                    // The client went away, or the file could not be read.
-                    Ok(_) => return,
-                    Err(_) => {
-                        tracing::warn!(
-                            file = %path.display(),
-                            offset,
-                            "a download's client took no chunk for {} s: dropped",
-                            SEND_DEADLINE.as_secs()
-                        );
-                        gave_up.store(true, Ordering::Release);
-                        return;
-                    }
-                }
-                offset += n as u64;
-                if let Some(rate) = rate {
-                    let due = Duration::from_secs_f64((offset - r.offset) as f64 / rate as f64);
-                    if let Some(wait) = due.checked_sub(started.elapsed()) {
-                        tokio::time::sleep(wait).await;
-                    }
+                (f, piece, message)
+            })
+            .await
+            else {
+                return;
+            };
+            file = Some((f, piece));
+            let failed = message.is_err();
+            match tokio::time::timeout(SEND_DEADLINE, tx.send(message)).await {
+                Ok(Ok(())) if !failed => {}
+                // The client went away, or the file could not be read.
+                Ok(_) => return,
+                Err(_) => {
+                    tracing::warn!(
+                        file = %self.path.display(),
+                        offset,
+                        "a download's client took no chunk for {} s: dropped",
+                        SEND_DEADLINE.as_secs()
+                    );
+                    self.gave_up.store(true, Ordering::Release);
+                    return;
                 }
             }
-        });
-        // A download dropped for its slowness ends with an error, not as if complete.
-        let chunks = tokio_stream::wrappers::ReceiverStream::new(rx).chain(
-            tokio_stream::once(()).filter_map(move |()| {
-                stalled.load(Ordering::Acquire).then(|| {
-                    Err::<Chunk, Status>(Status::deadline_exceeded(
-                        "the download was dropped: no chunk taken for too long",
-                    ))
-                })
-            }),
-        );
-        Ok(Response::new(Box::pin(chunks)))
+            offset += n as u64;
+            if let Some(rate) = self.rate {
+                let due = Duration::from_secs_f64((offset - self.range.start) as f64 / rate as f64);
+                if let Some(wait) = due.checked_sub(started.elapsed()) {
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
     }
 }

@@ -9,8 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use tilepdb_common::wire::proto::WorkerStatus;
-use tilepdb_common::wire::saturating_u32;
+use super::progress::WorkerProgress;
 
 /// A worker the coordinator knows.
 #[derive(Debug)]
@@ -219,17 +218,17 @@ impl Workers {
     }
 
     /// Every worker, by id, as the job's status reports them.
-    pub fn statuses(&self, now: Instant) -> Vec<WorkerStatus> {
-        let mut workers: Vec<WorkerStatus> = self
+    pub fn statuses(&self, now: Instant) -> Vec<WorkerProgress> {
+        let mut workers: Vec<WorkerProgress> = self
             .workers
             .values()
             .map(|w| {
                 let silent = now.saturating_duration_since(w.last_seen);
-                WorkerStatus {
+                WorkerProgress {
                     id: w.number,
                     name: w.name.clone(),
-                    seconds_since_heartbeat: silent.as_secs_f64(),
-                    tasks_held: saturating_u32(w.holding.len()),
+                    silent,
+                    tasks_held: w.holding.len(),
                     alive: silent <= self.timeout && !w.told_done,
                 }
             })

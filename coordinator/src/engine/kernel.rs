@@ -3,10 +3,10 @@
 //!
 //! The two-bit state array holds one code per state of the dense (set, region, order) index
 //! (`T * k!` states; the placements when the blank is ignored). The depth store
-//! ([`DepthBytes`]) keeps, for `minimized`, one entry per placement index (`c * k! + order`):
-//! the first depth at which any region of the placement was reached; for the other rules one
-//! entry per state. At the end the values are put in the table's order ([`placement_order`]):
-//! `minimized`, `aware` and `ignored` tables keep the placement-rank order of
+//! ([`tilepdb_common::depth_store::DepthBytes`]) keeps, for `minimized`, one entry per
+//! placement index (`c * k! + order`): the first depth at which any region of the placement
+//! was reached; for the other rules one entry per state. At the end the values are put in the
+//! table's order ([`super::stream::file_order`]): `minimized`, `aware` and `ignored` tables keep the placement-rank order of
 //! [`tilepdb_common::PlacementRanker`] (and `rank * (n - k) + slot` for aware), the file
 //! format's; a `zero-aware` table is in the order of the region index.
 //!
@@ -23,16 +23,12 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-use tilepdb_common::file_order::for_each_depth_entry;
 use tilepdb_common::layer::CodeLayer;
 use tilepdb_common::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
-use tilepdb_common::table::DepthCode;
 use tilepdb_common::{BlankRule, StateSpace};
 
 use super::{Kernel, TableArrays};
-use tilepdb_common::depth_store::DepthBytes;
 
 /// The entries of the goal's depth 0: its region's cells for an aware table, else one.
 pub fn goal_entries(space: &StateSpace) -> u64 {
@@ -117,51 +113,5 @@ impl Kernel for RegionSetKernel {
             depth: depth + 1,
         };
         kernel.expand(units, &current, &mut merge)
-    }
-}
-
-/// The values of a minimized, aware or ignored table in placement-rank order (and
-/// `rank * (n - k) + slot` for aware) from the depth store of the region-indexed search (run
-/// on a rayon pool), in the store's code: a byte store gives the values, a packed store the
-/// codes of the table's entries.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "the byte counts size arrays of this table held in memory, so they fit in usize"
-)]
-pub fn placement_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
-    const CHUNK: u64 = 1 << 14;
-    let code = depths.code();
-    let per_rank = space.entries() / space.placements();
-    let mut values = vec![0u8; code.bytes_for(space.entries()) as usize];
-    let chunk_entries = CHUNK * per_rank;
-    let value_of = |stored: u8| match code {
-        DepthCode::Byte => stored.wrapping_sub(1),
-        _ => stored,
-    };
-    values
-        .par_chunks_mut(code.bytes_for(chunk_entries) as usize)
-        .enumerate()
-        .for_each(|(chunk, out)| {
-            let first = chunk as u64 * chunk_entries;
-            let entries = first..(first + chunk_entries).min(space.entries());
-            let mut at = 0;
-            for_each_depth_entry(space, index, entries, |e| {
-                put(code, out, at, value_of(depths.get(e)));
-                at += 1;
-            });
-        });
-    values
-}
-
-#[inline]
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "`entry` indexes `out`, an array in memory, so it fits in usize"
-)]
-fn put(code: DepthCode, out: &mut [u8], entry: u64, value: u8) {
-    if code == DepthCode::Byte {
-        out[entry as usize] = value;
-    } else {
-        code.put(out, entry, value);
     }
 }

@@ -22,7 +22,7 @@ use tilepdb_common::table::{DepthCode, PackedValues, TableValues};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
 use super::arrays::TableArrays;
-use super::kernel::{goal_entries, placement_order};
+use super::kernel::goal_entries;
 use super::stream::SearchedStore;
 use super::units::StateIndex;
 use crate::error::{Error, Result};
@@ -371,7 +371,7 @@ pub fn finish_search(
 
 /// The table of a finished search: the state array is let go first (if no one else holds
 /// it), and the depth store becomes the values in the table's order: placement-rank order
-/// ([`placement_order`]) except for a zero-aware table (whose order is the index's). A packed store gives packed values, whose histogram
+/// ([`super::stream::file_order`]) except for a zero-aware table (whose order is the index's). A packed store gives packed values, whose histogram
 /// is the count of each layer's entries. `started`: when the table's build started.
 pub fn finish_table(
     space: &StateSpace,
@@ -385,7 +385,7 @@ pub fn finish_table(
     let code = arrays.depths.code();
     let values = |depths: DepthOrShared<'_>| match space.rule() {
         BlankRule::ZeroAware => depths.into_values(),
-        _ => pool.install(|| placement_order(space, index.regions(), depths.get())),
+        _ => pool.install(|| super::stream::file_order(space, index.regions(), depths.get())),
     };
     let data = match Arc::try_unwrap(arrays) {
         Ok(TableArrays { codes, depths }) => {

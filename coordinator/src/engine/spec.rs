@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use tilepdb_common::table::Encoding;
-use tilepdb_common::wire::proto::JobSpec;
 use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 
 use crate::error::Result;
@@ -97,23 +96,20 @@ impl SetSpec {
         ))
     }
 
-    /// The definition a worker receives.
-    pub fn job_spec(&self) -> JobSpec {
-        JobSpec::new(&self.partition, self.goal, self.rule)
-    }
-
     /// The distributed job's identity: the tables' definition and encoding, hashed (FNV-1a),
     /// after a readable name.
     pub fn job_id(&self) -> String {
-        let spec = self.job_spec();
         let mut text = format!(
             "{}|{}|{}|{}",
-            spec.board, spec.goal, spec.blank_rule, self.encoding
+            self.partition.board(),
+            self.goal,
+            self.rule,
+            self.encoding
         );
-        for p in &spec.patterns {
+        for p in self.partition.patterns() {
             text.push('|');
             text.push_str(
-                &p.tiles
+                &p.tiles()
                     .iter()
                     .map(std::string::ToString::to_string)
                     .collect::<Vec<_>>()

@@ -100,47 +100,16 @@ impl SearchedStore {
         self.arrays.bytes()
     }
 
-    /// The values of the file entries `out` stands for, from `first` on, in the store's code
-    /// (a byte per entry, [`tilepdb_common::table::UNREACHED`] where none was recorded; or the
-    /// packed codes), put into `out`: `first` is a multiple of 8 for a packed store.
+    /// The values of the file entries `first..first + entries`, in the store's code, put
+    /// into `out` ([`fill_file_order`], on the current rayon pool).
     pub fn fill(&self, space: &StateSpace, first: u64, entries: u64, out: &mut [u8]) {
-        let depths = self.depths();
-        let code = depths.code();
-        if code != DepthCode::Byte {
-            // Packed codes are ORed in.
-            out.fill(0);
-        }
-        let mut at = 0u64;
-        for_each_depth_entry(space, &self.index, first..first + entries, |e| {
-            let stored = depths.get(e);
-            if code == DepthCode::Byte {
-                out[usize::try_from(at).expect("a part held in memory")] = stored.wrapping_sub(1);
-            } else {
-                code.put(out, at, stored);
-            }
-            at += 1;
-        });
+        fill_file_order(space, &self.index, self.depths(), first, entries, out);
     }
 
     /// The values of the whole table in file order (the store's code).
     pub fn values(&self, space: &StateSpace) -> Vec<u8> {
-        let code = self.depths().code();
-        let mut values = vec![0u8; byte_len(code.bytes_for(space.entries()))];
         self.pool
-            .install(|| self.fill_parallel(space, 0, space.entries(), &mut values));
-        values
-    }
-
-    /// [`SearchedStore::fill`] in pieces of [`PIECE_ENTRIES`] on the current rayon pool.
-    fn fill_parallel(&self, space: &StateSpace, first: u64, entries: u64, out: &mut [u8]) {
-        let code = self.depths().code();
-        out.par_chunks_mut(byte_len(code.bytes_for(PIECE_ENTRIES)))
-            .enumerate()
-            .for_each(|(piece, out)| {
-                let start = first + piece as u64 * PIECE_ENTRIES;
-                let n = PIECE_ENTRIES.min(first + entries - start);
-                self.fill(space, start, n, out);
-            });
+            .install(|| file_order(space, &self.index, self.depths()))
     }
 
     /// Writes the table file of `space` in `encoding` to `path`, part by part in file order
@@ -164,13 +133,69 @@ impl SearchedStore {
         while start < total {
             let entries = part.min(total - start);
             let out = &mut buffer[..byte_len(code.bytes_for(entries))];
-            self.pool
-                .install(|| self.fill_parallel(space, start, entries, out));
+            self.pool.install(|| self.fill(space, start, entries, out));
             writer.append(space, out, entries)?;
             start += entries;
         }
         Ok(writer.finish(space, packed.filter(|_| code != DepthCode::Byte))?)
     }
+}
+
+/// The values of every entry of the table of `space` in file order, from the depth store
+/// `depths` of its search on `index`, in the store's code ([`fill_file_order`]).
+pub fn file_order(space: &StateSpace, index: &RegionIndex, depths: &DepthBytes) -> Vec<u8> {
+    let mut values = vec![0u8; byte_len(depths.code().bytes_for(space.entries()))];
+    fill_file_order(space, index, depths, 0, space.entries(), &mut values);
+    values
+}
+
+/// The values of the file entries `first..first + entries` of the table of `space`, from the
+/// depth store `depths` of its search on `index`, put into `out` in the store's code (a byte
+/// per entry, [`tilepdb_common::table::UNREACHED`] where none was recorded; or the packed
+/// codes; `first` a multiple of 8 for a packed store): the one map from a search's depth
+/// store to the file's order ([`for_each_depth_entry`]), for a whole table and for each part
+/// of a streamed file. Runs in pieces of 2^16 entries on the current rayon pool.
+pub fn fill_file_order(
+    space: &StateSpace,
+    index: &RegionIndex,
+    depths: &DepthBytes,
+    first: u64,
+    entries: u64,
+    out: &mut [u8],
+) {
+    let code = depths.code();
+    out.par_chunks_mut(byte_len(code.bytes_for(PIECE_ENTRIES)))
+        .enumerate()
+        .for_each(|(piece, out)| {
+            let start = first + piece as u64 * PIECE_ENTRIES;
+            let n = PIECE_ENTRIES.min(first + entries - start);
+            fill_piece(space, index, depths, start..start + n, out);
+        });
+}
+
+/// [`fill_file_order`] of the entries `range`, on this thread.
+fn fill_piece(
+    space: &StateSpace,
+    index: &RegionIndex,
+    depths: &DepthBytes,
+    range: std::ops::Range<u64>,
+    out: &mut [u8],
+) {
+    let code = depths.code();
+    if code != DepthCode::Byte {
+        // Packed codes are ORed in.
+        out.fill(0);
+    }
+    let mut at = 0u64;
+    for_each_depth_entry(space, index, range, |e| {
+        let stored = depths.get(e);
+        if code == DepthCode::Byte {
+            out[usize::try_from(at).expect("a part held in memory")] = stored.wrapping_sub(1);
+        } else {
+            code.put(out, at, stored);
+        }
+        at += 1;
+    });
 }
 
 /// `bytes` as a length in memory.

@@ -29,6 +29,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tilepdb_common::wire::proto::JobStatusResponse;
 
 use super::http::Observed;
 use super::progress::{Snapshot, Tracker};
@@ -375,7 +376,7 @@ pub fn watch(job: Arc<dyn Observed>) -> Option<Watch> {
         .spawn(move || {
             let mut tracker = Tracker::default();
             loop {
-                let status = job.status();
+                let status = JobStatusResponse::from(job.status());
                 let view = View::of_snapshot(&tracker.update(&status));
                 if status.done {
                     bars.finish(&view);

@@ -29,6 +29,7 @@ use tokio::net::TcpListener;
 use super::metrics;
 use super::progress::{Snapshot, Tracker};
 use crate::cluster::Job;
+use crate::cluster::progress::JobProgress;
 use crate::connections::ConnectionLimit;
 use crate::error::{Error, Result};
 use crate::output::table_file_name;
@@ -39,8 +40,9 @@ const DASHBOARD: &str = include_str!("dashboard.html");
 /// What the HTTP port shows of a job: a [`Job`] of the coordinator-held build, or a sharded
 /// job's status ([`crate::cluster::sharded::ShardedStatus`]).
 pub trait Observed: Send + Sync {
-    /// The job's status now.
-    fn status(&self) -> JobStatusResponse;
+    /// The job's progress now (observers read it as the status message, as they read a
+    /// remote job's: [`crate::cluster::wire`]).
+    fn status(&self) -> JobProgress;
 
     /// Where table `index`'s file is once written (`None`: no such table).
     fn table_file(&self, index: usize) -> Option<PathBuf>;
@@ -51,7 +53,7 @@ pub trait Observed: Send + Sync {
 }
 
 impl Observed for Job {
-    fn status(&self) -> JobStatusResponse {
+    fn status(&self) -> JobProgress {
         Job::status(self)
     }
 
@@ -83,7 +85,7 @@ impl Observer {
 
     /// A fresh snapshot of the job (reading the histogram of each table newly written).
     pub fn snapshot(&self) -> Snapshot {
-        let status = self.job.status();
+        let status = JobStatusResponse::from(self.job.status());
         let mut tracker = self
             .tracker
             .lock()

@@ -26,134 +26,216 @@ pub(super) struct Met {
 /// with (0 for the states never met). Stops at `visit`'s first error.
 #[expect(
     clippy::cast_possible_truncation,
-    reason = "blocks, states and orders index arrays held in memory, so they fit in usize"
+    reason = "blocks index arrays held in memory, so they fit in usize"
 )]
 pub(super) fn search(
     space: &StateSpace,
     index: &RegionIndex,
     visit: impl Fn(Met, u32) -> Result<()> + Sync,
 ) -> Result<(Vec<u64>, StateCodes)> {
-    let moves = OrderMoves::new(index.k());
-    let board = space.board();
-    let f = index.orders();
-    let ignored = space.rule() == BlankRule::Ignored;
-    // A block is the k! orders of one (set, region), or of one set when the blank is ignored
-    // (its "region" is then every free cell).
-    let first_block = |c: u64| if ignored { c } else { index.first_block(c) };
-    let (goal_set, _, goal_order) = index.set_and_order(space.goal_cells());
-    let goal = if ignored {
-        goal_set * f + goal_order
-    } else {
-        index.state_index(space.goal_cells(), space.goal().cell_of(0, board.cells()))
-    };
-    let blocks = if ignored {
-        index.sets()
-    } else {
-        index.region_count()
-    };
-    let codes = StateCodes::new(blocks * f);
-    codes.try_mark(goal, StateCodes::code_of_depth(0));
-    visit(
-        Met {
-            state: goal,
-            set: goal_set,
-            order: goal_order,
-        },
-        0,
-    )?;
-    let flags = || {
-        (0..blocks)
-            .map(|_| AtomicBool::new(false))
-            .collect::<Vec<_>>()
-    };
-    let mut active = flags();
-    active[(goal / f) as usize].store(true, Relaxed);
-    let chunks = set_chunks(index.sets());
+    let walk = Walk::new(space, index);
+    let goal = walk.goal();
+    walk.codes
+        .try_mark(goal.state, StateCodes::code_of_depth(0));
+    visit(goal, 0)?;
+    let mut active = walk.flags();
+    active[(goal.state / walk.f) as usize].store(true, Relaxed);
     let mut histogram = vec![1u64];
     for depth in 0u32.. {
         if depth >= u32::from(UNREACHED) - 1 {
             return Err(fail(space, format!("the layers go on past depth {depth}")));
         }
-        let next = flags();
-        let added = AtomicU64::new(0);
-        let (here, there) = (
-            StateCodes::code_of_depth(depth),
-            StateCodes::code_of_depth(depth + 1),
-        );
-        chunks.par_iter().try_for_each(|sets| {
-            let mut current: Vec<u64> = Vec::with_capacity(f as usize);
-            let mut layer_added = 0u64;
-            for c in sets.clone() {
-                let first = first_block(c);
-                let all_free = [board.all_cells() & !index.set_mask(c)];
-                let regions = if ignored {
-                    &all_free[..]
-                } else {
-                    index.regions_of(c)
-                };
-                for (r, &region) in regions.iter().enumerate() {
-                    let block = first + r as u64;
-                    if !active[block as usize].load(Relaxed) {
-                        continue;
-                    }
-                    current.clear();
-                    codes.for_each_with_code(block * f..(block + 1) * f, here, |s| {
-                        current.push(s - block * f);
-                    });
-                    if current.is_empty() {
-                        continue;
-                    }
-                    for_each_block_move(space, index, c, region, |m| {
-                        let BlockMove {
-                            block: child_block,
-                            set: child_set,
-                            pa,
-                            pb,
-                        } = m;
-                        let row = moves.row(pa, pb);
-                        let mut gained = false;
-                        for &o in &current {
-                            let moved = match row {
-                                Some(row) => u64::from(row[o as usize]),
-                                None => moves.moved(pa, pb, o),
-                            };
-                            let child = child_block * f + moved;
-                            if codes.get(child) != 0 || !codes.try_mark(child, there) {
-                                continue;
-                            }
-                            layer_added += 1;
-                            gained = true;
-                            let met = Met {
-                                state: child,
-                                set: child_set,
-                                order: moved,
-                            };
-                            visit(met, depth + 1)?;
-                        }
-                        if gained {
-                            next[child_block as usize].store(true, Relaxed);
-                        }
-                        Ok(())
-                    })?;
-                }
-            }
-            added.fetch_add(layer_added, Relaxed);
-            Ok::<(), Error>(())
-        })?;
-        // The layer is expanded: its states are done.
-        chunks.par_iter().for_each(|sets| {
-            for block in first_block(sets.start)..first_block(sets.end) {
-                if active[block as usize].load(Relaxed) {
-                    codes.retire(block * f..(block + 1) * f, here);
-                }
-            }
-        });
-        let added = added.load(Relaxed);
+        let next = walk.flags();
+        let added = walk.expand(depth, &active, &next, &visit)?;
+        walk.retire(depth, &active);
         if added == 0 {
             break;
         }
         histogram.push(added);
         active = next;
     }
-    Ok((histogram, codes))
+    Ok((histogram, walk.codes))
+}
+
+/// The search's space and state: the codes of every state, in blocks of the `f` orders of
+/// one (set, region), or of one set when the blank is ignored (its "region" is then every
+/// free cell).
+struct Walk<'a> {
+    space: &'a StateSpace,
+    index: &'a RegionIndex,
+    moves: OrderMoves,
+    /// The orders of a block (k!).
+    f: u64,
+    ignored: bool,
+    blocks: u64,
+    codes: StateCodes,
+    /// The sets, in chunks for the threads.
+    chunks: Vec<std::ops::Range<u64>>,
+}
+
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "blocks, states and orders index arrays held in memory, so they fit in usize"
+)]
+impl<'a> Walk<'a> {
+    fn new(space: &'a StateSpace, index: &'a RegionIndex) -> Walk<'a> {
+        let ignored = space.rule() == BlankRule::Ignored;
+        let f = index.orders();
+        let blocks = if ignored {
+            index.sets()
+        } else {
+            index.region_count()
+        };
+        Walk {
+            space,
+            index,
+            moves: OrderMoves::new(index.k()),
+            f,
+            ignored,
+            blocks,
+            codes: StateCodes::new(blocks * f),
+            chunks: set_chunks(index.sets()),
+        }
+    }
+
+    /// The first block of set `c`.
+    fn first_block(&self, c: u64) -> u64 {
+        if self.ignored {
+            c
+        } else {
+            self.index.first_block(c)
+        }
+    }
+
+    /// The goal state.
+    fn goal(&self) -> Met {
+        let (space, index) = (self.space, self.index);
+        let (set, _, order) = index.set_and_order(space.goal_cells());
+        let state = if self.ignored {
+            set * self.f + order
+        } else {
+            let blank = space.goal().cell_of(0, space.board().cells());
+            index.state_index(space.goal_cells(), blank)
+        };
+        Met { state, set, order }
+    }
+
+    /// A flag per block, all down.
+    fn flags(&self) -> Vec<AtomicBool> {
+        (0..self.blocks).map(|_| AtomicBool::new(false)).collect()
+    }
+
+    /// Expands the layer at `depth` in the `active` blocks: every state it reaches first is
+    /// marked, visited and its block raised in `next`. The states added.
+    fn expand(
+        &self,
+        depth: u32,
+        active: &[AtomicBool],
+        next: &[AtomicBool],
+        visit: &(impl Fn(Met, u32) -> Result<()> + Sync),
+    ) -> Result<u64> {
+        let added = AtomicU64::new(0);
+        self.chunks.par_iter().try_for_each(|sets| {
+            let mut current: Vec<u64> = Vec::with_capacity(self.f as usize);
+            let mut layer_added = 0u64;
+            for c in sets.clone() {
+                let first = self.first_block(c);
+                let all_free = [self.space.board().all_cells() & !self.index.set_mask(c)];
+                let regions = if self.ignored {
+                    &all_free[..]
+                } else {
+                    self.index.regions_of(c)
+                };
+                for (r, &region) in regions.iter().enumerate() {
+                    let block = first + r as u64;
+                    if !active[block as usize].load(Relaxed) {
+                        continue;
+                    }
+                    layer_added +=
+                        self.expand_block(depth, c, region, block, &mut current, next, visit)?;
+                }
+            }
+            added.fetch_add(layer_added, Relaxed);
+            Ok::<(), Error>(())
+        })?;
+        Ok(added.load(Relaxed))
+    }
+
+    /// Expands the states of `block` (set `c`, free cells `region`) at `depth`, `current`
+    /// a buffer for their orders: each move of a pattern tile out of the block takes every
+    /// order through one row of the order moves. The states added.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one block's context, handed down by the layer's loop"
+    )]
+    fn expand_block(
+        &self,
+        depth: u32,
+        c: u64,
+        region: u32,
+        block: u64,
+        current: &mut Vec<u64>,
+        next: &[AtomicBool],
+        visit: &(impl Fn(Met, u32) -> Result<()> + Sync),
+    ) -> Result<u64> {
+        let (f, codes, moves) = (self.f, &self.codes, &self.moves);
+        let (here, there) = (
+            StateCodes::code_of_depth(depth),
+            StateCodes::code_of_depth(depth + 1),
+        );
+        current.clear();
+        codes.for_each_with_code(block * f..(block + 1) * f, here, |s| {
+            current.push(s - block * f);
+        });
+        if current.is_empty() {
+            return Ok(0);
+        }
+        let mut added = 0;
+        for_each_block_move(self.space, self.index, c, region, |m| {
+            let BlockMove {
+                block: child_block,
+                set: child_set,
+                pa,
+                pb,
+            } = m;
+            let row = moves.row(pa, pb);
+            let mut gained = false;
+            for &o in current.iter() {
+                let moved = match row {
+                    Some(row) => u64::from(row[o as usize]),
+                    None => moves.moved(pa, pb, o),
+                };
+                let child = child_block * f + moved;
+                if codes.get(child) != 0 || !codes.try_mark(child, there) {
+                    continue;
+                }
+                added += 1;
+                gained = true;
+                let met = Met {
+                    state: child,
+                    set: child_set,
+                    order: moved,
+                };
+                visit(met, depth + 1)?;
+            }
+            if gained {
+                next[child_block as usize].store(true, Relaxed);
+            }
+            Ok(())
+        })?;
+        Ok(added)
+    }
+
+    /// The layer at `depth` is expanded: its states in the `active` blocks are done.
+    fn retire(&self, depth: u32, active: &[AtomicBool]) {
+        let here = StateCodes::code_of_depth(depth);
+        self.chunks.par_iter().for_each(|sets| {
+            for block in self.first_block(sets.start)..self.first_block(sets.end) {
+                if active[block as usize].load(Relaxed) {
+                    self.codes
+                        .retire(block * self.f..(block + 1) * self.f, here);
+                }
+            }
+        });
+    }
 }

@@ -7,7 +7,7 @@
 //! (`retry.rs`); a task whose result cannot be delivered is simply dropped (the coordinator
 //! hands it out again). The steps of one registration are in `session.rs`.
 
-mod retry;
+pub(crate) mod retry;
 mod session;
 
 use std::sync::{Arc, Mutex};

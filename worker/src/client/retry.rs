@@ -1,5 +1,7 @@
-//! What a worker does after a call to the coordinator failed: the failure's kind, decided from
-//! its status code in one place, and the backoff while the coordinator is unreachable.
+//! What a worker does after a call failed: the failure's kind, decided from its status code
+//! in one place (for the task worker's calls to the coordinator, [`classify`]; for a shard
+//! worker's calls to the control plane, [`classify_control`], and to its peers,
+//! [`peer_unreachable`]), and the backoff while the coordinator is unreachable.
 
 use std::time::{Duration, Instant};
 
@@ -106,5 +108,58 @@ pub(super) fn classify(status: Status) -> Failure {
         Code::NotFound => Failure::Reregister,
         Code::InvalidArgument | Code::OutOfRange => Failure::Dropped(status),
         _ => Failure::Transient(status),
+    }
+}
+
+/// What to do after a shard worker's call to the control plane failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ControlFailure {
+    /// Unreachable, restarting, overloaded: wait and try again.
+    Transient,
+    /// The shard is still held by a worker not yet found lost (this may be its replacement).
+    SlotTaken,
+    /// The control plane does not know this shard's session (it restarted, or found the shard
+    /// lost): join again.
+    Forgotten,
+    /// Refused for good.
+    Refused,
+}
+
+/// The kind of failure a shard worker's call to the control plane is.
+pub(crate) fn classify_control(status: &Status) -> ControlFailure {
+    match status.code() {
+        Code::Unavailable | Code::Unknown | Code::ResourceExhausted | Code::DeadlineExceeded => {
+            ControlFailure::Transient
+        }
+        Code::AlreadyExists => ControlFailure::SlotTaken,
+        Code::NotFound => ControlFailure::Forgotten,
+        _ => ControlFailure::Refused,
+    }
+}
+
+/// Whether a push to a peer failed because the peer could not be reached (gone, restarting,
+/// the connection cut), not because it refused the list.
+pub(crate) fn peer_unreachable(status: &Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::Unknown | Code::Cancelled | Code::DeadlineExceeded
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_worker_retries_what_is_transient_and_joins_again_when_forgotten() {
+        let of = |code| classify_control(&Status::new(code, "x"));
+        assert_eq!(of(Code::Unavailable), ControlFailure::Transient);
+        assert_eq!(of(Code::ResourceExhausted), ControlFailure::Transient);
+        assert_eq!(of(Code::AlreadyExists), ControlFailure::SlotTaken);
+        assert_eq!(of(Code::NotFound), ControlFailure::Forgotten);
+        assert_eq!(of(Code::FailedPrecondition), ControlFailure::Refused);
+        assert!(peer_unreachable(&Status::cancelled("cut")));
+        assert!(!peer_unreachable(&Status::resource_exhausted("full")));
+        assert!(!peer_unreachable(&Status::invalid_argument("bad list")));
     }
 }

@@ -33,13 +33,16 @@ use tilepdb_common::wire::connect::Auth;
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
 use tilepdb_common::wire::proto::shard_peer_server::ShardPeerServer;
 use tilepdb_common::wire::proto::step_response::Command;
-use tilepdb_common::wire::proto::{JoinRequest, ShardHeartbeatRequest, StepReport, StepRequest};
+use tilepdb_common::wire::proto::{
+    JoinRequest, LayerStep, RestoreTable, ShardHeartbeatRequest, StepReport, StepRequest,
+};
 use tilepdb_common::wire::region_lists::RegionListShape;
 use tilepdb_common::{BlankRule, StateSpace, human_bytes};
 use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::client::WorkerConfig;
+use crate::client::retry::{ControlFailure, classify_control};
 use crate::error::{Error, Result};
 use checkpoint::Checkpoints;
 use peer::{OpenShard, PeerService, PeerState};
@@ -242,7 +245,7 @@ async fn session(
                 unreachable_since = None;
                 a.into_inner()
             }
-            Err(status) if retryable(&status) => {
+            Err(status) if classify_control(&status) == ControlFailure::Transient => {
                 let since = *unreachable_since.get_or_insert_with(Instant::now);
                 if since.elapsed() > config.worker.give_up_after {
                     return Session::Ended(Err(Error::Unreachable {
@@ -254,7 +257,9 @@ async fn session(
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             }
-            Err(status) if status.code() == tonic::Code::NotFound => return Session::Forgotten,
+            Err(status) if classify_control(&status) == ControlFailure::Forgotten => {
+                return Session::Forgotten;
+            }
             Err(status) => {
                 return Session::Ended(Err(Error::Refused(status.message().to_string())));
             }
@@ -277,17 +282,6 @@ async fn session(
     }
 }
 
-/// Errors worth retrying: the coordinator restarting, unreachable or busy.
-fn retryable(status: &tonic::Status) -> bool {
-    matches!(
-        status.code(),
-        tonic::Code::Unavailable
-            | tonic::Code::Unknown
-            | tonic::Code::ResourceExhausted
-            | tonic::Code::DeadlineExceeded
-    )
-}
-
 async fn join(
     control: &mut Control,
     config: &ShardConfig,
@@ -307,23 +301,24 @@ async fn join(
             Ok(r) => return Ok(r.into_inner()),
             // Unreachable, or the shard still owned by a worker not yet found lost: this may be
             // its replacement.
-            Err(s)
-                if (retryable(&s) || s.code() == tonic::Code::AlreadyExists)
-                    && started.elapsed() < config.worker.give_up_after =>
-            {
-                if s.code() == tonic::Code::AlreadyExists {
-                    tracing::info!("{}; trying again", s.message());
+            Err(s) => match classify_control(&s) {
+                kind @ (ControlFailure::Transient | ControlFailure::SlotTaken)
+                    if started.elapsed() < config.worker.give_up_after =>
+                {
+                    if kind == ControlFailure::SlotTaken {
+                        tracing::info!("{}; trying again", s.message());
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
                 }
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(s) if retryable(&s) => {
-                return Err(Error::Unreachable {
-                    address: config.worker.coordinator.address.clone(),
-                    seconds: config.worker.give_up_after.as_secs(),
-                    last: s.message().to_string(),
-                });
-            }
-            Err(s) => return Err(Error::Refused(s.message().to_string())),
+                ControlFailure::Transient => {
+                    return Err(Error::Unreachable {
+                        address: config.worker.coordinator.address.clone(),
+                        seconds: config.worker.give_up_after.as_secs(),
+                        last: s.message().to_string(),
+                    });
+                }
+                _ => return Err(Error::Refused(s.message().to_string())),
+            },
         }
     }
 }
@@ -475,100 +470,10 @@ impl Work {
                 self.summary.tables += 1;
                 Ok(StepReport::default())
             }
-            Command::Restore(restore) => {
-                if restore.shards.contains(&self.config.shard) {
-                    let shard = self.make_shard(restore.table, &restore.peers).await?;
-                    let checkpoints = self.checkpoints.clone();
-                    let pool = self.pool.clone();
-                    let (table, depth) = (restore.table, restore.depth);
-                    let shard = tokio::task::spawn_blocking(move || -> Result<Shard> {
-                        restore_shard(&shard, checkpoints.as_ref(), &pool, table, depth)?;
-                        Ok(shard)
-                    })
-                    .await
-                    .map_err(|e| Error::Start(e.to_string()))??;
-                    self.install(restore.table, shard, restore.depth + 1, &restore.peers)?;
-                    tracing::info!(
-                        table = restore.table,
-                        depth = restore.depth,
-                        "shard restored from its checkpoints"
-                    );
-                } else {
-                    self.connect_peers(&restore.peers)?;
-                }
-                Ok(StepReport::default())
-            }
-            Command::Checkpoint(layer) => {
-                let Some(checkpoints) = self.checkpoints.clone() else {
-                    return Ok(StepReport::default());
-                };
-                let (shard, _) = self.open_shard(layer.table)?;
-                let pool = self.pool.clone();
-                let level = self.config.worker.zstd_level;
-                let bytes = tokio::task::spawn_blocking(move || {
-                    let ranges = send::set_ranges(&shard, pool.current_num_threads() as u64 * 2);
-                    checkpoints.write_layer(
-                        &shard,
-                        &pool,
-                        &ranges,
-                        layer.table,
-                        layer.depth + 1,
-                        level,
-                    )
-                })
-                .await
-                .map_err(|e| Error::Start(e.to_string()))??;
-                Ok(StepReport {
-                    checkpoint_bytes: bytes,
-                    ..StepReport::default()
-                })
-            }
-            Command::Expand(layer) => {
-                let (shard, _) = self.open_shard(layer.table)?;
-                let peers = self
-                    .peers
-                    .clone()
-                    .ok_or_else(|| Error::Refused("no peers".into()))?;
-                let pool = self.pool.clone();
-                let handle = tokio::runtime::Handle::current();
-                let (job_id, level) = (self.job_id.clone(), self.config.worker.zstd_level);
-                let report = tokio::task::spawn_blocking(move || {
-                    send::expand_layer(
-                        &shard,
-                        &pool,
-                        &peers,
-                        &handle,
-                        &job_id,
-                        layer.table,
-                        layer.depth,
-                        level,
-                    )
-                })
-                .await
-                .map_err(|e| Error::Start(e.to_string()))??;
-                self.summary.expanded += report.expanded;
-                self.summary.sent_states += report.sent_states;
-                self.summary.sent_bytes += report.sent_bytes;
-                Ok(report)
-            }
-            Command::Finish(layer) => {
-                let (shard, _) = self.open_shard(layer.table)?;
-                let pool = self.pool.clone();
-                let worker_shard = shard.clone();
-                let (added, entries) = tokio::task::spawn_blocking(move || {
-                    send::finish_layer(&worker_shard, &pool, layer.depth)
-                })
-                .await
-                .map_err(|e| Error::Start(e.to_string()))?;
-                if let Some(o) = self.state.open.write().expect("open table lock").as_mut() {
-                    o.accept_depth = layer.depth + 2;
-                }
-                Ok(StepReport {
-                    added,
-                    entries,
-                    ..StepReport::default()
-                })
-            }
+            Command::Restore(restore) => self.restore(restore).await,
+            Command::Checkpoint(layer) => self.checkpoint(layer).await,
+            Command::Expand(layer) => self.expand(layer).await,
+            Command::Finish(layer) => self.finish(layer).await,
             Command::CloseTable(table) => {
                 let mut open = self.state.open.write().expect("open table lock");
                 if open.as_ref().is_some_and(|o| o.table == table) {
@@ -582,5 +487,101 @@ impl Work {
             }
             Command::Wait(_) | Command::Done(_) | Command::Failed(_) => Ok(StepReport::default()),
         }
+    }
+
+    /// `Restore`: a shard named in it rebuilds its table from its checkpoints; the others
+    /// connect to the restored peers.
+    async fn restore(&mut self, restore: RestoreTable) -> Result<StepReport> {
+        if !restore.shards.contains(&self.config.shard) {
+            self.connect_peers(&restore.peers)?;
+            return Ok(StepReport::default());
+        }
+        let shard = self.make_shard(restore.table, &restore.peers).await?;
+        let checkpoints = self.checkpoints.clone();
+        let pool = self.pool.clone();
+        let (table, depth) = (restore.table, restore.depth);
+        let shard = tokio::task::spawn_blocking(move || -> Result<Shard> {
+            restore_shard(&shard, checkpoints.as_ref(), &pool, table, depth)?;
+            Ok(shard)
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))??;
+        self.install(restore.table, shard, restore.depth + 1, &restore.peers)?;
+        tracing::info!(
+            table = restore.table,
+            depth = restore.depth,
+            "shard restored from its checkpoints"
+        );
+        Ok(StepReport::default())
+    }
+
+    /// `Checkpoint`: the next layer's states written to the data directory, if it has one.
+    async fn checkpoint(&mut self, layer: LayerStep) -> Result<StepReport> {
+        let Some(checkpoints) = self.checkpoints.clone() else {
+            return Ok(StepReport::default());
+        };
+        let (shard, _) = self.open_shard(layer.table)?;
+        let pool = self.pool.clone();
+        let level = self.config.worker.zstd_level;
+        let bytes = tokio::task::spawn_blocking(move || {
+            let ranges = send::set_ranges(&shard, pool.current_num_threads() as u64 * 2);
+            checkpoints.write_layer(&shard, &pool, &ranges, layer.table, layer.depth + 1, level)
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))??;
+        Ok(StepReport {
+            checkpoint_bytes: bytes,
+            ..StepReport::default()
+        })
+    }
+
+    /// `Expand`: the shard's states of the layer expanded, successors sent to their owners.
+    async fn expand(&mut self, layer: LayerStep) -> Result<StepReport> {
+        let (shard, _) = self.open_shard(layer.table)?;
+        let peers = self
+            .peers
+            .clone()
+            .ok_or_else(|| Error::Refused("no peers".into()))?;
+        let pool = self.pool.clone();
+        let handle = tokio::runtime::Handle::current();
+        let (job_id, level) = (self.job_id.clone(), self.config.worker.zstd_level);
+        let report = tokio::task::spawn_blocking(move || {
+            send::expand_layer(
+                &shard,
+                &pool,
+                &peers,
+                &handle,
+                &job_id,
+                layer.table,
+                layer.depth,
+                level,
+            )
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))??;
+        self.summary.expanded += report.expanded;
+        self.summary.sent_states += report.sent_states;
+        self.summary.sent_bytes += report.sent_bytes;
+        Ok(report)
+    }
+
+    /// `Finish`: the next layer's depths recorded, the current layer retired, counted.
+    async fn finish(&mut self, layer: LayerStep) -> Result<StepReport> {
+        let (shard, _) = self.open_shard(layer.table)?;
+        let pool = self.pool.clone();
+        let worker_shard = shard.clone();
+        let (added, entries) = tokio::task::spawn_blocking(move || {
+            send::finish_layer(&worker_shard, &pool, layer.depth)
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))?;
+        if let Some(o) = self.state.open.write().expect("open table lock").as_mut() {
+            o.accept_depth = layer.depth + 2;
+        }
+        Ok(StepReport {
+            added,
+            entries,
+            ..StepReport::default()
+        })
     }
 }

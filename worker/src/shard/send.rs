@@ -20,6 +20,7 @@ use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
 use super::peer::{MAX_MESSAGE_BYTES, MAX_PUSH_STATES};
+use crate::client::retry::peer_unreachable;
 use crate::error::{Error, Result};
 
 type PeerClient = ShardPeerClient<InterceptedService<Channel, Auth>>;
@@ -108,18 +109,6 @@ impl Outbox<'_> {
     }
 }
 
-/// Whether a push failed because its owner could not be reached (gone, restarting, the
-/// connection cut), not because the owner refused the list.
-fn unreachable(status: &tonic::Status) -> bool {
-    matches!(
-        status.code(),
-        tonic::Code::Unavailable
-            | tonic::Code::Unknown
-            | tonic::Code::Cancelled
-            | tonic::Code::DeadlineExceeded
-    )
-}
-
 /// Cuts the sets of `shard`'s table into about `parts` ranges of about equal states.
 pub fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
     let index = shard.index();
@@ -192,11 +181,11 @@ pub fn expand_layer(
         loop {
             match handle.block_on(client.push(request.clone())) {
                 Ok(_) => return Ok(sent),
-                Err(s) if unreachable(&s) && tries < PUSH_TRIES => {
+                Err(s) if peer_unreachable(&s) && tries < PUSH_TRIES => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(100 << tries.min(4)));
                 }
-                Err(s) if unreachable(&s) => {
+                Err(s) if peer_unreachable(&s) => {
                     gone[to as usize].store(true, Relaxed);
                     return Err(unreachable_owner(to, s.message()));
                 }

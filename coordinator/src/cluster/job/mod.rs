@@ -30,7 +30,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tilepdb_common::StateSpace;
-use tilepdb_common::wire::proto::JobSpec;
 use tilepdb_common::wire::{TaskId, saturating_u32};
 
 use super::audit::{Audit, DEFAULT_AUDIT_FRACTION};
@@ -263,8 +262,6 @@ impl From<Rejection> for Refusal {
 pub struct Job {
     /// The job's identity ([`SetSpec::job_id`]).
     pub id: String,
-    /// The definition workers receive.
-    pub spec: JobSpec,
     /// The state space of each table.
     pub spaces: Vec<StateSpace>,
     /// The index each table is searched on (its region index, [`StateIndex`]).
@@ -300,7 +297,6 @@ impl Job {
         let config_audit = config.audit_fraction;
         Ok(Job {
             id: config.spec.job_id(),
-            spec: JobSpec::new(&config.spec.partition, config.spec.goal, config.spec.rule),
             spaces,
             indexes,
             state: Mutex::new(JobState {

@@ -4,6 +4,7 @@ use tilepdb_common::wire::proto::ResultHeader;
 use tilepdb_common::{BlankRule, Goal, Partition};
 
 use crate::cluster::results::ResultCheck;
+use crate::cluster::wire::result_claim;
 
 /// A job of one small table (3x3, tiles 1 and 2) whose workers are lost after
 /// `lease_timeout`, expanding a layer of one task (its input: the goal).
@@ -92,9 +93,11 @@ fn a_result_refused_for_its_own_lease_gives_the_lease_up() {
         expanded: task.states,
         generated: reached_states,
     };
+    let claim =
+        |worker: u64, reached_states: u64| result_claim(&header(worker, reached_states)).unwrap();
     // b delivers for a's lease: refused, and a keeps its lease.
     assert!(matches!(
-        job.check_result(&header(b, 1)),
+        job.check_result(&claim(b, 1)),
         Err(Refusal::NotYours(_))
     ));
     assert!(matches!(
@@ -103,7 +106,7 @@ fn a_result_refused_for_its_own_lease_gives_the_lease_up() {
     ));
     // a delivers far more states than its task can reach: refused, and its lease given up.
     assert!(matches!(
-        job.check_result(&header(a, 1 << 40)),
+        job.check_result(&claim(a, 1 << 40)),
         Err(Refusal::Invalid(_))
     ));
     let Lease::Task(again) = job.take_task(b, &[], Instant::now()).unwrap() else {
@@ -112,7 +115,7 @@ fn a_result_refused_for_its_own_lease_gives_the_lease_up() {
     assert_eq!(again.id, task.id);
     // a's late valid result would still be welcome (its attempt stays valid).
     assert!(matches!(
-        job.check_result(&header(a, 1)),
+        job.check_result(&claim(a, 1)),
         Ok(ResultCheck::Accept(_))
     ));
 }

@@ -15,13 +15,14 @@ use tilepdb_common::shard::{ShardLayout, assemble_values};
 use tilepdb_common::table::file_writer::TableFileWriter;
 use tilepdb_common::table::{DepthCode, Encoding, Header, Pdb, TableError};
 use tilepdb_common::wire::connect::{Auth, channel};
-use tilepdb_common::wire::proto::ReadValuesRequest;
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
 
-use super::control::{Control, Step, StepOutcome};
+use super::control::{Control, ShardReport, Step, StepOutcome};
+
 use super::server::ShardedBuild;
 use super::status::{ShardedStatus, Shown};
+use super::values::read_values;
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
 use crate::engine::{SearchProgress, TableBuilder};
@@ -144,27 +145,14 @@ impl ShardedBuilder {
                     .iter()
                     .enumerate()
                     .map(|(p, client)| {
-                        let mut client = client.clone();
-                        let request = ReadValuesRequest {
-                            job_id: self.control.job_id.clone(),
+                        let read = read_values(
+                            client.clone(),
+                            p,
+                            self.control.job_id.clone(),
                             table,
-                            start,
-                            end,
-                        };
-                        tokio::spawn(async move {
-                            let r = client
-                                .read_values(request)
-                                .await
-                                .map_err(|s| {
-                                    Error::Shards(format!(
-                                        "shard {p} did not give its values: {}",
-                                        s.message()
-                                    ))
-                                })?
-                                .into_inner();
-                            check_values(p, &r.values, r.crc32, r.count, end - start)
-                                .map(|values| (values, r.values.len() as u64))
-                        })
+                            start..end,
+                        );
+                        tokio::spawn(read)
                     })
                     .collect();
                 let mut parts = Vec::with_capacity(reads.len());
@@ -192,25 +180,18 @@ impl ShardedBuilder {
     }
 }
 
-/// A shard's values off the wire: the CRC-32 of the compressed bytes, and at most `room`
-/// values, exactly as many as declared.
-fn check_values(shard: usize, packed: &[u8], crc: u32, count: u64, room: u64) -> Result<Vec<u8>> {
-    let bad = |why: String| Error::Shards(format!("shard {shard} sent bad values: {why}"));
-    if crc32fast::hash(packed) != crc {
-        return Err(bad("their CRC-32 does not match".into()));
+/// What every shard's expansion of a layer did (`reports`), added up; the states and bytes
+/// sent added to `figures`.
+fn expanded(reports: &[ShardReport], figures: &mut ShardedTableFigures) -> ExpandStats {
+    let mut stats = ExpandStats::default();
+    for r in reports {
+        stats.expanded += r.expanded;
+        stats.generated += r.generated;
+        figures.sent_states += r.sent_states;
+        figures.foreign_successors += r.foreign_successors;
+        figures.sent_bytes += r.sent_bytes;
     }
-    if count > room {
-        return Err(bad(format!("{count} values for {room} entries")));
-    }
-    let values = zstd::bulk::decompress(packed, usize::try_from(count).unwrap_or(usize::MAX))
-        .map_err(|e| bad(format!("they do not decompress: {e}")))?;
-    if values.len() as u64 != count {
-        return Err(bad(format!(
-            "{} values where {count} were declared",
-            values.len()
-        )));
-    }
-    Ok(values)
+    stats
 }
 
 /// Where the search of a table stands: the step to give next.
@@ -263,7 +244,7 @@ impl ShardedBuilder {
         phase: Phase,
         progress: &SearchProgress,
         recoveries: &mut u32,
-    ) -> Result<Option<Vec<tilepdb_common::wire::proto::StepReport>>> {
+    ) -> Result<Option<Vec<ShardReport>>> {
         let mut lost = match self.control.run_step(step)? {
             StepOutcome::Done(reports) => return Ok(Some(reports)),
             StepOutcome::Lost(lost) => lost,
@@ -335,23 +316,7 @@ impl ShardedBuilder {
                     let Some((path, counts)) = file else {
                         return Ok(None);
                     };
-                    match self.write_values(table, space, code, counts, path) {
-                        Ok(header) => written = Some(Ok(header)),
-                        // The values make no table: the table is built again once closed.
-                        Err(
-                            e @ Error::Table(
-                                TableError::Value { .. } | TableError::ValueCount { .. },
-                            ),
-                        ) => {
-                            written = Some(Err(e));
-                        }
-                        Err(e) if self.control.any_silent() => {
-                            tracing::warn!("writing the values stopped: {e}");
-                            // The next step finds the silent shard lost and recovers.
-                            written = None;
-                        }
-                        Err(e) => return Err(e),
-                    }
+                    written = self.write_or_retry(table, space, code, counts, path)?;
                     phase = Phase::Close;
                     continue;
                 }
@@ -370,14 +335,7 @@ impl ShardedBuilder {
             phase = match phase {
                 Phase::Open => Phase::Expand(progress.next_depth),
                 Phase::Expand(d) => {
-                    stats = ExpandStats::default();
-                    for r in &reports {
-                        stats.expanded += r.expanded;
-                        stats.generated += r.generated;
-                        figures.sent_states += r.sent_states;
-                        figures.foreign_successors += r.foreign_successors;
-                        figures.sent_bytes += r.sent_bytes;
-                    }
+                    stats = expanded(&reports, figures);
                     Phase::Checkpoint(d)
                 }
                 Phase::Checkpoint(d) => {
@@ -386,15 +344,7 @@ impl ShardedBuilder {
                     Phase::Finish(d)
                 }
                 Phase::Finish(d) => {
-                    let added = reports.iter().map(|r| r.added).sum();
-                    let entries = reports.iter().map(|r| r.entries).sum();
-                    progress.layer_finished(space, added, entries, stats)?;
-                    if self.status.progress_is_drawn() {
-                        tracing::debug!(table, depth = d, added, "layer finished on every shard");
-                    } else {
-                        tracing::info!(table, depth = d, added, "layer finished on every shard");
-                    }
-                    self.save_progress(table, progress)?;
+                    self.layer_finished(table, space, d, &reports, stats, progress)?;
                     if progress.search_done {
                         Phase::Read
                     } else {
@@ -412,6 +362,52 @@ impl ShardedBuilder {
                 }
             };
         }
+    }
+
+    /// Writes table `table`'s file at `path` from the shards' values: the header, or why the
+    /// values make no table (the table is built again once closed); `None` when a shard fell
+    /// silent meanwhile (the next step finds it lost and recovers).
+    fn write_or_retry(
+        &mut self,
+        table: u32,
+        space: &StateSpace,
+        code: DepthCode,
+        counts: (&[u64], u64),
+        path: &Path,
+    ) -> Result<Option<Result<Header>>> {
+        match self.write_values(table, space, code, counts, path) {
+            Ok(header) => Ok(Some(Ok(header))),
+            Err(e @ Error::Table(TableError::Value { .. } | TableError::ValueCount { .. })) => {
+                Ok(Some(Err(e)))
+            }
+            Err(e) if self.control.any_silent() => {
+                tracing::warn!("writing the values stopped: {e}");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every shard finished layer `depth` of table `table` as `reports` say: the layer
+    /// recorded in `progress` (with the expansion's `stats`), logged and saved.
+    fn layer_finished(
+        &mut self,
+        table: u32,
+        space: &StateSpace,
+        depth: u32,
+        reports: &[ShardReport],
+        stats: ExpandStats,
+        progress: &mut SearchProgress,
+    ) -> Result<()> {
+        let added = reports.iter().map(|r| r.added).sum();
+        let entries = reports.iter().map(|r| r.entries).sum();
+        progress.layer_finished(space, added, entries, stats)?;
+        if self.status.progress_is_drawn() {
+            tracing::debug!(table, depth, added, "layer finished on every shard");
+        } else {
+            tracing::info!(table, depth, added, "layer finished on every shard");
+        }
+        self.save_progress(table, progress)
     }
 
     /// Records that table `table` got as far as `progress` (for a restarted coordinator).

@@ -23,7 +23,6 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use tilepdb_common::wire::PROTOCOL_VERSION;
-use tilepdb_common::wire::proto::StepReport;
 
 use crate::error::{Error, Result};
 
@@ -77,11 +76,46 @@ pub enum Step {
     },
 }
 
+/// Why a step failed on a shard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepFailure {
+    /// The shard could not do it (it does not fit, say): the job fails with this.
+    Failed(String),
+    /// Another shard could not be reached: the step can be done again once it is back.
+    PeerUnreachable(String),
+}
+
+/// What a shard reports of a step it did (the service makes it from the wire's report,
+/// [`crate::cluster::wire`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShardReport {
+    /// Expand: current-layer states expanded.
+    pub expanded: u64,
+    /// Expand: successors generated.
+    pub generated: u64,
+    /// Expand: states sent to other shards.
+    pub sent_states: u64,
+    /// Expand: the bytes that sent them.
+    pub sent_bytes: u64,
+    /// Expand: successors that belong to another shard, before they are deduplicated.
+    pub foreign_successors: u64,
+    /// Finish: next-layer states.
+    pub added: u64,
+    /// Finish: the table entries they stand for.
+    pub entries: u64,
+    /// Checkpoint: bytes written to the shard's data directory.
+    pub checkpoint_bytes: u64,
+    /// The worker's peak resident memory so far, bytes (0: unknown).
+    pub peak_rss: u64,
+    /// The step failed on this shard: why.
+    pub failure: Option<StepFailure>,
+}
+
 /// How a step ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StepOutcome {
     /// Every shard reported it.
-    Done(Vec<StepReport>),
+    Done(Vec<ShardReport>),
     /// Shards were lost (silent too long; the list may be empty when a shard only could not
     /// reach another): the step must be done again once they are replaced.
     Lost(Vec<u32>),
@@ -166,7 +200,7 @@ struct State {
     members: Vec<Option<Member>>,
     step: u64,
     current: Option<Step>,
-    reports: Vec<Option<StepReport>>,
+    reports: Vec<Option<ShardReport>>,
     sessions: u64,
     ended: Option<std::result::Result<(), String>>,
     /// Shards that heard how the job ended.
@@ -298,7 +332,7 @@ impl Control {
         shard: u32,
         session: u64,
         done: u64,
-        report: Option<StepReport>,
+        report: Option<ShardReport>,
     ) -> std::result::Result<Answer, ShardRefusal> {
         let mut state = self.lock();
         Self::member_seen(&mut state, shard, session)?;
@@ -384,14 +418,13 @@ impl Control {
             if let Some(Err(reason)) = &state.ended {
                 return Err(Error::Shards(reason.clone()));
             }
-            if let Some(p) = state.reports.iter().position(|r| {
-                r.as_ref()
-                    .is_some_and(|r| !r.error.is_empty() && !r.peer_unreachable)
-            }) {
-                let reason = format!(
-                    "shard {p} failed: {}",
-                    state.reports[p].as_ref().expect("a report").error
-                );
+            let failed = state.reports.iter().enumerate().find_map(|(p, r)| {
+                match r.as_ref().and_then(|r| r.failure.as_ref()) {
+                    Some(StepFailure::Failed(why)) => Some(format!("shard {p} failed: {why}")),
+                    _ => None,
+                }
+            });
+            if let Some(reason) = failed {
                 drop(state);
                 self.fail(&reason);
                 return Err(Error::Shards(reason));
@@ -430,13 +463,16 @@ impl Control {
                 return Ok(StepOutcome::Lost(lost));
             }
             if state.reports.iter().all(Option::is_some) {
-                let reports: Vec<StepReport> = state
+                let reports: Vec<ShardReport> = state
                     .reports
                     .iter_mut()
                     .map(|r| r.take().expect("all"))
                     .collect();
-                if let Some(r) = reports.iter().find(|r| r.peer_unreachable) {
-                    tracing::warn!("a step is done again: {}", r.error);
+                if let Some(why) = reports.iter().find_map(|r| match &r.failure {
+                    Some(StepFailure::PeerUnreachable(why)) => Some(why),
+                    _ => None,
+                }) {
+                    tracing::warn!("a step is done again: {why}");
                     return Ok(StepOutcome::Lost(Vec::new()));
                 }
                 return Ok(StepOutcome::Done(reports));

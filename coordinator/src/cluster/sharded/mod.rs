@@ -17,7 +17,9 @@
 //!   (`serve --shards`);
 //! * [`local`]: a local sharded cluster, one worker process per shard (`build --shards`);
 //! * [`plan`]: what a sharded build will need, before anything is made;
-//! * [`status`]: the job's status for `status`, the dashboard and the metrics.
+//! * [`status`]: the job's status for `status`, the dashboard and the metrics (a
+//!   [`crate::cluster::progress::JobProgress`], made a message by the services);
+//! * `values`: one shard's range of values read for the file, and checked.
 
 pub mod builder;
 pub mod control;
@@ -26,5 +28,6 @@ pub mod plan;
 pub mod server;
 pub mod service;
 pub mod status;
+mod values;
 
 pub use status::ShardedStatus;

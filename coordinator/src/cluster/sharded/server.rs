@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tilepdb_common::wire::proto::JobSpec;
 use tilepdb_common::wire::proto::coordinator_server::CoordinatorServer;
 use tilepdb_common::wire::proto::shard_control_server::ShardControlServer;
 
@@ -87,8 +86,7 @@ impl ShardedServer {
         let control = Arc::new(Control::new(spec.job_id(), shards, silence));
         let status = Arc::new(ShardedStatus::new(
             control.clone(),
-            JobSpec::new(&spec.partition, spec.goal, spec.rule),
-            spec.encoding.to_string(),
+            spec.clone(),
             spec.spaces()?,
         ));
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -97,12 +95,7 @@ impl ShardedServer {
             .build()
             .map_err(|e| Error::Serve(format!("cannot start the async runtime: {e}")))?;
         let (listener, addr) = runtime.block_on(bind(listen))?;
-        let service = ShardControlService::new(
-            control.clone(),
-            JobSpec::new(&spec.partition, spec.goal, spec.rule),
-            spec.encoding.to_string(),
-            HEARTBEAT,
-        );
+        let service = ShardControlService::new(control.clone(), spec, HEARTBEAT);
         let tokens: Vec<Arc<str>> = token.iter().map(|t| Arc::from(t.as_str())).collect();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = runtime.spawn(

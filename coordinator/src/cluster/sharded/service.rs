@@ -16,8 +16,10 @@ use tilepdb_common::wire::proto::{
 };
 use tonic::{Request, Response, Status};
 
-use super::control::{Answer, Control, ShardRefusal, Step};
+use super::control::{Answer, Control, ShardRefusal, ShardReport, Step};
 use super::status::ShardedStatus;
+use crate::cluster::wire::job_spec;
+use crate::engine::SetSpec;
 
 /// How long a `NextStep` call waits for a new step before answering `wait`.
 const LONG_POLL: Duration = Duration::from_secs(2);
@@ -31,18 +33,13 @@ pub struct ShardControlService {
 }
 
 impl ShardControlService {
-    /// The service of `control`, whose job is `job` written in `encoding`; shards heartbeat
-    /// every `heartbeat`.
-    pub fn new(
-        control: Arc<Control>,
-        job: JobSpec,
-        encoding: String,
-        heartbeat: Duration,
-    ) -> ShardControlService {
+    /// The service of `control`, whose job builds the set `spec`; shards heartbeat every
+    /// `heartbeat`.
+    pub fn new(control: Arc<Control>, spec: &SetSpec, heartbeat: Duration) -> ShardControlService {
         ShardControlService {
             control,
-            job,
-            encoding,
+            job: job_spec(spec),
+            encoding: spec.encoding.to_string(),
             heartbeat,
         }
     }
@@ -141,7 +138,12 @@ impl ShardControl for ShardControlService {
         let mut given = self.control.step_given.subscribe();
         let mut answer = self
             .control
-            .next_step(r.shard, r.session, r.done_step, r.report)
+            .next_step(
+                r.shard,
+                r.session,
+                r.done_step,
+                r.report.map(ShardReport::from),
+            )
             .map_err(|e| status(&e))?;
         let deadline = tokio::time::Instant::now() + LONG_POLL;
         while answer == Answer::Wait {
@@ -240,7 +242,7 @@ impl Coordinator for ShardedCoordinatorService {
         // The status takes the builder's lock: off the async threads.
         tokio::task::spawn_blocking(move || status.status())
             .await
-            .map(Response::new)
+            .map(|progress| Response::new(progress.into()))
             .map_err(|e| Status::internal(format!("the status stopped: {e}")))
     }
 }

@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use tilepdb_common::StateSpace;
-use tilepdb_common::wire::proto::{JobSpec, JobStatusResponse, LayerCounts, WorkerStatus};
 
 use super::control::Control;
-use crate::engine::SearchProgress;
+use crate::cluster::job::Phase;
+use crate::cluster::progress::{JobProgress, WorkerProgress};
+use crate::engine::{SearchProgress, SetSpec};
 use crate::observe::http::Observed;
 use crate::observe::progress::expected_states;
 use crate::output::table_file_name;
@@ -33,13 +34,13 @@ pub enum Shown {
 }
 
 impl Shown {
-    /// The phase's name, as a coordinator-held job names it.
-    fn name(self) -> &'static str {
+    /// The phase a coordinator-held job names the same.
+    fn phase(self) -> Phase {
         match self {
-            Shown::Starting => "starting",
-            Shown::Expanding => "expanding",
-            Shown::FinishingLayer => "finishing layer",
-            Shown::WritingTable => "writing table",
+            Shown::Starting => Phase::Starting,
+            Shown::Expanding => Phase::Expanding,
+            Shown::FinishingLayer => Phase::FinishingLayer,
+            Shown::WritingTable => Phase::WritingTable,
         }
     }
 }
@@ -65,8 +66,7 @@ struct Seen {
 /// The status of one sharded job.
 pub struct ShardedStatus {
     control: Arc<Control>,
-    job: JobSpec,
-    encoding: String,
+    spec: SetSpec,
     spaces: Vec<StateSpace>,
     /// The set's directory, once the build has begun.
     set_dir: OnceLock<PathBuf>,
@@ -77,17 +77,11 @@ pub struct ShardedStatus {
 }
 
 impl ShardedStatus {
-    /// The status of the job of `control`: `job` with its `spaces`, written in `encoding`.
-    pub fn new(
-        control: Arc<Control>,
-        job: JobSpec,
-        encoding: String,
-        spaces: Vec<StateSpace>,
-    ) -> ShardedStatus {
+    /// The status of the job of `control`: the set `spec` with its `spaces`.
+    pub fn new(control: Arc<Control>, spec: SetSpec, spaces: Vec<StateSpace>) -> ShardedStatus {
         ShardedStatus {
             control,
-            job,
-            encoding,
+            spec,
             spaces,
             set_dir: OnceLock::new(),
             started: Instant::now(),
@@ -138,59 +132,46 @@ impl ShardedStatus {
     }
 
     /// The job's status now.
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "a rate: states below 2^53 are exact, and a rate needs no more"
-    )]
-    pub fn status(&self) -> JobStatusResponse {
+    pub fn status(&self) -> JobProgress {
         let seen = self.lock();
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let expanded = seen.expanded_before + seen.expanded;
         let outcome = self.control.outcome();
         let (reported, shards) = self.control.step_reports();
         let members = self.control.members();
-        let u32_of = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        JobStatusResponse {
+        let done = matches!(outcome, Some(Ok(())));
+        JobProgress {
             job_id: self.control.job_id.clone(),
-            job: Some(self.job.clone()),
-            table: u32_of(seen.table),
-            tables: u32_of(self.spaces.len()),
+            spec: self.spec.clone(),
+            phase: match &outcome {
+                None => seen.shown.phase(),
+                Some(Ok(())) => Phase::Done,
+                Some(Err(_)) => Phase::Failed,
+            },
+            table: seen.table,
+            tables: self.spaces.len(),
             depth: seen.depth,
             layer_states: seen.layer_states,
             states_found: seen.states_found,
             // A step of every shard is the layer's task.
-            tasks_done: reported,
-            tasks_total: shards,
-            workers_alive: u32_of(members.iter().filter(|m| m.alive).count()),
-            states_per_second: if elapsed > 0.0 {
-                expanded as f64 / elapsed
-            } else {
-                0.0
-            },
-            states_expanded: expanded,
+            tasks_done: usize::try_from(reported).unwrap_or(usize::MAX),
+            tasks_total: usize::try_from(shards).unwrap_or(usize::MAX),
+            workers_alive: members.iter().filter(|m| m.alive).count(),
+            states_expanded: seen.expanded_before + seen.expanded,
             bytes_received: seen.values_bytes,
             bytes_sent: 0,
-            elapsed_seconds: elapsed,
-            phase: match &outcome {
-                None => seen.shown.name(),
-                Some(Ok(())) => "done",
-                Some(Err(_)) => "failed",
-            }
-            .to_string(),
-            done: matches!(outcome, Some(Ok(()))),
-            peak_rss_bytes: peak_rss_bytes().unwrap_or(0),
-            tables_written: u32_of(if matches!(outcome, Some(Ok(()))) {
+            elapsed: self.started.elapsed(),
+            peak_rss_bytes: peak_rss_bytes(),
+            tables_written: if done {
                 self.spaces.len()
             } else {
                 seen.tables_written
-            }),
+            },
             table_states: self.spaces.iter().map(expected_states).collect(),
             workers: members
                 .iter()
-                .map(|m| WorkerStatus {
+                .map(|m| WorkerProgress {
                     id: u64::from(m.shard),
                     name: m.name.clone(),
-                    seconds_since_heartbeat: m.silent.as_secs_f64(),
+                    silent: m.silent,
                     tasks_held: 0,
                     alive: m.alive,
                 })
@@ -198,20 +179,17 @@ impl ShardedStatus {
             results_accepted: 0,
             results_dropped: 0,
             leases_expired: 0,
-            results_refused: std::collections::HashMap::new(),
+            results_refused: std::collections::BTreeMap::new(),
             // Every table's (none for a table not begun).
             table_layers: (0..self.spaces.len())
-                .map(|index| LayerCounts {
-                    states: seen.layers.get(index).cloned().unwrap_or_default(),
-                })
+                .map(|index| seen.layers.get(index).cloned().unwrap_or_default())
                 .collect(),
-            encoding: self.encoding.clone(),
         }
     }
 }
 
 impl Observed for ShardedStatus {
-    fn status(&self) -> JobStatusResponse {
+    fn status(&self) -> JobProgress {
         ShardedStatus::status(self)
     }
 

@@ -1,0 +1,64 @@
+//! The shards' values read for the table's file: one shard's range of file entries asked for
+//! over its data plane, and checked (CRC-32, count) before the builder assembles them.
+
+use tilepdb_common::wire::connect::Auth;
+use tilepdb_common::wire::proto::ReadValuesRequest;
+use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
+
+use crate::error::{Error, Result};
+
+/// A client of a shard's data plane.
+pub(super) type PeerClient = ShardPeerClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Auth>,
+>;
+
+/// Shard `shard`'s values of the file entries `range` of table `table` of job `job_id`, read
+/// through `client` and checked ([`check_values`]): the values, and the compressed bytes
+/// that carried them.
+pub(super) async fn read_values(
+    mut client: PeerClient,
+    shard: usize,
+    job_id: String,
+    table: u32,
+    range: std::ops::Range<u64>,
+) -> Result<(Vec<u8>, u64)> {
+    let request = ReadValuesRequest {
+        job_id,
+        table,
+        start: range.start,
+        end: range.end,
+    };
+    let r = client
+        .read_values(request)
+        .await
+        .map_err(|s| {
+            Error::Shards(format!(
+                "shard {shard} did not give its values: {}",
+                s.message()
+            ))
+        })?
+        .into_inner();
+    let values = check_values(shard, &r.values, r.crc32, r.count, range.end - range.start)?;
+    Ok((values, r.values.len() as u64))
+}
+
+/// A shard's values off the wire: the CRC-32 of the compressed bytes, and at most `room`
+/// values, exactly as many as declared.
+fn check_values(shard: usize, packed: &[u8], crc: u32, count: u64, room: u64) -> Result<Vec<u8>> {
+    let bad = |why: String| Error::Shards(format!("shard {shard} sent bad values: {why}"));
+    if crc32fast::hash(packed) != crc {
+        return Err(bad("their CRC-32 does not match".into()));
+    }
+    if count > room {
+        return Err(bad(format!("{count} values for {room} entries")));
+    }
+    let values = zstd::bulk::decompress(packed, usize::try_from(count).unwrap_or(usize::MAX))
+        .map_err(|e| bad(format!("they do not decompress: {e}")))?;
+    if values.len() as u64 != count {
+        return Err(bad(format!(
+            "{} values where {count} were declared",
+            values.len()
+        )));
+    }
+    Ok(values)
+}
