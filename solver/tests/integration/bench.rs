@@ -13,12 +13,7 @@ use tilepdb_coordinator::cache::open_or_build;
 use tilepdb_solver::heuristic::Manhattan;
 use tilepdb_solver::search::{Limits, ida_star};
 
-fn run(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::support::solve_program;
 
 fn parse_svg(path: &Path) -> usize {
     let text = std::fs::read_to_string(path).unwrap();
@@ -67,7 +62,7 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
     .unwrap();
     let dir = set.dir().to_str().unwrap().to_string();
     let instances = work.path().join("instances.txt");
-    let out = run(&[
+    let out = solve_program(&[
         "gen",
         "--puzzle",
         "8",
@@ -83,7 +78,7 @@ fn a_small_bench_run_writes_consistent_results_and_valid_plots() {
     let results = work.path().join("bench");
     let tables = format!("tables:{dir}");
     let reflected = format!("tables+reflect:{dir}");
-    let out = run(&[
+    let out = solve_program(&[
         "bench",
         instances.to_str().unwrap(),
         "--entry",
@@ -294,7 +289,7 @@ fn bad_entries_and_mismatches_are_refused() {
             "--timeout",
         ),
     ] {
-        let out = run(&args);
+        let out = solve_program(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?}");
         assert!(!stderr.contains("panicked"), "{stderr}");
@@ -333,7 +328,7 @@ fn bench_outputs_name_the_program_commit_command_and_table_checksums() {
         "--out",
         results.to_str().unwrap(),
     ];
-    let out = run(&args);
+    let out = solve_program(&args);
     assert!(
         out.status.success(),
         "{}",

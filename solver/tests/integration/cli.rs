@@ -2,26 +2,13 @@
 //! error (never a panic) for every kind of bad input.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use tilepdb_common::table::Encoding;
 use tilepdb_common::{BlankRule, Goal, Partition};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
 
-fn solve_cmd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn assert_refused(out: &Output, needle: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "expected a failure, got {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(stderr.contains(needle), "expected {needle:?} in {stderr}");
-}
+use crate::support::{assert_refused, solve_program};
 
 fn build_set(cache: &Path, goal: Goal) -> String {
     let partition = Partition::named("8:4-4").unwrap();
@@ -41,7 +28,7 @@ fn build_set(cache: &Path, goal: Goal) -> String {
 fn solves_and_evaluates() {
     let cache = tempfile::tempdir().unwrap();
     let dir = build_set(cache.path(), Goal::BlankFirst);
-    let out = solve_cmd(&[
+    let out = solve_program(&[
         "solve",
         "--tables",
         &dir,
@@ -60,7 +47,7 @@ fn solves_and_evaluates() {
     assert_eq!(json["results"][0]["length"], 2);
     assert_eq!(json["results"][0]["moves"], serde_json::json!([2, 1]));
     // The tables read into memory instead of mapped: the same answer.
-    let out = solve_cmd(&[
+    let out = solve_program(&[
         "solve",
         "--tables",
         &dir,
@@ -82,7 +69,7 @@ fn solves_and_evaluates() {
         copied["results"][0]["generated"],
         json["results"][0]["generated"]
     );
-    let out = solve_cmd(&["eval", "--tables", &dir, "--state", "1 2 0 3 4 5 6 7 8"]);
+    let out = solve_program(&["eval", "--tables", &dir, "--state", "1 2 0 3 4 5 6 7 8"]);
     assert!(out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("h = 2"),
@@ -92,7 +79,7 @@ fn solves_and_evaluates() {
     // Manhattan on the 15-puzzle from a file, and a node budget reported as such.
     let file = cache.path().join("two.txt");
     std::fs::write(&file, "# Korf #1 and #2\n14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3\n\n13 5 4 10 9 12 8 14 2 3 7 1 0 15 11 6\n").unwrap();
-    let out = solve_cmd(&[
+    let out = solve_program(&[
         "solve",
         "--heuristic",
         "manhattan",
@@ -111,7 +98,7 @@ fn solves_and_evaluates() {
         "{stdout}"
     );
     for algorithm in ["ida", "astar", "weighted-astar"] {
-        let out = solve_cmd(&[
+        let out = solve_program(&[
             "solve",
             "--puzzle",
             "8",
@@ -140,7 +127,7 @@ fn a_heuristic_that_ignores_the_tables_given_is_refused() {
     let dir = build_set(cache.path(), Goal::BlankFirst);
     for heuristic in ["manhattan", "misplaced", "linear-conflict"] {
         assert_refused(
-            &solve_cmd(&[
+            &solve_program(&[
                 "solve",
                 "--tables",
                 &dir,
@@ -160,11 +147,11 @@ fn bad_input_is_refused_clearly() {
     let dir = build_set(cache.path(), Goal::BlankFirst);
     // An unsolvable state; a state of the wrong size; a bad tile.
     assert_refused(
-        &solve_cmd(&["solve", "--puzzle", "8", "--state", "0 2 1 3 4 5 6 7 8"]),
+        &solve_program(&["solve", "--puzzle", "8", "--state", "0 2 1 3 4 5 6 7 8"]),
         "not solvable",
     );
     assert_refused(
-        &solve_cmd(&[
+        &solve_program(&[
             "solve",
             "--tables",
             &dir,
@@ -174,12 +161,12 @@ fn bad_input_is_refused_clearly() {
         "16 numbers given, a 3x3 board has 9 cells",
     );
     assert_refused(
-        &solve_cmd(&["solve", "--puzzle", "8", "--state", "0 1 2 3 4 5 6 7 x"]),
+        &solve_program(&["solve", "--puzzle", "8", "--state", "0 1 2 3 4 5 6 7 x"]),
         "not a tile number",
     );
     // Tables of another board or goal than asked.
     assert_refused(
-        &solve_cmd(&[
+        &solve_program(&[
             "solve",
             "--tables",
             &dir,
@@ -191,7 +178,7 @@ fn bad_input_is_refused_clearly() {
         "is for the 3x3 board, not 4x4",
     );
     assert_refused(
-        &solve_cmd(&[
+        &solve_program(&[
             "solve",
             "--tables",
             &dir,
@@ -204,7 +191,7 @@ fn bad_input_is_refused_clearly() {
     );
     // Missing and corrupt tables.
     assert_refused(
-        &solve_cmd(&[
+        &solve_program(&[
             "solve",
             "--tables",
             "/nonexistent/set",
@@ -223,17 +210,20 @@ fn bad_input_is_refused_clearly() {
     bytes[last] ^= 1;
     std::fs::write(&table, bytes).unwrap();
     assert_refused(
-        &solve_cmd(&["solve", "--tables", &dir, "--state", "1 0 2 3 4 5 6 7 8"]),
+        &solve_program(&["solve", "--tables", &dir, "--state", "1 0 2 3 4 5 6 7 8"]),
         table.file_name().unwrap().to_str().unwrap(),
     );
     // No states, a missing file, reflection without tables.
-    assert_refused(&solve_cmd(&["solve", "--puzzle", "8"]), "no states given");
     assert_refused(
-        &solve_cmd(&["solve", "/nonexistent/states.txt"]),
+        &solve_program(&["solve", "--puzzle", "8"]),
+        "no states given",
+    );
+    assert_refused(
+        &solve_program(&["solve", "/nonexistent/states.txt"]),
         "/nonexistent/states.txt",
     );
     assert_refused(
-        &solve_cmd(&[
+        &solve_program(&[
             "solve",
             "--reflect",
             "--state",
@@ -243,7 +233,7 @@ fn bad_input_is_refused_clearly() {
     );
     // A* on a board too large for it.
     assert_refused(
-        &solve_cmd(&[
+        &solve_program(&[
             "solve",
             "--algorithm",
             "astar",

@@ -1,23 +1,16 @@
 //! `tilepdb-solve gen`: the same seed gives the same file, every state reaches the goal, and a
 //! random walk of L moves is solved in at most L moves by the optimal search.
 
-use std::process::{Command, Output};
-
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::heuristic::Manhattan;
 use tilepdb_solver::search::{Limits, Outcome, ida_star};
 
-fn solve_cmd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::support::solve_program;
 
 fn generated(args: &[&str]) -> String {
     let mut all = vec!["gen"];
     all.extend_from_slice(args);
-    let out = solve_cmd(&all);
+    let out = solve_program(&all);
     assert!(
         out.status.success(),
         "{}",
@@ -141,7 +134,7 @@ fn bad_arguments_are_refused() {
             "cannot be used with",
         ),
     ] {
-        let out = solve_cmd(args);
+        let out = solve_program(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?}");
         assert!(!stderr.contains("panicked"), "{stderr}");

@@ -15,7 +15,6 @@
 )]
 
 use std::collections::{HashMap, VecDeque};
-use std::process::Command;
 
 use rayon::prelude::*;
 use tilepdb_common::generate::Generator;
@@ -24,7 +23,7 @@ use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan};
 use tilepdb_solver::move_pruning::{Direction, FORBIDDEN, MovePruning, learn, nodes_by_depth};
 use tilepdb_solver::search::{Limits, Outcome, SearchResult, ida_star, ida_star_pruned};
 
-use crate::support::korf100;
+use crate::support::{korf100, solve_program};
 
 fn pack(tiles: &[u8]) -> u64 {
     tiles
@@ -240,19 +239,12 @@ fn brute_force_counts_match_a_depth_first_count() {
     assert_eq!(by_pairs, by_dfs);
 }
 
-fn solve_bin(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn the_fsm_command_writes_a_machine_that_solve_uses_and_another_board_refuses() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("3x3.fsm");
     let file = file.to_str().unwrap();
-    let out = solve_bin(&[
+    let out = solve_program(&[
         "fsm",
         "--puzzle",
         "8",
@@ -269,7 +261,7 @@ fn the_fsm_command_writes_a_machine_that_solve_uses_and_another_board_refuses() 
         String::from_utf8_lossy(&out.stderr)
     );
     let state = "8 7 6 5 4 3 2 1 0";
-    let with = solve_bin(&[
+    let with = solve_program(&[
         "solve", "--puzzle", "8", "--state", state, "--fsm", file, "--json",
     ]);
     assert!(
@@ -278,13 +270,13 @@ fn the_fsm_command_writes_a_machine_that_solve_uses_and_another_board_refuses() 
         String::from_utf8_lossy(&with.stderr)
     );
     let with: serde_json::Value = serde_json::from_slice(&with.stdout).unwrap();
-    let without = solve_bin(&["solve", "--puzzle", "8", "--state", state, "--json"]);
+    let without = solve_program(&["solve", "--puzzle", "8", "--state", state, "--json"]);
     let without: serde_json::Value = serde_json::from_slice(&without.stdout).unwrap();
     assert_eq!(with["results"][0]["length"], 28);
     assert_eq!(without["results"][0]["length"], 28);
     assert!(with["total_generated"].as_u64() < without["total_generated"].as_u64());
     assert_eq!(with["move_pruning"]["depth"], 8);
-    let other = solve_bin(&[
+    let other = solve_program(&[
         "solve",
         "--puzzle",
         "15",

@@ -13,6 +13,8 @@ use tilepdb_solver::search::{
     Limits, Outcome, SearchResult, a_star, ida_star_parallel, ida_star_pruned,
 };
 
+use crate::support::{assert_refused, solve_program};
+
 /// Searches `start` sequentially and on 1, 2 and 3 threads; checks the parallel searches
 /// against the sequential one and returns it.
 fn compare<H: Heuristic>(
@@ -214,10 +216,7 @@ fn the_timeout_stops_every_thread() {
 }
 
 fn solve_json(args: &[&str]) -> serde_json::Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = solve_program(args);
     assert!(
         out.status.success(),
         "{}",
@@ -243,20 +242,18 @@ fn solve_search_threads_reports_each_iteration() {
     );
     assert_eq!(si.len(), pi.len());
     assert_eq!(si[..si.len() - 1], pi[..pi.len() - 1]);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
-        .args(["solve", "--puzzle", "8", "--algorithm", "astar"])
-        .args(["--search-threads", "2", "--state", "1 2 0 3 4 5 6 7 8"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && !stderr.contains("panicked"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("--search-threads applies to --algorithm ida"),
-        "{stderr}"
-    );
+    let out = solve_program(&[
+        "solve",
+        "--puzzle",
+        "8",
+        "--algorithm",
+        "astar",
+        "--search-threads",
+        "2",
+        "--state",
+        "1 2 0 3 4 5 6 7 8",
+    ]);
+    assert_refused(&out, "--search-threads applies to --algorithm ida");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use tilepdb_common::table::{Encoding, TableSet};
 use tilepdb_common::{BlankRule, Goal, Partition};
@@ -85,4 +86,20 @@ pub fn korf24() -> Vec<Instance> {
             published_nodes: Some(nodes),
         })
         .collect()
+}
+
+/// Runs the solver program (`tilepdb-solve`) with `args` to its end.
+pub fn solve_program(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tilepdb-solve"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Asserts that `out` is a refusal, not a panic, whose message holds `needle`.
+pub fn assert_refused(out: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected a failure, got {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(needle), "expected {needle:?} in {stderr}");
 }
