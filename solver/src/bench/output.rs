@@ -53,33 +53,37 @@ pub fn file_safe(name: &str) -> String {
         .collect()
 }
 
-fn save(dir: &Path, name: &str, text: &str, written: &mut Vec<PathBuf>) -> Result<()> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-    written.push(path);
-    Ok(())
+/// The directory being written, and the paths written to it so far.
+struct OutputDir<'a> {
+    dir: &'a Path,
+    provenance: &'a Provenance,
+    written: Vec<PathBuf>,
 }
 
-/// Writes the chart `chart` as `name` (an `.svg` file name) and, when PNG is built in
-/// ([`plot::PNG_BUILT`]), as the PNG of the same stem.
-fn save_plot(
-    dir: &Path,
-    name: &str,
-    chart: &str,
-    provenance: &Provenance,
-    written: &mut Vec<PathBuf>,
-) -> Result<()> {
-    let path = dir.join(name);
-    let chart = with_provenance(chart, provenance);
-    let chart = chart.as_str();
-    plot::save(&path, chart)?;
-    written.push(path.clone());
-    if plot::PNG_BUILT {
-        let png = path.with_extension("png");
-        plot::save(&png, chart)?;
-        written.push(png);
+impl OutputDir<'_> {
+    /// Writes `text` as the file `name`.
+    fn save(&mut self, name: &str, text: &str) -> Result<()> {
+        let path = self.dir.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+        self.written.push(path);
+        Ok(())
     }
-    Ok(())
+
+    /// Writes the chart `chart` as `name` (an `.svg` file name) and, when PNG is built in
+    /// ([`plot::PNG_BUILT`]), as the PNG of the same stem.
+    fn save_plot(&mut self, name: &str, chart: &str) -> Result<()> {
+        let path = self.dir.join(name);
+        let chart = with_provenance(chart, self.provenance);
+        let chart = chart.as_str();
+        plot::save(&path, chart)?;
+        self.written.push(path.clone());
+        if plot::PNG_BUILT {
+            let png = path.with_extension("png");
+            plot::save(&png, chart)?;
+            self.written.push(png);
+        }
+        Ok(())
+    }
 }
 
 /// `chart` (an SVG document) with a comment after its opening tag that names the program,
@@ -184,6 +188,16 @@ fn mib(bytes: u64) -> String {
 /// The report as Markdown: protocol, machine, the summary table, the fronts and the plots.
 pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> String {
     let mut out = String::new();
+    markdown_protocol(&mut out, report);
+    markdown_summary_table(&mut out, report);
+    markdown_fronts(&mut out, report);
+    markdown_table_files(&mut out, report);
+    markdown_plots(&mut out, histogram_files);
+    out
+}
+
+/// The title, then the date, program, command, machine and protocol as a list.
+fn markdown_protocol(out: &mut String, report: &BenchReport) {
     let _ = writeln!(
         out,
         "# Heuristic comparison on {} ({} goal)\n",
@@ -216,6 +230,10 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
         out,
         "* nodes and times are over every instance: one stopped by a budget counts what it spent\n"
     );
+}
+
+/// The summary, a row per entry.
+fn markdown_summary_table(out: &mut String, report: &BenchReport) {
     out.push_str("| entry | heuristic | tables MiB | solved | mean expanded | mean generated | median generated | mean s | median s | total s | CPU s | M expanded / CPU s | M generated / CPU s | mean h (instances) | mean h (random) |\n");
     out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for s in &report.summaries {
@@ -241,6 +259,10 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
             s.mean_random_h
         );
     }
+}
+
+/// The entries on each Pareto front.
+fn markdown_fronts(out: &mut String, report: &BenchReport) {
     let _ = writeln!(
         out,
         "\nPareto front, table memory against mean nodes generated: {}",
@@ -251,29 +273,39 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
         "\nPareto front, total time against instances solved: {}\n",
         report.time_front.join(", ")
     );
+}
+
+/// The table files of the entries that have tables, with their checksums; nothing when no
+/// entry has tables.
+fn markdown_table_files(out: &mut String, report: &BenchReport) {
     let with_tables: Vec<&EntrySummary> = report
         .summaries
         .iter()
         .filter(|s| !s.tables.is_empty())
         .collect();
-    if !with_tables.is_empty() {
-        out.push_str("Table files (checksums as in each set's manifest):\n\n");
-        out.push_str("| entry | set | file | bytes | checksum |\n|---|---|---|---:|---|\n");
-        for s in with_tables {
-            let set = s
-                .set_dir
-                .as_ref()
-                .map_or_else(String::new, |d| d.display().to_string());
-            for t in &s.tables {
-                let _ = writeln!(
-                    out,
-                    "| {} | {set} | {} | {} | {} |",
-                    s.entry, t.file, t.file_bytes, t.checksum
-                );
-            }
-        }
-        out.push('\n');
+    if with_tables.is_empty() {
+        return;
     }
+    out.push_str("Table files (checksums as in each set's manifest):\n\n");
+    out.push_str("| entry | set | file | bytes | checksum |\n|---|---|---|---:|---|\n");
+    for s in with_tables {
+        let set = s
+            .set_dir
+            .as_ref()
+            .map_or_else(String::new, |d| d.display().to_string());
+        for t in &s.tables {
+            let _ = writeln!(
+                out,
+                "| {} | {set} | {} | {} | {} |",
+                s.entry, t.file, t.file_bytes, t.checksum
+            );
+        }
+    }
+    out.push('\n');
+}
+
+/// An image link to each plot: the fronts, the nodes, then the histograms.
+fn markdown_plots(out: &mut String, histogram_files: &[String]) {
     for file in [PARETO_MEMORY_SVG, PARETO_TIME_SVG, NODES_SVG]
         .iter()
         .map(std::string::ToString::to_string)
@@ -281,24 +313,46 @@ pub fn report_markdown(report: &BenchReport, histogram_files: &[String]) -> Stri
     {
         let _ = writeln!(out, "![{file}]({file})\n");
     }
-    out
 }
 
 /// Writes every output file of `report` into `dir` (created if missing); returns their paths.
 pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut written = Vec::new();
+    let mut out = OutputDir {
+        dir,
+        provenance: &report.provenance,
+        written: Vec::new(),
+    };
+    out.save(RESULTS_JSONL, &results_jsonl(report)?)?;
+    out.save(RESULTS_CSV, &results_csv(report))?;
+    out.save(SUMMARY_JSON, &summary_json(report)?)?;
+    out.save(SUMMARY_CSV, &summary_csv(report))?;
+    out.save_plot(PARETO_MEMORY_SVG, &memory_chart(report))?;
+    out.save_plot(PARETO_TIME_SVG, &time_chart(report))?;
+    out.save_plot(NODES_SVG, &nodes_chart(report))?;
+    let histogram_files = save_histograms(report, &mut out)?;
+    out.save(REPORT_MD, &report_markdown(report, &histogram_files))?;
+    Ok(out.written)
+}
+
+/// The records as JSON lines, one per entry and instance.
+fn results_jsonl(report: &BenchReport) -> Result<String> {
     let mut jsonl = String::new();
     for r in &report.records {
         jsonl.push_str(&serde_json::to_string(r).map_err(|e| Error::Bench(e.to_string()))?);
         jsonl.push('\n');
     }
-    save(dir, RESULTS_JSONL, &jsonl, &mut written)?;
-    save(dir, RESULTS_CSV, &results_csv(report), &mut written)?;
-    let summary = serde_json::to_string_pretty(report).map_err(|e| Error::Bench(e.to_string()))?;
-    save(dir, SUMMARY_JSON, &(summary + "\n"), &mut written)?;
-    save(dir, SUMMARY_CSV, &summary_csv(report), &mut written)?;
+    Ok(jsonl)
+}
 
+/// The report as pretty JSON, ending in a line break.
+fn summary_json(report: &BenchReport) -> Result<String> {
+    let summary = serde_json::to_string_pretty(report).map_err(|e| Error::Bench(e.to_string()))?;
+    Ok(summary + "\n")
+}
+
+/// The chart of table memory against mean nodes generated, the memory front marked.
+fn memory_chart(report: &BenchReport) -> String {
     let memory: Vec<Point> = report
         .summaries
         .iter()
@@ -312,22 +366,20 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
     let budget = report
         .max_nodes
         .map_or(String::new(), |n| format!(", budget {n} nodes"));
-    save_plot(
-        dir,
-        PARETO_MEMORY_SVG,
-        &svg::scatter(
-            &format!(
-                "Table memory against search effort ({} instances{budget})",
-                report.instances
-            ),
-            "table memory, MiB (log; computed heuristics at the left edge)",
-            "mean nodes generated per instance (log)",
-            (Scale::Log, Scale::Log),
-            &memory,
+    svg::scatter(
+        &format!(
+            "Table memory against search effort ({} instances{budget})",
+            report.instances
         ),
-        &report.provenance,
-        &mut written,
-    )?;
+        "table memory, MiB (log; computed heuristics at the left edge)",
+        "mean nodes generated per instance (log)",
+        (Scale::Log, Scale::Log),
+        &memory,
+    )
+}
+
+/// The chart of total time against instances solved, the time front marked.
+fn time_chart(report: &BenchReport) -> String {
     let time: Vec<Point> = report
         .summaries
         .iter()
@@ -338,19 +390,17 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             on_front: s.on_time_front,
         })
         .collect();
-    save_plot(
-        dir,
-        PARETO_TIME_SVG,
-        &svg::scatter(
-            "Time against instances solved within the budget",
-            "total seconds over the instances (log)",
-            "instances solved",
-            (Scale::Log, Scale::Linear),
-            &time,
-        ),
-        &report.provenance,
-        &mut written,
-    )?;
+    svg::scatter(
+        "Time against instances solved within the budget",
+        "total seconds over the instances (log)",
+        "instances solved",
+        (Scale::Log, Scale::Linear),
+        &time,
+    )
+}
+
+/// The chart of each entry's nodes generated per instance, sorted.
+fn nodes_chart(report: &BenchReport) -> String {
     let lines: Vec<(String, Vec<f64>)> = report
         .summaries
         .iter()
@@ -365,19 +415,17 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             (s.entry.clone(), nodes)
         })
         .collect();
-    save_plot(
-        dir,
-        NODES_SVG,
-        &svg::series(
-            "Nodes per instance, sorted",
-            "instances, by increasing nodes",
-            "nodes (log)",
-            Scale::Log,
-            &lines,
-        ),
-        &report.provenance,
-        &mut written,
-    )?;
+    svg::series(
+        "Nodes per instance, sorted",
+        "instances, by increasing nodes",
+        "nodes (log)",
+        Scale::Log,
+        &lines,
+    )
+}
+
+/// Writes the histogram of each table of the report; returns the SVG files' names.
+fn save_histograms(report: &BenchReport, out: &mut OutputDir) -> Result<Vec<String>> {
     let mut histogram_files = Vec::new();
     for t in &report.histograms {
         let name = format!(
@@ -385,26 +433,17 @@ pub fn write(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>> {
             file_safe(&t.set),
             file_safe(&t.table)
         );
-        save_plot(
-            dir,
+        out.save_plot(
             &name,
             &svg::histogram(
                 &format!("{} / {}: entries per value", t.set, t.table),
                 "value (moves of the pattern tiles)",
                 &t.counts,
             ),
-            &report.provenance,
-            &mut written,
         )?;
         histogram_files.push(name);
     }
-    save(
-        dir,
-        REPORT_MD,
-        &report_markdown(report, &histogram_files),
-        &mut written,
-    )?;
-    Ok(written)
+    Ok(histogram_files)
 }
 
 #[cfg(test)]

@@ -74,6 +74,19 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let entries = entries(&args)?;
+    let (board, goal) = board_and_goal(&args, &entries)?;
+    let instances = args.input.read(board)?;
+    let protocol = protocol(&args, board)?;
+    let report = bench::run(&entries, &instances, board, goal, &protocol)?;
+    let written = bench::output::write(&report, &args.out)?;
+    print_summary(&report);
+    tilepdb_common::outln!("wrote {} files to {}", written.len(), args.out.display());
+    Ok(())
+}
+
+/// The entries of `--entry`, then one per `--catalogue` with its tables in `--tables`.
+fn entries(args: &BenchArgs) -> anyhow::Result<Vec<Entry>> {
     let mut entries = args
         .entries
         .iter()
@@ -90,6 +103,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("--catalogue {}", file.display()))?,
         );
     }
+    Ok(entries)
+}
+
+/// The board and goal of the first entry's table set (refusing a `--puzzle` or `--goal`
+/// that differs), else those asked for (default: the 15-puzzle, blank first).
+fn board_and_goal(args: &BenchArgs, entries: &[Entry]) -> anyhow::Result<(Board, Goal)> {
     let asked_board: Option<Board> = args.puzzle.as_deref().map(str::parse).transpose()?;
     let first_set = entries.iter().find_map(|e| match &e.spec {
         HeuristicSpec::Tables { dir, .. } => Some(dir.clone()),
@@ -99,32 +118,34 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             .and_then(|sets| sets.first().map(|s| s.dir.clone())),
         _ => None,
     });
-    let (board, goal) = match first_set {
-        Some(dir) => {
-            let set = super::tables::open_set(&dir, Load::Map)?;
-            if let Some(b) = asked_board.filter(|&b| b != set.board()) {
-                bail!(
-                    "the table set {} is for the {} board, not {b}",
-                    dir.display(),
-                    set.board()
-                );
-            }
-            if let Some(g) = args.goal.filter(|&g| g != set.goal()) {
-                bail!(
-                    "the table set {} is for the {} goal, not {g}",
-                    dir.display(),
-                    set.goal()
-                );
-            }
-            (set.board(), set.goal())
-        }
-        None => (
+    let Some(dir) = first_set else {
+        return Ok((
             asked_board.unwrap_or("15".parse()?),
             args.goal.unwrap_or_default(),
-        ),
+        ));
     };
-    let instances = args.input.read(board)?;
-    let protocol = Protocol {
+    let set = super::tables::open_set(&dir, Load::Map)?;
+    if let Some(b) = asked_board.filter(|&b| b != set.board()) {
+        bail!(
+            "the table set {} is for the {} board, not {b}",
+            dir.display(),
+            set.board()
+        );
+    }
+    if let Some(g) = args.goal.filter(|&g| g != set.goal()) {
+        bail!(
+            "the table set {} is for the {} goal, not {g}",
+            dir.display(),
+            set.goal()
+        );
+    }
+    Ok((set.board(), set.goal()))
+}
+
+/// The protocol every entry is run under: limits, threads, random states and the
+/// move-pruning machine of `--fsm`.
+fn protocol(args: &BenchArgs, board: Board) -> anyhow::Result<Protocol> {
+    Ok(Protocol {
         limits: Limits {
             max_nodes: args.max_nodes,
             timeout: args.timeout,
@@ -138,9 +159,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             .as_deref()
             .map(|path| super::fsm::open_machine(path, board, true))
             .transpose()?,
-    };
-    let report = bench::run(&entries, &instances, board, goal, &protocol)?;
-    let written = bench::output::write(&report, &args.out)?;
+    })
+}
+
+/// The summary table on standard output, then the fronts, the machine, the date and the
+/// program.
+fn print_summary(report: &bench::BenchReport) {
     // The first column as wide as the longest label: labels are never cut.
     let w = report
         .summaries
@@ -185,6 +209,4 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     tilepdb_common::outln!("time/solved front: {}", report.time_front.join(", "));
     tilepdb_common::outln!("{}; {}", report.machine, report.date);
     tilepdb_common::outln!("{}", report.provenance.program_line());
-    tilepdb_common::outln!("wrote {} files to {}", written.len(), args.out.display());
-    Ok(())
 }

@@ -6,14 +6,16 @@
 )]
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tilepdb_common::human_bytes;
 use tilepdb_common::wire::connect::{Endpoint, read_token};
-use tilepdb_solver::fetch::{FetchOptions, default_cache_dir, fetch_set_with, list_sets};
+use tilepdb_solver::fetch::{
+    FetchOptions, FetchReport, default_cache_dir, fetch_set_with, list_sets,
+};
 
 #[derive(Args)]
 pub struct FetchArgs {
@@ -74,6 +76,9 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
         tls_domain: args.tls_domain.clone(),
     };
     let cache = args.cache.clone().unwrap_or_else(default_cache_dir);
+    let options = FetchOptions {
+        prove: !args.no_proof,
+    };
     if let Some(file) = &args.catalogue {
         let board = args.puzzle.as_deref().unwrap_or("24").parse()?;
         return super::fetch_catalogue::fetch(
@@ -83,15 +88,30 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
             args.goal.unwrap_or_default(),
             args.encoding.as_deref(),
             &cache,
-            FetchOptions {
-                prove: !args.no_proof,
-            },
+            options,
             args.json,
         );
     }
     let Some(name) = &args.set else {
         return list(&remote, args.json);
     };
+    let report = fetch_showing_progress(&remote, name, &cache, options)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_text(&report);
+    }
+    Ok(())
+}
+
+/// Fetches the set `name` into `cache`, with a progress bar on standard error when it is a
+/// terminal.
+fn fetch_showing_progress(
+    remote: &Endpoint,
+    name: &str,
+    cache: &Path,
+    options: FetchOptions,
+) -> anyhow::Result<FetchReport> {
     let bar = std::io::stderr().is_terminal().then(|| {
         ProgressBar::new(0).with_style(
             ProgressStyle::with_template(
@@ -102,12 +122,9 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
         )
     });
     if let Some(bar) = &bar {
-        bar.set_message(name.clone());
+        bar.set_message(name.to_string());
     }
-    let options = FetchOptions {
-        prove: !args.no_proof,
-    };
-    let report = fetch_set_with(&remote, name, &cache, options, |p| {
+    let report = fetch_set_with(remote, name, cache, options, |p| {
         if let Some(bar) = &bar {
             bar.set_length(p.total);
             bar.set_position(p.bytes);
@@ -116,37 +133,33 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let report = report?;
-    if args.json {
-        tilepdb_common::json::print(
-            "fetch",
-            serde_json::json!({
-                "set_name": report.set,
-                "set_dir": report.dir,
-                "files": report.files,
-                "total_file_bytes": report.bytes,
-                "downloaded_bytes": report.downloaded,
-                "resumed_bytes": report.resumed,
-                "already_present": report.already_present,
-                "proven": report.proven,
-                "proof_seconds": report.proof_seconds,
-                "total_seconds": report.seconds,
-            }),
-        )?;
-        return Ok(());
-    }
-    let proof = if report.proven {
-        if report.proof_seconds > 0.0 {
-            format!(
-                "checked and proven ({:.2} s of proof)",
-                report.proof_seconds
-            )
-        } else {
-            "checked and proven".to_string()
-        }
-    } else {
-        "checked, NOT proven (--no-proof): its entries are the server's word".to_string()
-    };
+    Ok(report?)
+}
+
+/// The fetch's report as JSON on standard output.
+fn print_json(report: &FetchReport) -> anyhow::Result<()> {
+    tilepdb_common::json::print(
+        "fetch",
+        serde_json::json!({
+            "set_name": report.set,
+            "set_dir": report.dir,
+            "files": report.files,
+            "total_file_bytes": report.bytes,
+            "downloaded_bytes": report.downloaded,
+            "resumed_bytes": report.resumed,
+            "already_present": report.already_present,
+            "proven": report.proven,
+            "proof_seconds": report.proof_seconds,
+            "total_seconds": report.seconds,
+        }),
+    )?;
+    Ok(())
+}
+
+/// What was fetched and how it was checked on standard error, and the set's directory alone
+/// on standard output.
+fn print_text(report: &FetchReport) {
+    let proof = proof_text(report);
     if report.already_present {
         eprintln!(
             "{} is already in the cache ({} files, {}), {proof}: nothing to download",
@@ -174,7 +187,22 @@ pub fn run(args: FetchArgs) -> anyhow::Result<()> {
     }
     // The directory alone on standard output: `solve --tables "$(tilepdb-solve fetch ...)"`.
     tilepdb_common::outln!("{}", report.dir.display());
-    Ok(())
+}
+
+/// How the set was checked: proven (and how long the proof took), or its checksums alone.
+fn proof_text(report: &FetchReport) -> String {
+    if report.proven {
+        if report.proof_seconds > 0.0 {
+            format!(
+                "checked and proven ({:.2} s of proof)",
+                report.proof_seconds
+            )
+        } else {
+            "checked and proven".to_string()
+        }
+    } else {
+        "checked, NOT proven (--no-proof): its entries are the server's word".to_string()
+    }
 }
 
 fn list(remote: &Endpoint, json: bool) -> anyhow::Result<()> {

@@ -2,9 +2,10 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::ops::ControlFlow;
 use std::time::Instant;
 
-use tilepdb_common::{Goal, PuzzleState};
+use tilepdb_common::{Goal, MAX_CELLS, PuzzleState};
 
 use super::{IterationCounts, Limits, Outcome, SearchResult, check_start, move_table, replay};
 use crate::error::{Error, Result};
@@ -91,12 +92,11 @@ pub fn weighted_a_star<H: Heuristic>(
     best_first(start, goal, heuristic, scaled, limits)
 }
 
+/// Per state: best g, parent key, the tile moved to reach it (memos apart).
+type Seen = HashMap<u64, (u32, u64, u8)>;
+
 /// Best-first search ordered by `WEIGHT_SCALE g + weight h` (ties: the smaller `g`), reopening
 /// a state reached again by a shorter path; `start` is checked and fits a `u64`.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "tiles and cells are below 25, so they fit in a byte"
-)]
 fn best_first<H: Heuristic>(
     start: &PuzzleState,
     goal: Goal,
@@ -105,84 +105,35 @@ fn best_first<H: Heuristic>(
     limits: &Limits,
 ) -> Result<SearchResult> {
     let board = start.board();
-    let n = board.cells();
     let started = Instant::now();
-    let moves = move_table(board);
     let goal_key = pack(PuzzleState::goal(board, goal).tiles());
-    let (h0, memo0) = heuristic.evaluate(&start.cells())?;
-    // Per state: best g, parent key, the tile moved to reach it (memos apart).
-    let mut seen: HashMap<u64, (u32, u64, u8)> = HashMap::new();
-    let mut open = BinaryHeap::new();
     let start_key = pack(start.tiles());
-    seen.insert(start_key, (0, u64::MAX, 0));
-    let mut memos: HashMap<u64, H::Memo> = HashMap::new();
-    memos.insert(start_key, memo0);
-    open.push(Reverse((weight * u64::from(h0), 0u32, start_key)));
-    let mut nodes = 0u64;
-    let mut expanded = 0u64;
-    let mut outcome = None;
-    'search: while let Some(Reverse((_, g, key))) = open.pop() {
-        if seen[&key].0 < g {
-            continue;
-        }
-        if key == goal_key {
-            outcome = Some(Outcome::Solved);
-            break;
-        }
-        if limits.max_nodes.is_some_and(|m| nodes >= m) {
-            outcome = Some(Outcome::NodeBudget);
-            break;
-        }
-        if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
-            outcome = Some(Outcome::Timeout);
-            break;
-        }
-        let tiles: Vec<u8> = (0..n).map(|i| ((key >> (4 * i)) & 15) as u8).collect();
-        let mut cells = vec![0u8; n];
-        for (c, &t) in tiles.iter().enumerate() {
-            cells[t as usize] = c as u8;
-        }
-        let memo = memos[&key];
-        let blank = cells[0] as usize;
-        expanded += 1;
-        for &next in &moves[blank] {
-            if next == u8::MAX {
-                continue;
-            }
-            let tile = tiles[next as usize];
-            let mut child_cells = cells.clone();
-            child_cells[tile as usize] = blank as u8;
-            child_cells[0] = next;
-            let child_key = key & !(15u64 << (4 * next)) & !(15u64 << (4 * blank))
-                | u64::from(tile) << (4 * blank);
-            if limits.max_nodes.is_some_and(|m| nodes >= m) {
-                outcome = Some(Outcome::NodeBudget);
-                break 'search;
-            }
-            nodes += 1;
-            if seen.get(&child_key).is_some_and(|&(cg, _, _)| cg <= g + 1) {
-                continue;
-            }
-            let (h, child_memo) =
-                heuristic.after_move(&child_cells, tile as usize, next as usize, &memo);
-            seen.insert(child_key, (g + 1, key, tile));
-            memos.insert(child_key, child_memo);
-            let f = WEIGHT_SCALE * u64::from(g + 1) + weight * u64::from(h);
-            open.push(Reverse((f, g + 1, child_key)));
-        }
-    }
-    let outcome = outcome.unwrap_or(Outcome::NodeBudget);
+    let (h0, memo0) = heuristic.evaluate(&start.cells())?;
+    let mut search = BestFirst {
+        heuristic,
+        weight,
+        limits,
+        started,
+        cell_count: board.cells(),
+        moves: move_table(board),
+        seen: HashMap::new(),
+        memos: HashMap::new(),
+        open: BinaryHeap::new(),
+        nodes: 0,
+        expanded: 0,
+    };
+    search.seen.insert(start_key, (0, u64::MAX, 0));
+    search.memos.insert(start_key, memo0);
+    search
+        .open
+        .push(Reverse((weight * u64::from(h0), 0u32, start_key)));
+    let outcome = search.run(goal_key);
     let mut path = Vec::new();
     if outcome == Outcome::Solved {
-        let mut key = goal_key;
-        while key != start_key {
-            let (_, parent, tile) = seen[&key];
-            path.push(tile);
-            key = parent;
-        }
-        path.reverse();
+        path = path_to(&search.seen, start_key, goal_key);
         replay(start, goal, &path)?;
     }
+    let (expanded, nodes) = (search.expanded, search.nodes);
     Ok(SearchResult {
         outcome,
         moves: path,
@@ -197,4 +148,134 @@ fn best_first<H: Heuristic>(
         }],
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// One best-first search under way: the states seen and their memos, the open list, and the
+/// nodes generated and expanded so far.
+struct BestFirst<'a, H: Heuristic> {
+    heuristic: &'a H,
+    weight: u64,
+    limits: &'a Limits,
+    started: Instant,
+    cell_count: usize,
+    moves: [[u8; 4]; MAX_CELLS],
+    seen: Seen,
+    memos: HashMap<u64, H::Memo>,
+    /// `(f, g, key)`, the least first.
+    open: BinaryHeap<Reverse<(u64, u32, u64)>>,
+    nodes: u64,
+    expanded: u64,
+}
+
+impl<H: Heuristic> BestFirst<'_, H> {
+    /// Expands the open list's best state until it is the goal or a limit is reached; an
+    /// empty open list reports the node budget.
+    fn run(&mut self, goal_key: u64) -> Outcome {
+        while let Some(Reverse((_, g, key))) = self.open.pop() {
+            if self.seen[&key].0 < g {
+                continue;
+            }
+            if key == goal_key {
+                return Outcome::Solved;
+            }
+            if let Some(outcome) = self.limit_reached() {
+                return outcome;
+            }
+            if let ControlFlow::Break(outcome) = self.expand(key, g) {
+                return outcome;
+            }
+        }
+        Outcome::NodeBudget
+    }
+
+    /// The limit that stops the search before its next expansion, if one is reached.
+    fn limit_reached(&self) -> Option<Outcome> {
+        if self.node_budget_spent() {
+            return Some(Outcome::NodeBudget);
+        }
+        if self
+            .limits
+            .timeout
+            .is_some_and(|t| self.started.elapsed() >= t)
+        {
+            return Some(Outcome::Timeout);
+        }
+        None
+    }
+
+    fn node_budget_spent(&self) -> bool {
+        self.limits.max_nodes.is_some_and(|m| self.nodes >= m)
+    }
+
+    /// Generates the children of the state `key`, reached at depth `g`, and opens each not
+    /// already reached at most as deep; breaks with [`Outcome::NodeBudget`] when the budget
+    /// runs out on the way.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles and cells are below 25, so they fit in a byte"
+    )]
+    fn expand(&mut self, key: u64, g: u32) -> ControlFlow<Outcome> {
+        let (tiles, cells) = unpack(key, self.cell_count);
+        let memo = self.memos[&key];
+        let blank = cells[0] as usize;
+        self.expanded += 1;
+        for &next in &self.moves[blank] {
+            if next == u8::MAX {
+                continue;
+            }
+            let tile = tiles[next as usize];
+            let mut child_cells = cells.clone();
+            child_cells[tile as usize] = blank as u8;
+            child_cells[0] = next;
+            let child_key = key & !(15u64 << (4 * next)) & !(15u64 << (4 * blank))
+                | u64::from(tile) << (4 * blank);
+            if self.node_budget_spent() {
+                return ControlFlow::Break(Outcome::NodeBudget);
+            }
+            self.nodes += 1;
+            if self
+                .seen
+                .get(&child_key)
+                .is_some_and(|&(cg, _, _)| cg <= g + 1)
+            {
+                continue;
+            }
+            let (h, child_memo) =
+                self.heuristic
+                    .after_move(&child_cells, tile as usize, next as usize, &memo);
+            self.seen.insert(child_key, (g + 1, key, tile));
+            self.memos.insert(child_key, child_memo);
+            let f = WEIGHT_SCALE * u64::from(g + 1) + self.weight * u64::from(h);
+            self.open.push(Reverse((f, g + 1, child_key)));
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The tiles (the tile on each cell) and the cells (the cell of each tile) of a packed state
+/// of `n` cells.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "tiles and cells are below 25, so they fit in a byte"
+)]
+fn unpack(key: u64, n: usize) -> (Vec<u8>, Vec<u8>) {
+    let tiles: Vec<u8> = (0..n).map(|i| ((key >> (4 * i)) & 15) as u8).collect();
+    let mut cells = vec![0u8; n];
+    for (c, &t) in tiles.iter().enumerate() {
+        cells[t as usize] = c as u8;
+    }
+    (tiles, cells)
+}
+
+/// The tiles moved from `start_key` to `goal_key`, followed back through the parents.
+fn path_to(seen: &Seen, start_key: u64, goal_key: u64) -> Vec<u8> {
+    let mut path = Vec::new();
+    let mut key = goal_key;
+    while key != start_key {
+        let (_, parent, tile) = seen[&key];
+        path.push(tile);
+        key = parent;
+    }
+    path.reverse();
+    path
 }
