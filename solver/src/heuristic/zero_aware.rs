@@ -122,19 +122,22 @@ impl RegionCounts {
         }
     }
 
-    /// The index, among the regions of the free cells of `set` ordered by least cell, of the
-    /// one holding `blank`: the regions met below its least cell.
+    /// The index, among the `extra + 1` regions of the free cells of `set` ordered by least
+    /// cell, of the one holding `blank`: the regions are grown from their least cells in
+    /// order until one holds it (the last needs no growing). The first regions are often
+    /// small (a corner closed off by the pattern), so they grow in a few steps.
     #[inline(always)]
-    fn region_holding(&self, set: u32, blank: u8) -> u64 {
+    fn region_holding(&self, set: u32, blank: u8, extra: u64) -> u64 {
         let free = self.all & !set;
-        let own = self.fill(1 << blank, free);
-        let mut rest = free & !own & ((own & own.wrapping_neg()) - 1);
-        let mut index = 0;
-        while rest != 0 {
-            rest &= !self.fill(rest & rest.wrapping_neg(), free);
-            index += 1;
+        let mut rest = free;
+        for index in 0..extra {
+            let region = self.fill(rest & rest.wrapping_neg(), free);
+            if region & (1 << blank) != 0 {
+                return index;
+            }
+            rest &= !region;
         }
-        index
+        extra
     }
 }
 
@@ -194,7 +197,7 @@ impl ZeroAwareIndex {
         let region = if extra == 0 {
             0
         } else {
-            self.counts.region_holding(set, blank)
+            self.counts.region_holding(set, blank, extra)
         };
         (first + region) * self.orders + order
     }
