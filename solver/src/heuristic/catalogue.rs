@@ -14,7 +14,7 @@ use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS};
 
 use super::Heuristic;
 use super::pdb::LOOK_AHEAD_BYTES;
-use super::table::TableLookup;
+use super::table::{SharedRegions, TableLookup};
 use crate::error::{Error, Result};
 
 /// Most distinct (table, symmetry) lookups of a [`CatalogueHeuristic`].
@@ -70,11 +70,16 @@ struct Lookup<'a> {
     sets: u32,
 }
 
-/// What a child looks up after a move of one tile.
+/// What a child looks up after a move of one tile, and which of those lookups each set sums.
 #[derive(Clone, Copy, Debug, Default)]
 struct ChildPlan {
     count: u8,
     lookups: [u8; MAX_CHILD_LOOKUPS],
+    /// `set_steps[s]`: the steps `q` (bit `q`) whose lookup set `s` sums; 0 for a set that
+    /// the move leaves as it was.
+    set_steps: [u16; MAX_SETS],
+    /// The sets that some step changes (bit `s` for set `s`).
+    touched: u32,
 }
 
 /// The maximum over additive sets of the sums of their tables' values.
@@ -115,6 +120,7 @@ impl<'a> CatalogueHeuristic<'a> {
         }
         let mut set_tiles = vec![0u32; sets];
         let mut lookups: Vec<Lookup<'a>> = Vec::new();
+        let mut regions = SharedRegions::default();
         let mut keys: Vec<(*const Pdb, Symmetry)> = Vec::new();
         let mut lookup_tiles: Vec<u32> = Vec::new();
         let mut slot_lookup = Vec::new();
@@ -172,7 +178,7 @@ impl<'a> CatalogueHeuristic<'a> {
                     mask
                 });
                 lookups.push(Lookup {
-                    table: TableLookup::new(slot.pdb, &tile_map),
+                    table: TableLookup::new(slot.pdb, &tile_map, &mut regions),
                     cell_map,
                     sets: 0,
                 });
@@ -187,7 +193,8 @@ impl<'a> CatalogueHeuristic<'a> {
                 empty + 1
             )));
         }
-        let child_plans = child_plans(n, &lookup_tiles)?;
+        let lookup_sets: Vec<u32> = lookups.iter().map(|l| l.sets).collect();
+        let child_plans = child_plans(n, &lookup_tiles, &lookup_sets)?;
         let bytes: u64 = keys
             .iter()
             .enumerate()
@@ -252,6 +259,74 @@ impl<'a> CatalogueHeuristic<'a> {
     fn total(&self, memo: &CatalogueMemo) -> u32 {
         u32::from(memo.sums[..self.sets].iter().copied().max().unwrap_or(0))
     }
+
+    /// Step `q` of `plan`: reads its lookup's entry (index `index`) into `memo` and moves the
+    /// sums of its sets by the difference from the parent's value.
+    #[inline(always)]
+    fn child_step(
+        &self,
+        plan: &ChildPlan,
+        q: usize,
+        cells: &[u8],
+        index: u64,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+    ) {
+        let l = plan.lookups[q] as usize;
+        let lookup = &self.lookups[l];
+        let t = &lookup.table;
+        let m = if t.child_needs_manhattan() {
+            let (at, _) = self.placement(l, cells);
+            t.manhattan(self.board, &at)
+        } else {
+            0
+        };
+        let old = parent.values[l];
+        let value = t.child_value(index, m, old);
+        memo.values[l] = value;
+        let mut sets = lookup.sets;
+        while sets != 0 {
+            let s = sets.trailing_zeros() as usize;
+            memo.sums[s] = memo.sums[s]
+                .wrapping_add(u16::from(value))
+                .wrapping_sub(u16::from(old));
+            sets &= sets - 1;
+        }
+    }
+
+    /// The sets that sum the lookups of the steps `steps` (bit `q` for step `q`) of `plan`.
+    #[inline(always)]
+    fn lookups_sets(&self, plan: &ChildPlan, mut steps: u32) -> u32 {
+        let mut sets = 0;
+        while steps != 0 {
+            let q = steps.trailing_zeros() as usize;
+            steps &= steps - 1;
+            sets |= self.lookups[plan.lookups[q] as usize].sets;
+        }
+        sets
+    }
+
+    /// The largest sum above `limit` among the sets of `candidates` whose steps are all in
+    /// `done` (their sums in `memo` final), if any.
+    #[inline(always)]
+    fn complete_above(
+        plan: &ChildPlan,
+        memo: &CatalogueMemo,
+        mut candidates: u32,
+        done: u32,
+        limit: u32,
+    ) -> Option<u32> {
+        let mut above = None;
+        while candidates != 0 {
+            let s = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let sum = u32::from(memo.sums[s]);
+            if u32::from(plan.set_steps[s]) & !done == 0 && sum > limit {
+                above = Some(above.map_or(sum, |a: u32| a.max(sum)));
+            }
+        }
+        above
+    }
 }
 
 /// The lookups a child makes after a move of each tile: those whose pattern (`tiles[l]`, a
@@ -260,19 +335,26 @@ impl<'a> CatalogueHeuristic<'a> {
     clippy::cast_possible_truncation,
     reason = "lookup numbers are below MAX_LOOKUPS, so they fit in a byte"
 )]
-fn child_plans(n: usize, tiles: &[u32]) -> Result<[ChildPlan; MAX_CELLS]> {
+fn child_plans(n: usize, tiles: &[u32], sets: &[u32]) -> Result<[ChildPlan; MAX_CELLS]> {
     let mut plans = [ChildPlan::default(); MAX_CELLS];
     for (tile, plan) in plans.iter_mut().enumerate().take(n).skip(1) {
         for (l, &mask) in tiles.iter().enumerate() {
             if mask & (1 << tile) == 0 {
                 continue;
             }
-            if plan.count as usize == MAX_CHILD_LOOKUPS {
+            let q = plan.count as usize;
+            if q == MAX_CHILD_LOOKUPS {
                 return Err(Error::Unsupported(format!(
                     "tile {tile} is in more than {MAX_CHILD_LOOKUPS} lookups of the catalogue"
                 )));
             }
-            plan.lookups[plan.count as usize] = l as u8;
+            plan.lookups[q] = l as u8;
+            let mut of = sets[l];
+            plan.touched |= of;
+            while of != 0 {
+                plan.set_steps[of.trailing_zeros() as usize] |= 1 << q;
+                of &= of - 1;
+            }
             plan.count += 1;
         }
     }
@@ -336,25 +418,66 @@ impl Heuristic for CatalogueHeuristic<'_> {
         *memo = *parent;
         let plan = &self.child_plans[tile];
         for q in 0..plan.count as usize {
-            let l = plan.lookups[q] as usize;
-            let lookup = &self.lookups[l];
-            let t = &lookup.table;
-            let m = if t.child_needs_manhattan() {
-                let (at, _) = self.placement(l, cells);
-                t.manhattan(self.board, &at)
-            } else {
-                0
-            };
-            let old = parent.values[l];
-            let value = t.child_value(started.index[q], m, old);
-            memo.values[l] = value;
-            let mut sets = lookup.sets;
-            while sets != 0 {
-                let s = sets.trailing_zeros() as usize;
-                memo.sums[s] = memo.sums[s]
-                    .wrapping_add(u16::from(value))
-                    .wrapping_sub(u16::from(old));
-                sets &= sets - 1;
+            self.child_step(plan, q, cells, started.index[q], parent, memo);
+        }
+        self.total(memo)
+    }
+
+    /// Stops as soon as a set's sum is final and above `limit`: first the sets the move
+    /// leaves as they were, then the set that was the parent's largest (the likeliest to prune
+    /// the child), then the others as their lookups are read.
+    #[inline(always)]
+    fn finish_move_within(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        _from: usize,
+        started: &CatalogueStarted,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+        limit: u32,
+    ) -> u32 {
+        *memo = *parent;
+        let plan = &self.child_plans[tile];
+        let all_sets = (1u32 << self.sets) - 1;
+        if let Some(h) = Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit) {
+            return h;
+        }
+        // The parent's largest touched set (the first of the largest).
+        let mut first = 0;
+        let mut largest = None;
+        let mut touched = plan.touched;
+        while touched != 0 {
+            let s = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
+            if largest.is_none_or(|l| parent.sums[s] > l) {
+                largest = Some(parent.sums[s]);
+                first = s;
+            }
+        }
+        let mut done = 0u32;
+        let mut steps = u32::from(plan.set_steps[first]);
+        while steps != 0 {
+            let q = steps.trailing_zeros() as usize;
+            steps &= steps - 1;
+            self.child_step(plan, q, cells, started.index[q], parent, memo);
+            done |= 1 << q;
+        }
+        if done != 0 {
+            let sets = self.lookups_sets(plan, done);
+            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
+                return h;
+            }
+        }
+        for q in 0..plan.count as usize {
+            if done & (1 << q) != 0 {
+                continue;
+            }
+            self.child_step(plan, q, cells, started.index[q], parent, memo);
+            done |= 1 << q;
+            let sets = self.lookups[plan.lookups[q] as usize].sets;
+            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
+                return h;
             }
         }
         self.total(memo)

@@ -91,6 +91,30 @@ pub trait Heuristic: Sync {
         memo: &mut Self::Memo,
     ) -> u32;
 
+    /// [`Heuristic::finish_move`] for a child that the search prunes when its value is above
+    /// `limit`: it may stop as soon as it knows that the value is above `limit` and return a
+    /// lower bound of the value that is above `limit` (what it wrote into `memo` is then not
+    /// the child's memo). A value at most `limit` is the exact value, with its memo. By
+    /// default the exact value.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "finish_move's arguments and the limit, in the innermost loop"
+    )]
+    #[inline]
+    fn finish_move_within(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        started: &Self::Started,
+        parent: &Self::Memo,
+        memo: &mut Self::Memo,
+        limit: u32,
+    ) -> u32 {
+        let _ = limit;
+        self.finish_move(cells, tile, from, started, parent, memo)
+    }
+
     /// Whether a search should start children ahead of time: worth it for lookups that miss
     /// the cache (tables), a cost for the heuristics computed on the spot. False unless
     /// overridden.

@@ -6,7 +6,7 @@ use tilepdb_common::table::TableSet;
 use tilepdb_common::{BlankRule, Board, MAX_CELLS};
 
 use super::Heuristic;
-use super::table::TableLookup;
+use super::table::{SharedRegions, TableLookup};
 use crate::error::{Error, Result};
 
 /// A [`PdbHeuristic`] looks ahead ([`Heuristic::looks_ahead`]) when its tables hold more
@@ -121,6 +121,7 @@ impl<'a> PdbHeuristic<'a> {
         }
         let mut table_of_tile = [u8::MAX; MAX_CELLS];
         let mut tables = Vec::new();
+        let mut regions = SharedRegions::default();
         let mut blank_aware = false;
         for (i, pdb) in set.tables().iter().enumerate() {
             let space = pdb.space();
@@ -128,7 +129,7 @@ impl<'a> PdbHeuristic<'a> {
             for &t in space.pattern().tiles() {
                 table_of_tile[t as usize] = i as u8;
             }
-            tables.push(TableLookup::new(pdb, &mirror_tile));
+            tables.push(TableLookup::new(pdb, &mirror_tile, &mut regions));
         }
         let mut mirror_table_of_tile = [u8::MAX; MAX_CELLS];
         for t in 0..n {

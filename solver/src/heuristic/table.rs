@@ -2,20 +2,49 @@
 //! blank's cell), the Manhattan distance its encoding may need, and its value read from the
 //! payload.
 
+use std::sync::Arc;
 use tilepdb_common::table::mod3::{child_value, one_bit_child_value};
 use tilepdb_common::table::{Encoding, Pdb};
+
+use tilepdb_common::region_index::RegionIndex;
 use tilepdb_common::{BlankRule, Board, MAX_CELLS, PlacementRanker};
 
-use super::zero_aware::ZeroAwareIndex;
+use super::zero_aware::{RegionCounts, ZeroAwareIndex};
 use crate::error::Result;
 
 /// How a table's entries are indexed.
-pub(super) enum Index<'a> {
+pub(super) enum Index {
     /// By the placement's rank, times the entries per placement (`slots`: the blank's cell
     /// among the free ones for aware tables, 1 for minimized and blank-ignored ones).
     Placement { ranker: PlacementRanker, slots: u64 },
     /// By (tile set, region of the blank, order): zero-aware tables.
-    ZeroAware(ZeroAwareIndex<'a>),
+    ZeroAware(ZeroAwareIndex),
+}
+
+/// What the zero-aware tables looked up together know of their region indices
+/// ([`RegionCounts`]), one for each board and tile count.
+///
+/// A region index depends on the board and the number of tiles alone: tables of one size read
+/// one copy of its counts, which stays in the processor's caches.
+#[derive(Default)]
+pub(super) struct SharedRegions {
+    counts: Vec<Arc<RegionCounts>>,
+}
+
+impl SharedRegions {
+    /// The counts of `region`, made once for its board and tile count.
+    pub(super) fn shared(&mut self, region: &RegionIndex) -> Arc<RegionCounts> {
+        if let Some(held) = self
+            .counts
+            .iter()
+            .find(|held| held.serves(region.board(), region.k()))
+        {
+            return Arc::clone(held);
+        }
+        let counts = Arc::new(RegionCounts::new(region));
+        self.counts.push(Arc::clone(&counts));
+        counts
+    }
 }
 
 /// One table of a set, ready for lookups.
@@ -23,7 +52,7 @@ pub(super) struct TableLookup<'a> {
     pub(super) pdb: &'a Pdb,
     pub(super) payload: &'a [u8],
     pub(super) encoding: Encoding,
-    pub(super) index: Index<'a>,
+    pub(super) index: Index,
     /// The pattern's tiles, `k` of them (arrays of the largest size: no bounds to check).
     pub(super) tiles: [u8; MAX_CELLS],
     pub(super) k: usize,
@@ -43,8 +72,13 @@ pub(super) struct TableLookup<'a> {
 
 impl<'a> TableLookup<'a> {
     /// The lookups of `pdb`; `mirror_tile[t]`: the tile whose goal cell is the reflection of
-    /// `t`'s (`t` itself without reflection).
-    pub(super) fn new(pdb: &'a Pdb, mirror_tile: &[u8]) -> TableLookup<'a> {
+    /// `t`'s (`t` itself without reflection). A zero-aware table reads the region counts of
+    /// `regions` for its board and tile count ([`SharedRegions`]).
+    pub(super) fn new(
+        pdb: &'a Pdb,
+        mirror_tile: &[u8],
+        regions: &mut SharedRegions,
+    ) -> TableLookup<'a> {
         let space = pdb.space();
         let pattern = space.pattern().tiles();
         let (mut tiles, mut mirror_sources) = ([0u8; MAX_CELLS], [0u8; MAX_CELLS]);
@@ -53,7 +87,7 @@ impl<'a> TableLookup<'a> {
             mirror_sources[j] = mirror_tile[t as usize];
         }
         let index = match pdb.region_index() {
-            Some(region) => Index::ZeroAware(ZeroAwareIndex::new(region)),
+            Some(region) => Index::ZeroAware(ZeroAwareIndex::new(regions.shared(region))),
             None => Index::Placement {
                 ranker: space.ranker().clone(),
                 slots: space.entries() / space.placements(),

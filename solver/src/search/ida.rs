@@ -177,7 +177,8 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
     }
 
     /// Depth-first search below the node with value `h` and memo `memo` at depth `g`, each
-    /// child evaluated just before it is visited, the machine in `state`; true when solved.
+    /// child evaluated just before it is visited (only as far as it takes to know that it is
+    /// pruned, [`Ida::child_limit`]), the machine in `state`; true when solved.
     pub(super) fn search(&mut self, g: u32, h: u32, memo: &H::Memo, state: u32) -> bool {
         if h == 0 && self.is_goal() {
             return true;
@@ -197,9 +198,20 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
             let tile = self.position.tiles[next as usize];
             self.position.play(blank, next, tile);
             self.generated += 1;
-            let (child_h, child_memo) =
-                self.heuristic
-                    .after_move(&self.position.cells, tile as usize, next as usize, memo);
+            let mut started = H::Started::default();
+            let cells = &self.position.cells;
+            self.heuristic
+                .start_move(cells, tile as usize, next as usize, memo, &mut started);
+            let mut child_memo = *memo;
+            let child_h = self.heuristic.finish_move_within(
+                cells,
+                tile as usize,
+                next as usize,
+                &started,
+                memo,
+                &mut child_memo,
+                self.child_limit(g),
+            );
             let f = g + 1 + child_h;
             if f <= self.threshold {
                 self.path.push(tile);
@@ -227,7 +239,8 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
     /// The table entries a node's children need are fetched from memory while the search works
     /// on their siblings: a node finishes its children's evaluations (started by its parent),
     /// starts the children of those it will expand, then visits them in order. Nodes are
-    /// counted in that order, as they would be without the look-ahead.
+    /// counted in that order, as they would be without the look-ahead. A child's evaluation
+    /// stops once it is known to be pruned ([`Ida::child_limit`]).
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a depth is at most the search's bound, below 2^32"
@@ -241,6 +254,7 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
             self.frames.push(self.frames[0]);
         }
         let g = self.root_depth + depth as u32;
+        let limit = self.child_limit(g);
         let blank = self.position.cells[0];
         let (done, ahead) = self.frames.split_at_mut(depth + 1);
         let (_, memo) = &done[depth].evaluated[slot];
@@ -254,13 +268,14 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
             let (next, tile) = children.moves[c];
             self.position.play(blank, next, tile);
             let (child_h, child_memo) = &mut evaluated[c];
-            *child_h = self.heuristic.finish_move(
+            *child_h = self.heuristic.finish_move_within(
                 &self.position.cells,
                 tile as usize,
                 next as usize,
                 &children.started[c],
                 memo,
                 child_memo,
+                limit,
             );
             if g + 1 + *child_h <= self.threshold {
                 self.position.start_children(
@@ -300,6 +315,17 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
             }
         }
         false
+    }
+
+    /// The limit for the value of a child of a node at depth `g`
+    /// ([`Heuristic::finish_move_within`]): a child of larger value is pruned (`g + 1 + h`
+    /// above the bound) and leaves the next bound as it is (`g + 1 + h` at least
+    /// `next_threshold`, which only decreases), so its exact value is not needed.
+    #[inline(always)]
+    fn child_limit(&self, g: u32) -> u32 {
+        self.threshold
+            .max(self.next_threshold.saturating_sub(1))
+            .saturating_sub(g + 1)
     }
 
     fn out_of_budget(&mut self) -> bool {

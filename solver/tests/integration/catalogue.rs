@@ -14,7 +14,8 @@ use tilepdb_common::{BlankRule, Board, Goal, Partition, Pattern, PuzzleState};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
 use tilepdb_solver::heuristic::{
-    CatalogueHeuristic, CatalogueSlot, CatalogueTables, Heuristic, Manhattan, PdbHeuristic,
+    CatalogueHeuristic, CatalogueSlot, CatalogueStarted, CatalogueTables, Heuristic, Manhattan,
+    PdbHeuristic,
 };
 use tilepdb_solver::search::{Limits, ida_star};
 
@@ -131,6 +132,47 @@ fn a_set_and_its_transposition_equal_the_set_with_reflection() {
         });
         assert_eq!(steps, 400);
     }
+}
+
+/// A child's evaluation with a limit ([`Heuristic::finish_move_within`]) is the exact value
+/// and memo when the value is at most the limit, and else a value above the limit and at most
+/// the exact one: along a random walk, for every limit up to one above the exact value.
+#[test]
+fn a_limited_evaluation_is_exact_within_the_limit_and_a_bound_above() {
+    let dir = tempfile::tempdir().unwrap();
+    let board: Board = "4x4".parse().unwrap();
+    // Four sets, two of them transpositions of the others; tables shared between sets.
+    let text = "0,1,2,3\n0,4,5,8\n0,6,7,9\n0,10,11,12\n0,13,14,15\n\n                0,4,8,12\n0,1,2,5\n0,6,9,10\n0,3,7,11\n0,13,14,15\n\n                0,1,2,5,6\n0,3,4,7,8\n0,9,10,13,14\n0,11,12,15\n\n                0,1,4,5,6\n0,2,3,7,8\n0,9,10,13,14\n0,11,12,15\n";
+    let file = build_catalogue(dir.path(), text, board, Encoding::OneBit);
+    let tables = CatalogueTables::open(&file, dir.path(), None, None, Load::Map).unwrap();
+    let h = tables.heuristic().unwrap();
+    let start = PuzzleState::goal(board, Goal::BlankFirst).cells();
+    let mut parent = h.evaluate(&start).unwrap().1;
+    let (mut stopped, mut steps) = (0, 0);
+    walk(board, 5, 600, |cells, tile, from| {
+        let mut started = CatalogueStarted::default();
+        h.start_move(cells, tile, from, &parent, &mut started);
+        let mut memo = parent;
+        let exact = h.finish_move(cells, tile, from, &started, &parent, &mut memo);
+        for limit in 0..=exact + 1 {
+            let mut within = parent;
+            let got =
+                h.finish_move_within(cells, tile, from, &started, &parent, &mut within, limit);
+            if exact <= limit {
+                assert_eq!((got, within), (exact, memo), "step {steps}, limit {limit}");
+            } else {
+                assert!(
+                    limit < got && got <= exact,
+                    "step {steps}: {got} for {exact} within {limit}"
+                );
+                stopped += 1;
+            }
+        }
+        parent = memo;
+        steps += 1;
+    });
+    assert_eq!(steps, 600);
+    assert!(stopped > 0);
 }
 
 /// A 3x3 catalogue whose patterns share tables through symmetries: fewer tables than

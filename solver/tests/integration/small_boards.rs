@@ -12,11 +12,15 @@
 use std::collections::{HashMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
+use tilepdb_common::symmetry::Symmetry;
 use tilepdb_common::table::{Encoding, TableSet};
 use tilepdb_common::{BlankRule, Board, Goal, Partition, Pattern, PuzzleState};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
-use tilepdb_solver::heuristic::{Heuristic, LinearConflict, Manhattan, Misplaced, PdbHeuristic};
+use tilepdb_solver::heuristic::{
+    CatalogueHeuristic, CatalogueSlot, Heuristic, LinearConflict, Manhattan, Misplaced,
+    PdbHeuristic,
+};
 use tilepdb_solver::search::{Limits, Outcome, a_star, ida_star};
 
 /// Distance to the goal of every solvable state of `board`, keyed by the tile on each cell.
@@ -419,6 +423,69 @@ fn the_look_ahead_keeps_the_nodes_of_a_plain_ida_star() {
                 "{} {rule} {encoding} reflect={reflect} ahead={ahead}",
                 partition.name()
             );
+            check_nodes(board, goal, &h, &cases, &what);
+        }
+    }
+}
+
+#[test]
+fn stopping_a_pruned_childs_lookups_keeps_the_nodes_of_a_plain_ida_star() {
+    // A catalogue's child evaluation stops at the first set whose sum prunes the child (and
+    // leaves the next bound as it is); the plain search evaluates every child in full. The
+    // nodes of every iteration (so the bounds too) and the solution must be the same, with and
+    // without the look-ahead.
+    let board: Board = "3x3".parse().unwrap();
+    let goal = Goal::BlankFirst;
+    let cache = tempfile::tempdir().unwrap();
+    let cases = sample(&complete_bfs(board, goal), 12, 12);
+    let pattern = |tiles: &[u8]| Pattern::new(board, tiles.to_vec()).unwrap();
+    let three = Partition::new(
+        "8:3-3-2",
+        board,
+        vec![pattern(&[1, 2, 3]), pattern(&[4, 5, 6]), pattern(&[7, 8])],
+    )
+    .unwrap();
+    let halves = Partition::named("8:4-4").unwrap();
+    let transpose = Symmetry::all(board)
+        .into_iter()
+        .find(|s| s.name() == "transpose")
+        .unwrap();
+    for (rule, encoding) in [
+        (BlankRule::ZeroAware, Encoding::OneBit),
+        (BlankRule::ZeroAware, Encoding::Byte),
+        (BlankRule::Minimized, Encoding::Nibble),
+        (BlankRule::Aware, Encoding::Mod3),
+    ] {
+        let sets: Vec<TableSet> = [&halves, &three]
+            .into_iter()
+            .map(|partition| {
+                let options = BuildOptions::default();
+                open_or_build(cache.path(), partition, goal, rule, encoding, &options)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        let mut slots = Vec::new();
+        let sources = [
+            (&sets[0], Symmetry::IDENTITY),
+            (&sets[0], transpose),
+            (&sets[1], Symmetry::IDENTITY),
+            (&sets[1], transpose),
+        ];
+        for (number, (set, symmetry)) in sources.into_iter().enumerate() {
+            for pdb in set.tables() {
+                slots.push(CatalogueSlot {
+                    set: number,
+                    pdb,
+                    symmetry,
+                });
+            }
+        }
+        for ahead in [false, true] {
+            let h = CatalogueHeuristic::new(board, goal, &slots)
+                .unwrap()
+                .with_look_ahead(ahead);
+            let what = format!("catalogue {rule} {encoding} ahead={ahead}");
             check_nodes(board, goal, &h, &cases, &what);
         }
     }
