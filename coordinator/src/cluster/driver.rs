@@ -97,7 +97,10 @@ impl Job {
             index,
             &arrays,
             &mut progress,
-            &mut RemoteExecutor { job: self },
+            &mut RemoteExecutor {
+                job: self,
+                flush_codes: checkpoint.codes_to_flush(table),
+            },
             &self.pool,
             &(),
             |p| {
@@ -249,6 +252,8 @@ fn stopped() -> Error {
 /// The executor of a [`Job`]: a layer's tasks leased to worker processes.
 pub struct RemoteExecutor<'j> {
     job: &'j Job,
+    /// The state array's file, flushed once a layer is expanded (when the job syncs).
+    flush_codes: Option<std::path::PathBuf>,
 }
 
 impl Executor for RemoteExecutor<'_> {
@@ -257,7 +262,11 @@ impl Executor for RemoteExecutor<'_> {
         layer: &Layer<'_>,
         observer: &dyn BuildObserver,
     ) -> Result<ExpandStats> {
-        self.job.expand_with_workers(layer, observer)
+        let stats = self.job.expand_with_workers(layer, observer)?;
+        if let Some(path) = &self.flush_codes {
+            layer.arrays.codes.flush().map_err(|e| Error::io(path, e))?;
+        }
+        Ok(stats)
     }
 }
 

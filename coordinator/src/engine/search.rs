@@ -6,7 +6,9 @@
 //! keep their code for the whole layer, so a task done twice gets the same input. Then
 //! [`finish_layer`] (one pass over the arrays) records the depth of every next-layer state
 //! (repairing depths that a killed coordinator did not write), counts them and retires the
-//! current states to done. The depth guard is checked there, once. The search ends when a
+//! current states to done (a layer whose expansion is complete, as
+//! [`SearchProgress::layer_expanded`] says on a resume, is only finished). The depth guard is
+//! checked there, once. The search ends when a
 //! layer adds no state; [`finish_table`] turns the arrays into the table's values.
 
 use std::ops::Range;
@@ -68,6 +70,11 @@ pub struct SearchProgress {
     /// version.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layer_counts: Vec<u64>,
+    /// The layer `next_depth` is expanded already and only its finishing pass is left: a
+    /// coordinator stopped while finishing it, as its resumed checkpoint showed. Not itself
+    /// checkpointed.
+    #[serde(skip)]
+    pub layer_expanded: bool,
 }
 
 impl SearchProgress {
@@ -82,6 +89,7 @@ impl SearchProgress {
             generated: 0,
             layer_entries: Vec::new(),
             layer_counts: vec![1],
+            layer_expanded: false,
         }
     }
 }
@@ -186,7 +194,16 @@ pub fn search_table(
             states: progress.layer_states,
             states_found: progress.states_found,
         };
-        let stats = executor.expand_layer(&layer, observer)?;
+        let stats = if std::mem::take(&mut progress.layer_expanded) {
+            // Every state of the layer was expanded before the stop; what the expansion
+            // generated was not recorded.
+            ExpandStats {
+                expanded: progress.layer_states,
+                generated: 0,
+            }
+        } else {
+            executor.expand_layer(&layer, observer)?
+        };
         let (added, entries) = finish_layer(space, index, arrays, depth, pool);
         observer.layer_finished(depth, added, stats);
         progress.layer_finished(space, added, entries, stats)?;

@@ -75,6 +75,11 @@ pub struct TableCheckpoint {
     /// `array_checksum` of its depth bytes when the checkpoint was written.
     #[serde(default)]
     pub depths_checksum: String,
+    /// `array_checksum` of its state array with the layer's current states read as done:
+    /// what the array reads as while the layer is finished (absent in a checkpoint of an
+    /// earlier version).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub finished_codes_checksum: String,
 }
 
 /// The job's checkpoint in its data directory, and the order of its writes: a checkpoint
@@ -166,7 +171,9 @@ impl<'d> Checkpoint<'d> {
     }
 
     /// The arrays and search progress of table `table`: those of the checkpoint if it is the
-    /// table in progress, else new arrays with the goal marked, flushed, then checkpointed.
+    /// table in progress (with [`SearchProgress::layer_expanded`] set if the coordinator
+    /// stopped while finishing the layer), else new arrays with the goal marked, flushed,
+    /// then checkpointed.
     pub fn begin_table(
         &mut self,
         table: usize,
@@ -180,7 +187,19 @@ impl<'d> Checkpoint<'d> {
             .filter(|c| c.table as usize == table)
         {
             match self.resume_arrays(table, space, index, &c) {
-                Ok(arrays) => return Ok((arrays, c.progress)),
+                Ok((arrays, layer_expanded)) => {
+                    let mut progress = c.progress;
+                    if layer_expanded {
+                        tracing::info!(
+                            table,
+                            depth = progress.next_depth,
+                            "the coordinator stopped while finishing layer {}: finishing it again",
+                            progress.next_depth
+                        );
+                        progress.layer_expanded = true;
+                    }
+                    return Ok((arrays, progress));
+                }
                 Err(damage) => tracing::warn!(
                     table,
                     data_dir = %self.dir.path().display(),
@@ -196,36 +215,55 @@ impl<'d> Checkpoint<'d> {
         Ok((arrays, progress))
     }
 
-    /// The arrays of the checkpoint's table `table`, if they are as the checkpoint says;
-    /// else what is wrong with them.
+    /// The arrays of the checkpoint's table `table`, if they are as the checkpoint says, and
+    /// whether its layer was found expanded and being finished (its state array matches only
+    /// with the layer's current states read as done: the finishing pass retires them only
+    /// after the expansion is complete); else what is wrong with them.
     fn resume_arrays(
         &self,
         table: usize,
         space: &StateSpace,
         index: &StateIndex,
         c: &TableCheckpoint,
-    ) -> std::result::Result<TableArrays, String> {
+    ) -> std::result::Result<(TableArrays, bool), String> {
         self.dir
             .check_sizes(table, index.states(space), index.depth_entries(space))
             .map_err(|e| e.to_string())?;
-        let (codes, depths) = self
+        let found = self
             .dir
             .checksums(table, c.progress.next_depth)
             .map_err(|e| e.to_string())?;
-        for (path, found, want) in [
-            (self.dir.codes_path(table), codes, &c.codes_checksum),
-            (self.dir.depths_path(table), depths, &c.depths_checksum),
-        ] {
-            if found != *want {
-                return Err(format!(
-                    "{} does not match its checksum in the checkpoint (damaged)",
-                    path.display()
-                ));
-            }
+        let damaged = |path: std::path::PathBuf| {
+            format!(
+                "{} does not match its checksum in the checkpoint (damaged)",
+                path.display()
+            )
+        };
+        if found.depths != c.depths_checksum {
+            return Err(damaged(self.dir.depths_path(table)));
         }
-        self.dir
+        let layer_expanded = if found.codes == c.codes_checksum {
+            false
+        } else if !c.finished_codes_checksum.is_empty()
+            && found.finished_codes == c.finished_codes_checksum
+        {
+            true
+        } else {
+            return Err(damaged(self.dir.codes_path(table)));
+        };
+        let arrays = self
+            .dir
             .arrays(table, space, index, false)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        Ok((arrays, layer_expanded))
+    }
+
+    /// The state array of table `table` to flush once a layer's expansion is complete and
+    /// before its finishing pass, if the checkpoint syncs: on disk no state is then retired
+    /// before its successors are marked, so a resume after a machine's crash in the finishing
+    /// pass may finish the layer again.
+    pub fn codes_to_flush(&self, table: usize) -> Option<std::path::PathBuf> {
+        self.sync.then(|| self.dir.codes_path(table))
     }
 
     /// Forgets the search of table `table` (its table failed its check): the next
@@ -264,12 +302,13 @@ impl<'d> Checkpoint<'d> {
     /// Records `progress` of `table` with the checksums of its arrays, and writes the
     /// checkpoint.
     fn record_table(&mut self, table: usize, progress: &SearchProgress) -> Result<()> {
-        let (codes_checksum, depths_checksum) = self.dir.checksums(table, progress.next_depth)?;
+        let found = self.dir.checksums(table, progress.next_depth)?;
         self.state.table = Some(TableCheckpoint {
             table: saturating_u32(table),
             progress: progress.clone(),
-            codes_checksum,
-            depths_checksum,
+            codes_checksum: found.codes,
+            depths_checksum: found.depths,
+            finished_codes_checksum: found.finished_codes,
         });
         self.dir.write_checkpoint(&self.state, self.sync)
     }

@@ -18,9 +18,12 @@
 //!
 //! Nothing read back is trusted. The checkpoint carries a checksum of its own fields and,
 //! for the table in progress, checksums of both arrays as they were when the layer was done
-//! (`array_checksum`); on resume every field is range-checked and the checksums are taken
+//! (`array_checksums`); on resume every field is range-checked and the checksums are taken
 //! again over what the layer being redone cannot have changed yet (its next-layer codes and
-//! depths read as unseen). An edited or damaged checkpoint is refused with a message that
+//! depths read as unseen). A second checksum of the state array also reads the layer's current
+//! states as done: when only that one matches, the coordinator stopped while finishing the
+//! layer (which retires them), after its expansion was complete, and the layer is finished
+//! again rather than expanded again. An edited or damaged checkpoint is refused with a message that
 //! names the file and what to do; damaged arrays are repaired by starting their table again
 //! from its goal (with a warning naming the file). File sizes are checked before mapping and
 //! after every layer, so an outside truncation is an error rather than a fault.
@@ -49,7 +52,7 @@ use crate::engine::units::StateIndex;
 use crate::error::{Error, Result};
 
 pub use checkpoint::{CHECKPOINT_FORMAT, Checkpoint, JobCheckpoint, SEARCH_INDEX, TableCheckpoint};
-use checksum::{ArrayKind, array_checksum};
+use checksum::{ArrayKind, array_checksums};
 
 /// Largest checkpoint file read (a real one is a few hundred bytes).
 const MAX_CHECKPOINT_BYTES: u64 = 1 << 20;
@@ -270,19 +273,24 @@ impl DataDir {
         Ok(())
     }
 
-    /// The checksums of table `table`'s state array and depth bytes as the layer `depth`
-    /// found them (`array_checksum`).
-    fn checksums(&self, table: usize, depth: u32) -> Result<(String, String)> {
+    /// The checksums of table `table`'s arrays as the layer `depth` found them
+    /// (`array_checksums`).
+    fn checksums(&self, table: usize, depth: u32) -> Result<ArrayChecksums> {
         let codes = self.codes_path(table);
         let depths = self.depths_path(table);
         let (c, d) = rayon::join(
-            || array_checksum(&codes, &ArrayKind::Codes, depth),
-            || array_checksum(&depths, &ArrayKind::Depths, depth),
+            || array_checksums(&codes, &[ArrayKind::Codes, ArrayKind::FinishedCodes], depth),
+            || array_checksums(&depths, &[ArrayKind::Depths], depth),
         );
-        Ok((
+        let (mut c, mut d) = (
             c.map_err(|e| Error::io(&codes, e))?,
             d.map_err(|e| Error::io(&depths, e))?,
-        ))
+        );
+        Ok(ArrayChecksums {
+            finished_codes: c.pop().unwrap_or_default(),
+            codes: c.pop().unwrap_or_default(),
+            depths: d.pop().unwrap_or_default(),
+        })
     }
 
     /// Removes the arrays of a table that has been written.
@@ -290,6 +298,16 @@ impl DataDir {
         let _ = fs::remove_file(self.codes_path(table));
         let _ = fs::remove_file(self.depths_path(table));
     }
+}
+
+/// The checksums of a table's arrays as a layer found them.
+struct ArrayChecksums {
+    /// Of the state array.
+    codes: String,
+    /// Of the state array with the layer's current states read as done.
+    finished_codes: String,
+    /// Of the depth bytes.
+    depths: String,
 }
 
 /// Replaces `path` with `bytes` atomically (a temporary file renamed over it), and durably
