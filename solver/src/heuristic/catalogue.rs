@@ -70,6 +70,35 @@ struct Lookup<'a> {
     sets: u32,
 }
 
+impl<'a> Lookup<'a> {
+    /// The lookup of `slot`'s table through its symmetry, in no set yet.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "tiles and cells are below 256, so they fit in a byte"
+    )]
+    fn new(
+        board: Board,
+        goal: Goal,
+        slot: &CatalogueSlot<'a>,
+        regions: &mut SharedRegions,
+    ) -> Lookup<'a> {
+        let n = board.cells();
+        let tile_map: Vec<u8> = (0..n)
+            .map(|t| slot.symmetry.tile(board, goal, t) as u8)
+            .collect();
+        let inverse = slot.symmetry.inverse();
+        let mut cell_map = [0u8; 256];
+        for (c, m) in cell_map.iter_mut().enumerate().take(n) {
+            *m = inverse.cell(board, c) as u8;
+        }
+        Lookup {
+            table: TableLookup::new(slot.pdb, &tile_map, regions),
+            cell_map,
+            sets: 0,
+        }
+    }
+}
+
 /// What a child looks up after a move of one tile, and which of those lookups each set sums.
 #[derive(Clone, Copy, Debug, Default)]
 struct ChildPlan {
@@ -94,15 +123,36 @@ pub struct CatalogueHeuristic<'a> {
     look_ahead: bool,
 }
 
+/// The tiles of `slot`'s pattern as the catalogue names them (its table's tiles through its
+/// symmetry), as a mask; refuses a table of another board or goal, or a symmetry that does
+/// not serve it.
+fn slot_tiles(board: Board, goal: Goal, slot: &CatalogueSlot<'_>) -> Result<u32> {
+    let space = slot.pdb.space();
+    let path = slot.pdb.path().display();
+    if space.board() != board || space.goal() != goal {
+        return Err(Error::Mismatch {
+            tables: format!("{path} ({}, {} goal)", space.board(), space.goal()),
+            state: format!("the catalogue ({board}, {goal} goal)"),
+        });
+    }
+    let tiles = space.pattern().tiles();
+    if !slot.symmetry.serves(board, goal, tiles, space.rule()) {
+        return Err(Error::Unsupported(format!(
+            "the symmetry {} does not serve the {} table {path}: its image of the goal is not \
+             the goal",
+            slot.symmetry,
+            space.rule()
+        )));
+    }
+    let image = slot.symmetry.image(board, goal, tiles).unwrap_or_default();
+    Ok(image.iter().fold(0u32, |m, &t| m | 1 << t))
+}
+
 impl<'a> CatalogueHeuristic<'a> {
     /// The heuristic of `slots` on `board` with `goal`. Refused: a table of another board or
     /// goal, a symmetry that does not serve the table ([`Symmetry::serves`]), sets whose
     /// patterns share a tile, sets numbered with gaps, or more than [`MAX_LOOKUPS`] lookups
     /// or [`MAX_SETS`] sets.
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "tiles, cells and lookup numbers are below 256, so they fit in a byte"
-    )]
     pub fn new(
         board: Board,
         goal: Goal,
@@ -125,25 +175,7 @@ impl<'a> CatalogueHeuristic<'a> {
         let mut lookup_tiles: Vec<u32> = Vec::new();
         let mut slot_lookup = Vec::new();
         for slot in slots {
-            let space = slot.pdb.space();
-            let path = slot.pdb.path().display();
-            if space.board() != board || space.goal() != goal {
-                return Err(Error::Mismatch {
-                    tables: format!("{path} ({}, {} goal)", space.board(), space.goal()),
-                    state: format!("the catalogue ({board}, {goal} goal)"),
-                });
-            }
-            let tiles = space.pattern().tiles();
-            if !slot.symmetry.serves(board, goal, tiles, space.rule()) {
-                return Err(Error::Unsupported(format!(
-                    "the symmetry {} does not serve the {} table {path}: its image of the goal \
-                     is not the goal",
-                    slot.symmetry,
-                    space.rule()
-                )));
-            }
-            let image = slot.symmetry.image(board, goal, tiles).unwrap_or_default();
-            let mask = image.iter().fold(0u32, |m, &t| m | 1 << t);
+            let mask = slot_tiles(board, goal, slot)?;
             if set_tiles[slot.set] & mask != 0 {
                 return Err(Error::Unsupported(format!(
                     "tile {} is in two patterns of set {}: the patterns of an additive set must \
@@ -162,26 +194,14 @@ impl<'a> CatalogueHeuristic<'a> {
                         "a catalogue of more than {MAX_LOOKUPS} distinct (table, symmetry) lookups"
                     )));
                 }
-                let tile_map: Vec<u8> = (0..n)
-                    .map(|t| slot.symmetry.tile(board, goal, t) as u8)
-                    .collect();
-                let inverse = slot.symmetry.inverse();
-                let mut cell_map = [0u8; 256];
-                for (c, m) in cell_map.iter_mut().enumerate().take(n) {
-                    *m = inverse.cell(board, c) as u8;
-                }
                 keys.push(key);
-                lookup_tiles.push(if space.rule() == BlankRule::Aware {
+                lookup_tiles.push(if slot.pdb.space().rule() == BlankRule::Aware {
                     // Every move changes an aware table's entry.
                     board.all_cells() & !1
                 } else {
                     mask
                 });
-                lookups.push(Lookup {
-                    table: TableLookup::new(slot.pdb, &tile_map, &mut regions),
-                    cell_map,
-                    sets: 0,
-                });
+                lookups.push(Lookup::new(board, goal, slot, &mut regions));
                 lookups.len() - 1
             };
             lookups[at].sets |= 1 << slot.set;
