@@ -327,6 +327,23 @@ impl Shard {
             StateCodes::code_of_depth(depth + 1),
         );
         let width = self.own.end - self.own.start;
+        if matches!(self.space.rule(), BlankRule::ZeroAware | BlankRule::Ignored) {
+            // A state is its own depth entry and one entry of the table, and the sets' blocks
+            // are one run of local states: one pass over the run.
+            let blocks = if self.space.rule() == BlankRule::Ignored {
+                sets
+            } else {
+                self.index.first_block(sets.start)..self.index.first_block(sets.end)
+            };
+            let local = blocks.start * width..blocks.end * width;
+            let mut added = 0;
+            self.codes.for_each_with_code(local.clone(), next, |s| {
+                self.depths.record_first(s, depth + 1);
+                added += 1;
+            });
+            self.codes.retire(local, current);
+            return (added, added);
+        }
         let (mut added, mut entries) = (0, 0);
         for c in sets {
             let blocks = if self.space.rule() == BlankRule::Ignored {

@@ -112,6 +112,17 @@ impl<'a> RegionListShape<'a> {
         self.orders.div_ceil(8) as usize
     }
 
+    /// The blocks of `block`'s tile set, and whether their states are of the layer's parity.
+    fn set_blocks_parity(&self, block: u64) -> (Range<u64>, bool) {
+        if self.ignored {
+            return (block..block + 1, self.block_has_parity(block));
+        }
+        let set_rank = self.index.block_and_set(block * self.orders).1;
+        let blocks = self.index.first_block(set_rank)..self.index.first_block(set_rank + 1);
+        let parity = (self.index.set_mask(set_rank) & self.odd).count_ones() % 2 == self.parity;
+        (blocks, parity)
+    }
+
     /// Whether the states of `block` are of the layer's parity.
     fn block_has_parity(&self, block: u64) -> bool {
         let set_rank = if self.ignored {
@@ -148,10 +159,15 @@ pub struct RegionListEncoder<'a> {
     shape: RegionListShape<'a>,
     allowed: Range<u64>,
     out: Vec<u8>,
-    /// The last block written, and the block being collected with its orders.
+    /// The last block written, and the block being collected (with its first state) and its
+    /// orders.
     written: Option<u64>,
     block: Option<u64>,
+    block_start: u64,
     orders: Vec<u64>,
+    /// The blocks of the tile set last checked, and whether they are of the layer's parity.
+    checked_blocks: Range<u64>,
+    checked_parity: bool,
     last: Option<u64>,
     count: u64,
     error: Option<Error>,
@@ -166,7 +182,10 @@ impl<'a> RegionListEncoder<'a> {
             out: Vec::new(),
             written: None,
             block: None,
+            block_start: 0,
             orders: Vec::new(),
+            checked_blocks: 0..0,
+            checked_parity: false,
             last: None,
             count: 0,
             error: None,
@@ -188,16 +207,24 @@ impl<'a> RegionListEncoder<'a> {
             self.refuse(state, "is not above the one before in the allowed range");
             return;
         }
-        let block = state / self.shape.orders;
-        if self.block != Some(block) {
+        // The state lies above the one before, so at or above the collected block's first
+        // state: it is of that block when it is less than `k!` above it (no division).
+        let in_block =
+            self.block.is_some() && state.wrapping_sub(self.block_start) < self.shape.orders;
+        if !in_block {
+            let block = state / self.shape.orders;
             self.flush();
-            if !self.shape.block_has_parity(block) {
+            if !self.checked_blocks.contains(&block) {
+                (self.checked_blocks, self.checked_parity) = self.shape.set_blocks_parity(block);
+            }
+            if !self.checked_parity {
                 self.refuse(state, "is not of the layer's parity");
                 return;
             }
             self.block = Some(block);
+            self.block_start = block * self.shape.orders;
         }
-        self.orders.push(state % self.shape.orders);
+        self.orders.push(state - self.block_start);
         self.last = Some(state);
         self.count += 1;
     }
@@ -480,6 +507,31 @@ mod tests {
         assert!(decode_region_states(&bytes, 2, &shape, a + 1..shape.states()).is_err());
         let odd = RegionListShape::new(&index, false, &[1, 2, 3], 1);
         assert!(decode_region_states(&bytes, 2, &odd, all).is_err());
+    }
+
+    /// The encoder remembers the last tile set's parity: a state of the other parity is
+    /// refused right after a state of the layer's, in the next block, set or further on.
+    #[test]
+    fn parity_is_checked_for_every_set_a_list_enters() {
+        let index = index("3x4", 3);
+        for ignored in [false, true] {
+            let shape = RegionListShape::new(&index, ignored, &[1, 2, 3], 0);
+            let all = 0..shape.states();
+            let good = layer_states(&shape, all.clone(), 1);
+            let wrong: Vec<u64> = all
+                .clone()
+                .filter(|&s| !shape.block_has_parity(s / shape.orders))
+                .collect();
+            for &a in good.iter().step_by(97) {
+                let after = wrong.iter().filter(|&&w| w > a).take(400).step_by(7);
+                for &w in after {
+                    assert!(encode_region_states(&shape, all.clone(), &[a, w]).is_err());
+                }
+                let later = good.iter().filter(|&&g| g > a).step_by(5).take(20);
+                let list: Vec<u64> = std::iter::once(a).chain(later.copied()).collect();
+                assert!(encode_region_states(&shape, all.clone(), &list).is_ok());
+            }
+        }
     }
 
     /// Any bytes decode to valid states or to an error, never a panic.

@@ -18,6 +18,7 @@
 
 pub mod checkpoint;
 pub mod peer;
+mod radix;
 mod send;
 
 use std::net::SocketAddr;

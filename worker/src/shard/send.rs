@@ -1,5 +1,5 @@
 //! A shard's layer: expanded on the worker's threads, each foreign successor gathered per
-//! owner and pushed to it in sorted, deduplicated region lists of at most
+//! owner and pushed to it in sorted (a radix sort), deduplicated region lists of at most
 //! [`super::peer::MAX_PUSH_STATES`] states (zstd on the wire); and the layer finished.
 //!
 //! A thread pushes a full list itself and waits for the owner's answer, so the lists in
@@ -20,6 +20,7 @@ use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
 use super::peer::{MAX_MESSAGE_BYTES, MAX_PUSH_STATES};
+use super::radix::radix_sort;
 use crate::client::retry::peer_unreachable;
 use crate::error::{Error, Result};
 
@@ -68,6 +69,8 @@ struct Sent {
 /// One thread's lists in the making, one per owner.
 struct Outbox<'a> {
     lists: Vec<Vec<u64>>,
+    /// The second buffer of the lists' sorts.
+    scratch: Vec<u64>,
     push: &'a dyn Fn(u32, &mut Vec<u64>) -> Result<u64>,
     sent: Sent,
     error: Option<Error>,
@@ -85,7 +88,7 @@ impl Outbox<'_> {
 
     fn flush(&mut self, to: u32) {
         let list = &mut self.lists[to as usize];
-        list.sort_unstable();
+        radix_sort(list, &mut self.scratch);
         list.dedup();
         while !list.is_empty() && self.error.is_none() {
             let n = list
@@ -208,6 +211,7 @@ pub fn expand_layer(
                 .map(|sets| {
                     let mut outbox = Outbox {
                         lists: vec![Vec::new(); shards],
+                        scratch: Vec::new(),
                         push: &push,
                         sent: Sent::default(),
                         error: None,

@@ -1,0 +1,97 @@
+//! Sorting a shard's outgoing successors: a least-significant-digit radix sort of state
+//! numbers, a pass per 10 bits up to the largest number's highest bit.
+
+/// Bits of a digit: the counts of one pass (1,024 of them) and the places they write to stay
+/// near in the caches.
+const DIGIT_BITS: u32 = 10;
+const BUCKETS: usize = 1 << DIGIT_BITS;
+/// Lists shorter than this are sorted by comparison (a pass costs more than they do).
+const SHORT: usize = 256;
+
+/// Sorts `values` in increasing order; `scratch` is the second buffer of the passes (what it
+/// holds before and after is of no meaning; keeping it spares an allocation per list).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a digit is masked to DIGIT_BITS bits, an index of the counts"
+)]
+pub fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    if values.len() < SHORT {
+        values.sort_unstable();
+        return;
+    }
+    let bits = 64 - values.iter().fold(0, |m, &v| m | v).leading_zeros();
+    scratch.clear();
+    scratch.resize(values.len(), 0);
+    let digit = |v: u64, shift: u32| (v >> shift) as usize & (BUCKETS - 1);
+    let mut shift = 0;
+    while shift < bits {
+        let mut starts = [0usize; BUCKETS];
+        for &v in values.iter() {
+            starts[digit(v, shift)] += 1;
+        }
+        // A digit the same in every value leaves the order as it is.
+        if !starts.contains(&values.len()) {
+            let mut at = 0;
+            for start in &mut starts {
+                let n = *start;
+                *start = at;
+                at += n;
+            }
+            for &v in values.iter() {
+                let d = digit(v, shift);
+                scratch[starts[d]] = v;
+                starts[d] += 1;
+            }
+            std::mem::swap(values, scratch);
+        }
+        shift += DIGIT_BITS;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Numbers from a xorshift generator, kept below `1 << bits`.
+    fn numbers(n: usize, bits: u32, mut x: u64) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if bits == 64 { x } else { x & ((1 << bits) - 1) }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorts_as_the_standard_sort_does() {
+        let mut scratch = vec![7; 3];
+        for n in [0, 1, 2, SHORT - 1, SHORT, 1000, 70_000] {
+            for bits in [1, 8, 10, 11, 28, 41, 64] {
+                let mut values = numbers(n, bits, 0x9e37_79b9_7f4a_7c15 ^ n as u64);
+                // Repeats, as successors reached twice are.
+                let repeats: Vec<u64> = values.iter().step_by(3).copied().collect();
+                values.extend(repeats);
+                let mut expected = values.clone();
+                expected.sort_unstable();
+                radix_sort(&mut values, &mut scratch);
+                assert_eq!(values, expected, "{n} numbers of {bits} bits");
+            }
+        }
+    }
+
+    #[test]
+    fn a_digit_shared_by_every_number_is_skipped_correctly() {
+        // Every number has the same middle digit; the low and high ones differ.
+        let mut values: Vec<u64> = numbers(5000, 10, 3)
+            .into_iter()
+            .zip(numbers(5000, 10, 5))
+            .map(|(low, high)| high << 20 | 5 << 10 | low)
+            .collect();
+        let mut expected = values.clone();
+        expected.sort_unstable();
+        radix_sort(&mut values, &mut Vec::new());
+        assert_eq!(values, expected);
+    }
+}
