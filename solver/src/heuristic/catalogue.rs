@@ -123,6 +123,18 @@ pub struct CatalogueHeuristic<'a> {
     look_ahead: bool,
 }
 
+/// The positions of the set bits of `mask`, lowest first.
+#[inline(always)]
+fn ones(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let bit = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            bit
+        })
+    })
+}
+
 /// The tiles of `slot`'s pattern as the catalogue names them (its table's tiles through its
 /// symmetry), as a mask; refuses a table of another board or goal, or a symmetry that does
 /// not serve it.
@@ -304,26 +316,19 @@ impl<'a> CatalogueHeuristic<'a> {
         let old = parent.values[l];
         let value = t.child_value(index, m, old);
         memo.values[l] = value;
-        let mut sets = lookup.sets;
-        while sets != 0 {
-            let s = sets.trailing_zeros() as usize;
+        for s in ones(lookup.sets) {
             memo.sums[s] = memo.sums[s]
                 .wrapping_add(u16::from(value))
                 .wrapping_sub(u16::from(old));
-            sets &= sets - 1;
         }
     }
 
     /// The sets that sum the lookups of the steps `steps` (bit `q` for step `q`) of `plan`.
     #[inline(always)]
-    fn lookups_sets(&self, plan: &ChildPlan, mut steps: u32) -> u32 {
-        let mut sets = 0;
-        while steps != 0 {
-            let q = steps.trailing_zeros() as usize;
-            steps &= steps - 1;
-            sets |= self.lookups[plan.lookups[q] as usize].sets;
-        }
-        sets
+    fn lookups_sets(&self, plan: &ChildPlan, steps: u32) -> u32 {
+        ones(steps).fold(0, |sets, q| {
+            sets | self.lookups[plan.lookups[q] as usize].sets
+        })
     }
 
     /// The largest sum above `limit` among the sets of `candidates` whose steps are all in
@@ -332,14 +337,12 @@ impl<'a> CatalogueHeuristic<'a> {
     fn complete_above(
         plan: &ChildPlan,
         memo: &CatalogueMemo,
-        mut candidates: u32,
+        candidates: u32,
         done: u32,
         limit: u32,
     ) -> Option<u32> {
         let mut above = None;
-        while candidates != 0 {
-            let s = candidates.trailing_zeros() as usize;
-            candidates &= candidates - 1;
+        for s in ones(candidates) {
             let sum = u32::from(memo.sums[s]);
             if u32::from(plan.set_steps[s]) & !done == 0 && sum > limit {
                 above = Some(above.map_or(sum, |a: u32| a.max(sum)));
@@ -369,11 +372,9 @@ fn child_plans(n: usize, tiles: &[u32], sets: &[u32]) -> Result<[ChildPlan; MAX_
                 )));
             }
             plan.lookups[q] = l as u8;
-            let mut of = sets[l];
-            plan.touched |= of;
-            while of != 0 {
-                plan.set_steps[of.trailing_zeros() as usize] |= 1 << q;
-                of &= of - 1;
+            plan.touched |= sets[l];
+            for s in ones(sets[l]) {
+                plan.set_steps[s] |= 1 << q;
             }
             plan.count += 1;
         }
@@ -466,20 +467,14 @@ impl Heuristic for CatalogueHeuristic<'_> {
         // The parent's largest touched set (the first of the largest).
         let mut first = 0;
         let mut largest = None;
-        let mut touched = plan.touched;
-        while touched != 0 {
-            let s = touched.trailing_zeros() as usize;
-            touched &= touched - 1;
+        for s in ones(plan.touched) {
             if largest.is_none_or(|l| parent.sums[s] > l) {
                 largest = Some(parent.sums[s]);
                 first = s;
             }
         }
         let mut done = 0u32;
-        let mut steps = u32::from(plan.set_steps[first]);
-        while steps != 0 {
-            let q = steps.trailing_zeros() as usize;
-            steps &= steps - 1;
+        for q in ones(u32::from(plan.set_steps[first])) {
             self.child_step(plan, q, cells, started.index[q], parent, memo);
             done |= 1 << q;
         }
