@@ -34,14 +34,14 @@ const CHECKSUM_PIECE: usize = 8 << 20;
     clippy::cast_possible_truncation,
     reason = "8 MiB pieces: every length fits a usize"
 )]
-pub(super) fn array_checksums(
+pub(super) fn array_checksums<const N: usize>(
     path: &Path,
-    kinds: &[ArrayKind],
+    kinds: [ArrayKind; N],
     depth: u32,
-) -> std::io::Result<Vec<String>> {
+) -> std::io::Result<[String; N]> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
-    let readings: Vec<[u8; 256]> = kinds.iter().map(|k| reading(k, depth)).collect();
+    let readings = kinds.map(|k| reading(&k, depth));
     let pieces = len.div_ceil(CHECKSUM_PIECE as u64);
     let crcs = (0..pieces)
         .into_par_iter()
@@ -50,26 +50,21 @@ pub(super) fn array_checksums(
             let mut buf = vec![0u8; (len - start).min(CHECKSUM_PIECE as u64) as usize];
             file.read_exact_at(&mut buf, start)?;
             let mut read = vec![0u8; buf.len()];
-            Ok(readings
-                .iter()
-                .map(|r| {
-                    for (out, &b) in read.iter_mut().zip(&buf) {
-                        *out = r[usize::from(b)];
-                    }
-                    crc32fast::hash(&read)
-                })
-                .collect::<Vec<u32>>())
+            Ok(readings.map(|r| {
+                for (out, &b) in read.iter_mut().zip(&buf) {
+                    *out = r[usize::from(b)];
+                }
+                crc32fast::hash(&read)
+            }))
         })
-        .collect::<std::io::Result<Vec<Vec<u32>>>>()?;
-    Ok((0..kinds.len())
-        .map(|k| {
-            let mut all = crc32fast::Hasher::new();
-            for piece in &crcs {
-                all.update(&piece[k].to_le_bytes());
-            }
-            format!("{:08x}-{len}", all.finalize())
-        })
-        .collect())
+        .collect::<std::io::Result<Vec<[u32; N]>>>()?;
+    Ok(std::array::from_fn(|k| {
+        let mut all = crc32fast::Hasher::new();
+        for piece in &crcs {
+            all.update(&piece[k].to_le_bytes());
+        }
+        format!("{:08x}-{len}", all.finalize())
+    }))
 }
 
 /// How a byte of an array file of `kind` reads for the layer `depth`'s checksum.

@@ -279,17 +279,15 @@ impl DataDir {
         let codes = self.codes_path(table);
         let depths = self.depths_path(table);
         let (c, d) = rayon::join(
-            || array_checksums(&codes, &[ArrayKind::Codes, ArrayKind::FinishedCodes], depth),
-            || array_checksums(&depths, &[ArrayKind::Depths], depth),
+            || array_checksums(&codes, [ArrayKind::Codes, ArrayKind::FinishedCodes], depth),
+            || array_checksums(&depths, [ArrayKind::Depths], depth),
         );
-        let (mut c, mut d) = (
-            c.map_err(|e| Error::io(&codes, e))?,
-            d.map_err(|e| Error::io(&depths, e))?,
-        );
+        let [codes_checksum, finished_codes] = c.map_err(|e| Error::io(&codes, e))?;
+        let [depths_checksum] = d.map_err(|e| Error::io(&depths, e))?;
         Ok(ArrayChecksums {
-            finished_codes: c.pop().unwrap_or_default(),
-            codes: c.pop().unwrap_or_default(),
-            depths: d.pop().unwrap_or_default(),
+            codes: codes_checksum,
+            finished_codes,
+            depths: depths_checksum,
         })
     }
 
