@@ -274,6 +274,18 @@ fn unsolvable_states_are_refused() {
     assert!(err.contains("not solvable"), "{err}");
 }
 
+/// The 8-puzzle's partition of three tables, {1,2,3}, {4,5,6} and {7,8}.
+fn three_three_two() -> Partition {
+    let board: Board = "3x3".parse().unwrap();
+    let pattern = |tiles: &[u8]| Pattern::new(board, tiles.to_vec()).unwrap();
+    Partition::new(
+        "8:3-3-2",
+        board,
+        vec![pattern(&[1, 2, 3]), pattern(&[4, 5, 6]), pattern(&[7, 8])],
+    )
+    .unwrap()
+}
+
 /// IDA* as the solver did it before it looked ahead (each child evaluated in one go, just
 /// before it is visited), with the same conventions: moves up, left, right, down; only the
 /// undo of the last move pruned; every child counted; stop at the first solution. The
@@ -393,13 +405,7 @@ fn the_look_ahead_keeps_the_nodes_of_a_plain_ida_star() {
     );
     // Three aware tables with reflection: six lookups a child, more than the heuristic starts
     // ahead (it computes the others when it finishes).
-    let pattern = |tiles: &[u8]| Pattern::new(board, tiles.to_vec()).unwrap();
-    let three = Partition::new(
-        "8:3-3-2",
-        board,
-        vec![pattern(&[1, 2, 3]), pattern(&[4, 5, 6]), pattern(&[7, 8])],
-    )
-    .unwrap();
+    let three = three_three_two();
     let halves = Partition::named("8:4-4").unwrap();
     for (partition, rule, encoding) in [
         (&halves, BlankRule::Minimized, Encoding::Byte),
@@ -438,13 +444,7 @@ fn stopping_a_pruned_childs_lookups_keeps_the_nodes_of_a_plain_ida_star() {
     let goal = Goal::BlankFirst;
     let cache = tempfile::tempdir().unwrap();
     let cases = sample(&complete_bfs(board, goal), 12, 12);
-    let pattern = |tiles: &[u8]| Pattern::new(board, tiles.to_vec()).unwrap();
-    let three = Partition::new(
-        "8:3-3-2",
-        board,
-        vec![pattern(&[1, 2, 3]), pattern(&[4, 5, 6]), pattern(&[7, 8])],
-    )
-    .unwrap();
+    let three = three_three_two();
     let halves = Partition::named("8:4-4").unwrap();
     let transpose = Symmetry::all(board)
         .into_iter()
@@ -501,13 +501,7 @@ fn values_along_a_path_equal_values_from_scratch() {
     let board: Board = "3x3".parse().unwrap();
     let goal = Goal::BlankFirst;
     let cache = tempfile::tempdir().unwrap();
-    let pattern = |tiles: &[u8]| Pattern::new(board, tiles.to_vec()).unwrap();
-    let three = Partition::new(
-        "8:3-3-2",
-        board,
-        vec![pattern(&[1, 2, 3]), pattern(&[4, 5, 6]), pattern(&[7, 8])],
-    )
-    .unwrap();
+    let three = three_three_two();
     let mut rng = rand::rngs::StdRng::seed_from_u64(22);
     for (rule, encoding) in [
         (BlankRule::Minimized, Encoding::Byte),
