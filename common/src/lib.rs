@@ -21,6 +21,7 @@
 //! * [`plot`]: charts as SVG and, with the `png` feature, PNG.
 //! * `wire` (feature `wire`, on by default): the gRPC protocol between coordinator and workers.
 
+pub mod allocator;
 pub mod atomic_array;
 pub mod board;
 pub mod catalogue;

@@ -92,6 +92,9 @@ row 24-6-zero-aware-byte --puzzle 24 --pattern 1,2,5,6,7,12 --blank zero-aware
 row 24-6-zero-aware-1bit --puzzle 24 --pattern 1,2,5,6,7,12 --blank zero-aware --encoding 1-bit
 row 24-6-zero-aware-1bit-no-proof --puzzle 24 --pattern 1,2,5,6,7,12 --blank zero-aware --encoding 1-bit --no-proof
 row 24-6-minimized --puzzle 24 --pattern 1,2,5,6,7,12
+# Two tables in one process: the second must not peak above the first (what the first frees
+# goes back to the system).
+row 24-6-6-zero-aware-1bit --puzzle 24 --pattern 1,2,5,6,7,12 --pattern 3,4,8,9,13,14 --blank zero-aware --encoding 1-bit
 if [[ -n $ZIB ]] && wanted zib-24-6; then
     mkdir -p "$OUT/zib"
     figures=$(measure zib-24-6 "$OUT/zib" "$ZIB" -j 2 -t 0,1,2,5,6,7,12 -f z.pdb)

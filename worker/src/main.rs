@@ -25,6 +25,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    tilepdb_common::allocator::keep_large_blocks_mapped();
     let cli = Cli::parse();
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
