@@ -39,11 +39,13 @@ pub struct CatalogueSlot<'a> {
     pub symmetry: Symmetry,
 }
 
-/// The values of each lookup for a node, and each set's sum.
+/// The values of each lookup for a node, each set's sum, and the first set of the largest
+/// sum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CatalogueMemo {
     values: [u8; MAX_LOOKUPS],
     sums: [u16; MAX_SETS],
+    largest: u8,
 }
 
 impl Default for CatalogueMemo {
@@ -51,6 +53,7 @@ impl Default for CatalogueMemo {
         CatalogueMemo {
             values: [0; MAX_LOOKUPS],
             sums: [0; MAX_SETS],
+            largest: 0,
         }
     }
 }
@@ -291,9 +294,21 @@ impl<'a> CatalogueHeuristic<'a> {
             .entry(&at, blank, self.board.all_cells())
     }
 
+    /// The largest sum of `memo`, whose set (the first of the largest) it records.
     #[inline]
-    fn total(&self, memo: &CatalogueMemo) -> u32 {
-        u32::from(memo.sums[..self.sets].iter().copied().max().unwrap_or(0))
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a set number is below MAX_SETS, so it fits in a byte"
+    )]
+    fn total(&self, memo: &mut CatalogueMemo) -> u32 {
+        let mut largest = 0;
+        for s in 1..self.sets {
+            if memo.sums[s] > memo.sums[largest] {
+                largest = s;
+            }
+        }
+        memo.largest = largest as u8;
+        u32::from(memo.sums[largest])
     }
 
     /// Computes the entry indices of the steps `steps` (bit `q` for step `q`) of `plan` into
@@ -317,9 +332,12 @@ impl<'a> CatalogueHeuristic<'a> {
     }
 
     /// The touched set (of `plan`) that was the parent's largest, the first of the largest:
-    /// the likeliest to prune the child.
+    /// the likeliest to prune the child. The parent's own when the move touches every set.
     #[inline(always)]
-    fn likeliest_pruner(plan: &ChildPlan, parent: &CatalogueMemo) -> usize {
+    fn likeliest_pruner(&self, plan: &ChildPlan, parent: &CatalogueMemo) -> usize {
+        if plan.touched == (1 << self.sets) - 1 {
+            return usize::from(parent.largest);
+        }
         let mut first = 0;
         let mut largest = None;
         for s in ones(plan.touched) {
@@ -449,7 +467,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
                 }
             }
         }
-        Ok((self.total(&memo), memo))
+        Ok((self.total(&mut memo), memo))
     }
 
     #[inline(always)]
@@ -486,7 +504,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if Self::complete_above(plan, parent, all_sets & !plan.touched, 0, limit).is_some() {
             return;
         }
-        let first = Self::likeliest_pruner(plan, parent);
+        let first = self.likeliest_pruner(plan, parent);
         let steps = if u32::from(parent.sums[first]) + 1 > limit {
             u32::from(plan.set_steps[first])
         } else {
@@ -515,7 +533,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit) {
             return Some(h);
         }
-        let first = Self::likeliest_pruner(plan, parent);
+        let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         for q in ones(u32::from(plan.set_steps[first]) & started.started) {
             self.child_step(plan, q, cells, started, parent, memo);
@@ -606,7 +624,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit) {
             return h;
         }
-        let first = Self::likeliest_pruner(plan, parent);
+        let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         for q in ones(u32::from(plan.set_steps[first])) {
             self.child_step(plan, q, cells, started, parent, memo);
