@@ -18,8 +18,8 @@ use tilepdb_common::{BlankRule, Board, Goal, Partition, Pattern, PuzzleState};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
 use tilepdb_solver::heuristic::{
-    CatalogueHeuristic, CatalogueSlot, Heuristic, LinearConflict, Manhattan, Misplaced,
-    PdbHeuristic,
+    CatalogueHeuristic, CatalogueSlot, CatalogueStarted, Heuristic, LinearConflict, Manhattan,
+    Misplaced, PdbHeuristic,
 };
 use tilepdb_solver::search::{Limits, Outcome, a_star, ida_star};
 
@@ -517,7 +517,7 @@ fn check_probe_and_resume(
             let (value, child_memo) = h.after_move(&child, tile, from, &memo);
             for start_limit in (0..=value + 2).chain([u32::MAX]) {
                 for limit in 0..=start_limit.min(value + 2) {
-                    let mut started = Default::default();
+                    let mut started = CatalogueStarted::default();
                     h.start_move_within(&child, tile, from, &memo, &mut started, start_limit);
                     let mut got_memo = memo;
                     let probed = h.probe_move(
