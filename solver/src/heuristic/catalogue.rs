@@ -39,11 +39,13 @@ pub struct CatalogueSlot<'a> {
     pub symmetry: Symmetry,
 }
 
-/// The values of each lookup for a node, and each set's sum.
+/// The values of each lookup for a node, each set's sum, and the first set of the largest
+/// sum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CatalogueMemo {
     values: [u8; MAX_LOOKUPS],
     sums: [u16; MAX_SETS],
+    largest: u8,
 }
 
 impl Default for CatalogueMemo {
@@ -51,14 +53,19 @@ impl Default for CatalogueMemo {
         CatalogueMemo {
             values: [0; MAX_LOOKUPS],
             sums: [0; MAX_SETS],
+            largest: 0,
         }
     }
 }
 
-/// The entry indices of a child's lookups, being fetched since [`Heuristic::start_move`].
+/// The entry indices of a child's lookups, being fetched since [`Heuristic::start_move`]
+/// (bit `q` of `started` for step `q` of the child's plan), and the steps that
+/// [`Heuristic::probe_move`] read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CatalogueStarted {
     index: [u64; MAX_CHILD_LOOKUPS],
+    started: u32,
+    read: u32,
 }
 
 /// One distinct (table, symmetry) pair.
@@ -287,24 +294,80 @@ impl<'a> CatalogueHeuristic<'a> {
             .entry(&at, blank, self.board.all_cells())
     }
 
+    /// The largest sum of `memo`, whose set (the first of the largest) it records.
     #[inline]
-    fn total(&self, memo: &CatalogueMemo) -> u32 {
-        u32::from(memo.sums[..self.sets].iter().copied().max().unwrap_or(0))
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a set number is below MAX_SETS, so it fits in a byte"
+    )]
+    fn total(&self, memo: &mut CatalogueMemo) -> u32 {
+        let mut largest = 0;
+        for s in 1..self.sets {
+            if memo.sums[s] > memo.sums[largest] {
+                largest = s;
+            }
+        }
+        memo.largest = largest as u8;
+        u32::from(memo.sums[largest])
     }
 
-    /// Step `q` of `plan`: reads its lookup's entry (index `index`) into `memo` and moves the
-    /// sums of its sets by the difference from the parent's value.
+    /// Computes the entry indices of the steps `steps` (bit `q` for step `q`) of `plan` into
+    /// `started` and asks the processor to fetch them.
+    #[inline(always)]
+    fn start_steps(
+        &self,
+        plan: &ChildPlan,
+        steps: u32,
+        cells: &[u8],
+        started: &mut CatalogueStarted,
+    ) {
+        for q in ones(steps) {
+            let l = plan.lookups[q] as usize;
+            let index = self.index(l, cells);
+            let t = &self.lookups[l].table;
+            t.encoding.prefetch(t.payload, index);
+            started.index[q] = index;
+        }
+        started.started |= steps;
+    }
+
+    /// The touched set (of `plan`) that was the parent's largest, the first of the largest:
+    /// the likeliest to prune the child. The parent's own when the move touches every set.
+    #[inline(always)]
+    fn likeliest_pruner(&self, plan: &ChildPlan, parent: &CatalogueMemo) -> usize {
+        if plan.touched == (1 << self.sets) - 1 {
+            return usize::from(parent.largest);
+        }
+        let mut first = 0;
+        let mut largest = None;
+        for s in ones(plan.touched) {
+            if largest.is_none_or(|l| parent.sums[s] > l) {
+                largest = Some(parent.sums[s]);
+                first = s;
+            }
+        }
+        first
+    }
+
+    /// Step `q` of `plan`: reads its lookup's entry (its index in `started`, computed here if
+    /// it was not started) into `memo` and moves the sums of its sets by the difference from
+    /// the parent's value.
     #[inline(always)]
     fn child_step(
         &self,
         plan: &ChildPlan,
         q: usize,
         cells: &[u8],
-        index: u64,
+        started: &CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
     ) {
         let l = plan.lookups[q] as usize;
+        let index = if started.started & (1 << q) != 0 {
+            started.index[q]
+        } else {
+            self.index(l, cells)
+        };
         let lookup = &self.lookups[l];
         let t = &lookup.table;
         let m = if t.child_needs_manhattan() {
@@ -404,7 +467,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
                 }
             }
         }
-        Ok((self.total(&memo), memo))
+        Ok((self.total(&mut memo), memo))
     }
 
     #[inline(always)]
@@ -417,13 +480,110 @@ impl Heuristic for CatalogueHeuristic<'_> {
         started: &mut CatalogueStarted,
     ) {
         let plan = &self.child_plans[tile];
-        for q in 0..plan.count as usize {
-            let l = plan.lookups[q] as usize;
-            let index = self.index(l, cells);
-            let t = &self.lookups[l].table;
-            t.encoding.prefetch(t.payload, index);
-            started.index[q] = index;
+        started.started = 0;
+        self.start_steps(plan, (1 << plan.count) - 1, cells, started);
+    }
+
+    /// Starts nothing when a set the move leaves as it was is above `limit` (the child is
+    /// pruned as it is), only the lookup of the parent's largest touched set
+    /// ([`CatalogueHeuristic::finish_move_within`]'s first) when that set is within a step of
+    /// `limit` (one more and the child may be pruned), else every lookup.
+    #[inline(always)]
+    fn start_move_within(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        _from: usize,
+        parent: &CatalogueMemo,
+        started: &mut CatalogueStarted,
+        limit: u32,
+    ) {
+        let plan = &self.child_plans[tile];
+        started.started = 0;
+        let all_sets = (1u32 << self.sets) - 1;
+        if Self::complete_above(plan, parent, all_sets & !plan.touched, 0, limit).is_some() {
+            return;
         }
+        let first = self.likeliest_pruner(plan, parent);
+        let steps = if u32::from(parent.sums[first]) + 1 > limit {
+            u32::from(plan.set_steps[first])
+        } else {
+            (1 << plan.count) - 1
+        };
+        self.start_steps(plan, steps, cells, started);
+    }
+
+    /// Reads the started lookups, the parent's largest touched set's first, stopping as
+    /// [`CatalogueHeuristic::finish_move_within`] does; starts the others if the child is
+    /// not settled by then.
+    #[inline(always)]
+    fn probe_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        _from: usize,
+        started: &mut CatalogueStarted,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+        limit: u32,
+    ) -> Option<u32> {
+        *memo = *parent;
+        let plan = &self.child_plans[tile];
+        let all_sets = (1u32 << self.sets) - 1;
+        if let Some(h) = Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit) {
+            return Some(h);
+        }
+        let first = self.likeliest_pruner(plan, parent);
+        let mut done = 0u32;
+        for q in ones(u32::from(plan.set_steps[first]) & started.started) {
+            self.child_step(plan, q, cells, started, parent, memo);
+            done |= 1 << q;
+        }
+        if done != 0 {
+            let sets = self.lookups_sets(plan, done);
+            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
+                return Some(h);
+            }
+        }
+        for q in ones(started.started & !done) {
+            self.child_step(plan, q, cells, started, parent, memo);
+            done |= 1 << q;
+            let sets = self.lookups[plan.lookups[q] as usize].sets;
+            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
+                return Some(h);
+            }
+        }
+        let all_steps = (1u32 << plan.count) - 1;
+        if done == all_steps {
+            return Some(self.total(memo));
+        }
+        self.start_steps(plan, all_steps & !started.started, cells, started);
+        started.read = done;
+        None
+    }
+
+    #[inline(always)]
+    fn resume_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        _from: usize,
+        started: &CatalogueStarted,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+        limit: u32,
+    ) -> u32 {
+        let plan = &self.child_plans[tile];
+        let mut done = started.read;
+        for q in ones(((1u32 << plan.count) - 1) & !done) {
+            self.child_step(plan, q, cells, started, parent, memo);
+            done |= 1 << q;
+            let sets = self.lookups[plan.lookups[q] as usize].sets;
+            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
+                return h;
+            }
+        }
+        self.total(memo)
     }
 
     #[inline(always)]
@@ -439,7 +599,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         *memo = *parent;
         let plan = &self.child_plans[tile];
         for q in 0..plan.count as usize {
-            self.child_step(plan, q, cells, started.index[q], parent, memo);
+            self.child_step(plan, q, cells, started, parent, memo);
         }
         self.total(memo)
     }
@@ -464,18 +624,10 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit) {
             return h;
         }
-        // The parent's largest touched set (the first of the largest).
-        let mut first = 0;
-        let mut largest = None;
-        for s in ones(plan.touched) {
-            if largest.is_none_or(|l| parent.sums[s] > l) {
-                largest = Some(parent.sums[s]);
-                first = s;
-            }
-        }
+        let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         for q in ones(u32::from(plan.set_steps[first])) {
-            self.child_step(plan, q, cells, started.index[q], parent, memo);
+            self.child_step(plan, q, cells, started, parent, memo);
             done |= 1 << q;
         }
         if done != 0 {
@@ -488,7 +640,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
             if done & (1 << q) != 0 {
                 continue;
             }
-            self.child_step(plan, q, cells, started.index[q], parent, memo);
+            self.child_step(plan, q, cells, started, parent, memo);
             done |= 1 << q;
             let sets = self.lookups[plan.lookups[q] as usize].sets;
             if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {

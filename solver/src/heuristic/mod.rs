@@ -115,6 +115,71 @@ pub trait Heuristic: Sync {
         self.finish_move(cells, tile, from, started, parent, memo)
     }
 
+    /// [`Heuristic::start_move`] for a child whose value will be compared with `limit`
+    /// ([`Heuristic::finish_move_within`]): a heuristic may start only what is likeliest to
+    /// show that the value is above `limit`, and leave the rest to
+    /// [`Heuristic::probe_move`]. `limit` may be larger than the one the child is finished
+    /// with (the search's limits only decrease). By default [`Heuristic::start_move`].
+    #[inline]
+    fn start_move_within(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        parent: &Self::Memo,
+        started: &mut Self::Started,
+        limit: u32,
+    ) {
+        let _ = limit;
+        self.start_move(cells, tile, from, parent, started);
+    }
+
+    /// The first half of [`Heuristic::finish_move_within`] for a child started by
+    /// [`Heuristic::start_move_within`]: the value as [`Heuristic::finish_move_within`]
+    /// returns it when what was started settles it, else `None` after starting the rest of
+    /// the evaluation into `started` (`memo` then holds what was read so far), which
+    /// [`Heuristic::resume_move`] finishes. Between the two halves a search may work on other
+    /// children while the rest is fetched. By default the whole of
+    /// [`Heuristic::finish_move_within`].
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "finish_move_within's arguments, in the innermost loop"
+    )]
+    #[inline]
+    fn probe_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        started: &mut Self::Started,
+        parent: &Self::Memo,
+        memo: &mut Self::Memo,
+        limit: u32,
+    ) -> Option<u32> {
+        Some(self.finish_move_within(cells, tile, from, started, parent, memo, limit))
+    }
+
+    /// Finishes a child for which [`Heuristic::probe_move`] returned `None`, with the same
+    /// arguments and `memo` as it left it; returns what [`Heuristic::finish_move_within`]
+    /// would. By default [`Heuristic::finish_move_within`] (which starts over from `parent`).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "finish_move_within's arguments, in the innermost loop"
+    )]
+    #[inline]
+    fn resume_move(
+        &self,
+        cells: &[u8],
+        tile: usize,
+        from: usize,
+        started: &Self::Started,
+        parent: &Self::Memo,
+        memo: &mut Self::Memo,
+        limit: u32,
+    ) -> u32 {
+        self.finish_move_within(cells, tile, from, started, parent, memo, limit)
+    }
+
     /// Whether a search should start children ahead of time: worth it for lookups that miss
     /// the cache (tables), a cost for the heuristics computed on the spot. False unless
     /// overridden.

@@ -59,7 +59,8 @@ impl Position<'_> {
     }
 
     /// Fills `children` with the children of this state (of memo `memo`, machine state
-    /// `state`) but those the machine forbids, their evaluation started.
+    /// `state`) but those the machine forbids, their evaluation started for values compared
+    /// with `limit` ([`Heuristic::start_move_within`]).
     #[inline(always)]
     pub(super) fn start_children<H: Heuristic>(
         &mut self,
@@ -67,6 +68,7 @@ impl Position<'_> {
         memo: &H::Memo,
         state: u32,
         children: &mut Children<H::Started>,
+        limit: u32,
     ) {
         let blank = self.cells[0];
         children.count = 0;
@@ -79,12 +81,13 @@ impl Position<'_> {
             let tile = self.tiles[next as usize];
             self.cells[tile as usize] = blank;
             self.cells[0] = next;
-            heuristic.start_move(
+            heuristic.start_move_within(
                 &self.cells,
                 tile as usize,
                 next as usize,
                 memo,
                 &mut children.started[children.count],
+                limit,
             );
             self.cells[tile as usize] = next;
             self.cells[0] = blank;
@@ -139,7 +142,14 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
             evaluated: [(h, memo); 4],
             grandchildren: [Children::default(); 4],
         };
-        position.start_children(heuristic, &memo, state, &mut root.grandchildren[0]);
+        // The bound is not set yet: every lookup started.
+        position.start_children(
+            heuristic,
+            &memo,
+            state,
+            &mut root.grandchildren[0],
+            u32::MAX,
+        );
         let mut frames = Vec::with_capacity(128);
         frames.push(root);
         Ida {
@@ -240,7 +250,11 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
     /// on their siblings: a node finishes its children's evaluations (started by its parent),
     /// starts the children of those it will expand, then visits them in order. Nodes are
     /// counted in that order, as they would be without the look-ahead. A child's evaluation
-    /// stops once it is known to be pruned ([`Ida::child_limit`]).
+    /// stops once it is known to be pruned ([`Ida::child_limit`]); its parent starts only what
+    /// is likeliest to prune it ([`Heuristic::start_move_within`]), and the children that
+    /// this does not settle are finished in a second pass over them
+    /// ([`Heuristic::probe_move`], [`Heuristic::resume_move`]), the rest of their entries
+    /// fetched meanwhile.
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a depth is at most the search's bound, below 2^32"
@@ -255,37 +269,71 @@ impl<'h, 'm, H: Heuristic> Ida<'h, 'm, H> {
         }
         let g = self.root_depth + depth as u32;
         let limit = self.child_limit(g);
+        let grandchild_limit = self.child_limit(g + 1);
         let blank = self.position.cells[0];
         let (done, ahead) = self.frames.split_at_mut(depth + 1);
-        let (_, memo) = &done[depth].evaluated[slot];
-        let children = &done[depth].grandchildren[slot];
+        let Frame {
+            evaluated: done_evaluated,
+            grandchildren: done_grandchildren,
+        } = &mut done[depth];
+        let (_, memo) = &done_evaluated[slot];
+        let children = &mut done_grandchildren[slot];
         let Frame {
             evaluated,
             grandchildren,
         } = &mut ahead[0];
         let count = children.count;
-        for c in 0..count {
-            let (next, tile) = children.moves[c];
-            self.position.play(blank, next, tile);
-            let (child_h, child_memo) = &mut evaluated[c];
-            *child_h = self.heuristic.finish_move_within(
-                &self.position.cells,
-                tile as usize,
-                next as usize,
-                &children.started[c],
-                memo,
-                child_memo,
-                limit,
-            );
-            if g + 1 + *child_h <= self.threshold {
-                self.position.start_children(
-                    self.heuristic,
-                    child_memo,
-                    children.machine[c],
-                    &mut grandchildren[c],
-                );
+        // Children that the first pass leaves unsettled (bit `c` for child `c`).
+        let mut unsettled = 0u32;
+        for pass in 0..2 {
+            for c in 0..count {
+                if pass == 1 && unsettled & (1 << c) == 0 {
+                    continue;
+                }
+                let (next, tile) = children.moves[c];
+                self.position.play(blank, next, tile);
+                let (child_h, child_memo) = &mut evaluated[c];
+                let cells = &self.position.cells;
+                let value = if pass == 0 {
+                    self.heuristic.probe_move(
+                        cells,
+                        tile as usize,
+                        next as usize,
+                        &mut children.started[c],
+                        memo,
+                        child_memo,
+                        limit,
+                    )
+                } else {
+                    Some(self.heuristic.resume_move(
+                        cells,
+                        tile as usize,
+                        next as usize,
+                        &children.started[c],
+                        memo,
+                        child_memo,
+                        limit,
+                    ))
+                };
+                if let Some(h) = value {
+                    *child_h = h;
+                    if g + 1 + h <= self.threshold {
+                        self.position.start_children(
+                            self.heuristic,
+                            child_memo,
+                            children.machine[c],
+                            &mut grandchildren[c],
+                            grandchild_limit,
+                        );
+                    }
+                } else {
+                    unsettled |= 1 << c;
+                }
+                self.position.unplay(blank, next, tile);
             }
-            self.position.unplay(blank, next, tile);
+            if unsettled == 0 {
+                break;
+            }
         }
         for c in 0..count {
             let (next, tile) = self.frames[depth].grandchildren[slot].moves[c];

@@ -18,8 +18,8 @@ use tilepdb_common::{BlankRule, Board, Goal, Partition, Pattern, PuzzleState};
 use tilepdb_coordinator::build::BuildOptions;
 use tilepdb_coordinator::cache::open_or_build;
 use tilepdb_solver::heuristic::{
-    CatalogueHeuristic, CatalogueSlot, Heuristic, LinearConflict, Manhattan, Misplaced,
-    PdbHeuristic,
+    CatalogueHeuristic, CatalogueSlot, CatalogueStarted, Heuristic, LinearConflict, Manhattan,
+    Misplaced, PdbHeuristic,
 };
 use tilepdb_solver::search::{Limits, Outcome, a_star, ida_star};
 
@@ -488,7 +488,70 @@ fn stopping_a_pruned_childs_lookups_keeps_the_nodes_of_a_plain_ida_star() {
             let what = format!("catalogue {rule} {encoding} ahead={ahead}");
             check_nodes(board, goal, &h, &cases, &what);
         }
+        let h = CatalogueHeuristic::new(board, goal, &slots).unwrap();
+        check_probe_and_resume(board, &h, &cases, &format!("catalogue {rule} {encoding}"));
     }
+}
+
+/// Every child of every state of `cases`, started for a limit and finished for a limit no
+/// larger (the search's limits only decrease) by [`Heuristic::probe_move`] and, when it leaves
+/// the child unsettled, [`Heuristic::resume_move`]: the child's exact value and memo when the
+/// value is at most the finishing limit, else a value above it; both halves are taken.
+fn check_probe_and_resume(
+    board: Board,
+    h: &CatalogueHeuristic<'_>,
+    cases: &[(Vec<u8>, u32)],
+    what: &str,
+) {
+    let (mut settled, mut resumed) = (0, 0);
+    for (tiles, _) in cases {
+        let start = PuzzleState::new(board, tiles.clone()).unwrap();
+        let cells = start.cells();
+        let (_, memo) = h.evaluate(&cells).unwrap();
+        let blank = cells[0] as usize;
+        for from in (0..board.cells()).filter(|&c| board.distance(c, blank) == 1) {
+            let tile = tiles[from] as usize;
+            let mut child = cells.clone();
+            child[tile] = cells[0];
+            child[0] = from as u8;
+            let (value, child_memo) = h.after_move(&child, tile, from, &memo);
+            for start_limit in (0..=value + 2).chain([u32::MAX]) {
+                for limit in 0..=start_limit.min(value + 2) {
+                    let mut started = CatalogueStarted::default();
+                    h.start_move_within(&child, tile, from, &memo, &mut started, start_limit);
+                    let mut got_memo = memo;
+                    let probed = h.probe_move(
+                        &child,
+                        tile,
+                        from,
+                        &mut started,
+                        &memo,
+                        &mut got_memo,
+                        limit,
+                    );
+                    let got = probed.unwrap_or_else(|| {
+                        h.resume_move(&child, tile, from, &started, &memo, &mut got_memo, limit)
+                    });
+                    if probed.is_some() {
+                        settled += 1;
+                    } else {
+                        resumed += 1;
+                    }
+                    let case =
+                        format!("{what}: {start}, tile {tile}, limits {start_limit} then {limit}");
+                    if value <= limit {
+                        assert_eq!((got, got_memo), (value, child_memo), "{case}");
+                    } else {
+                        assert!(got > limit, "{case}: {got} for {value}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        settled > 0 && resumed > 0,
+        "{what}: {settled} settled, {resumed} resumed"
+    );
 }
 
 /// Along random walks on the 8-puzzle, every child's value followed from its parent's (only
