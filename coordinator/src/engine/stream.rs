@@ -205,7 +205,7 @@ fn fill_piece(
 }
 
 /// Puts the values of the depth entries `entries` into `out` from its entry `at` on (a byte
-/// per entry for a byte store, else the packed codes ORed in); `at` moves past them.
+/// per entry for a byte store, else the packed codes put in by OR); `at` moves past them.
 fn put_values(depths: &DepthBytes, entries: &[u64], out: &mut [u8], at: &mut u64) {
     let code = depths.code();
     for &e in entries {
