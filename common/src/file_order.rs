@@ -6,7 +6,8 @@
 //! `aware`), except a `zero-aware` file, which is in the index's own order.
 //! [`for_each_depth_entry`] walks a range of a file's entries and names the depth entry of
 //! each: the one map that the single-machine build, the shards and the writer of a sharded
-//! build share.
+//! build share. It walks the ranks incrementally
+//! ([`RegionIndex::for_each_set_and_order`]): no full unrank per placement.
 //!
 //! ```
 //! use tilepdb_common::file_order::for_each_depth_entry;
@@ -22,7 +23,6 @@
 
 use std::ops::Range;
 
-use crate::MAX_CELLS;
 use crate::region_index::RegionIndex;
 use crate::space::{BlankRule, StateSpace};
 
@@ -43,16 +43,14 @@ pub fn for_each_depth_entry(
     let ranker = space.ranker();
     let orders = index.orders();
     let per_rank = space.entries() / space.placements();
+    let ranks = entries.start / per_rank..(entries.end - 1) / per_rank + 1;
+    if space.rule() != BlankRule::Aware {
+        // One entry per placement: the file's entries are its ranks.
+        index.for_each_set_and_order(ranker, ranks, |_, c, _, order| f(c * orders + order));
+        return;
+    }
     let all = space.board().all_cells();
-    let mut cells = [0u8; MAX_CELLS];
-    let (first, last) = (entries.start / per_rank, (entries.end - 1) / per_rank);
-    for rank in first..=last {
-        ranker.unrank(rank, &mut cells);
-        let (c, set, order) = index.set_and_order(&cells);
-        if space.rule() != BlankRule::Aware {
-            f(c * orders + order);
-            continue;
-        }
+    index.for_each_set_and_order(ranker, ranks, |rank, c, set, order| {
         let base = index.first_block(c);
         let regions = index.regions_of(c);
         let mut free = all & !set;
@@ -68,5 +66,5 @@ pub fn for_each_depth_entry(
                 .expect("a free cell is in a region") as u64;
             f((base + r) * orders + order);
         }
-    }
+    });
 }

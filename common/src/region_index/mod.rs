@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::rank::PlacementRanker;
 
 mod orders;
+mod rank_walk;
 #[cfg(test)]
 mod tests;
 

@@ -201,3 +201,40 @@ fn refuses_bad_sizes() {
             .contains("between 1 and 8")
     );
 }
+
+/// The incremental walk gives every rank's (set, bitboard, order) as the plain unrank and
+/// `set_and_order` do, over every rank of small spaces and over ranges that start and end
+/// inside a prefix.
+#[test]
+fn set_and_order_walk_matches_unrank() {
+    for (board, ks) in [("2x2", 1..4), ("3x3", 1..9), ("4x3", 1..5), ("5x5", 1..3)] {
+        let board: Board = board.parse().unwrap();
+        for k in ks {
+            let index = RegionIndex::new(board, k).unwrap();
+            let ranker = PlacementRanker::new(board.cells(), k).unwrap();
+            let total = ranker.placements();
+            let ranges = [
+                0..total,
+                1..total,
+                3..(total - 2).max(3),
+                0..0,
+                total / 2..total / 2 + 1,
+            ];
+            for range in ranges {
+                let mut cells = [0u8; MAX_CELLS];
+                let mut next = range.start;
+                index.for_each_set_and_order(&ranker, range.clone(), |rank, c, set, order| {
+                    assert_eq!(rank, next, "{board} k={k}");
+                    next += 1;
+                    ranker.unrank(rank, &mut cells);
+                    assert_eq!(
+                        index.set_and_order(&cells),
+                        (c, set, order),
+                        "{board} k={k} rank {rank}"
+                    );
+                });
+                assert_eq!(next, range.end.max(range.start), "{board} k={k} {range:?}");
+            }
+        }
+    }
+}

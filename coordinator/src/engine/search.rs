@@ -247,17 +247,18 @@ pub fn finish_layer(
                 let region = index.regions();
                 let added = match space.rule() {
                     BlankRule::Minimized => {
-                        // One depth byte per placement index `c * k! + order`.
+                        // One depth byte per placement index `c * k! + order`: each block's
+                        // orders onto its set's.
                         let f = region.orders();
-                        both(
-                            units
-                                .clone()
-                                .map(|c| {
-                                    let set_states = index.unit_states(space, &(c..c + 1));
-                                    record(set_states, &|s| c * f + s % f)
-                                })
-                                .sum(),
-                        )
+                        let mut added = 0;
+                        for c in units.clone() {
+                            let first = region.first_block(c);
+                            for r in 0..region.regions_of(c).len() as u64 {
+                                let block = (first + r) * f;
+                                added += record(block..block + f, &|s| c * f + (s - block));
+                            }
+                        }
+                        both(added)
                     }
                     BlankRule::Aware => {
                         // A state (set, region, order) stands for every cell of its region.

@@ -173,6 +173,10 @@ pub fn fill_file_order(
         });
 }
 
+/// Depth entries gathered at once: each is asked into the cache as it is named, and read
+/// once the batch is full, so that the reads of a batch wait on memory together.
+const GATHER_BATCH: usize = 64;
+
 /// [`fill_file_order`] of the entries `range`, on this thread.
 fn fill_piece(
     space: &StateSpace,
@@ -181,21 +185,38 @@ fn fill_piece(
     range: std::ops::Range<u64>,
     out: &mut [u8],
 ) {
-    let code = depths.code();
-    if code != DepthCode::Byte {
+    if depths.code() != DepthCode::Byte {
         // Packed codes are ORed in.
         out.fill(0);
     }
     let mut at = 0u64;
+    let mut batch = [0u64; GATHER_BATCH];
+    let mut len = 0;
     for_each_depth_entry(space, index, range, |e| {
+        depths.prefetch(e);
+        batch[len] = e;
+        len += 1;
+        if len == GATHER_BATCH {
+            put_values(depths, &batch, out, &mut at);
+            len = 0;
+        }
+    });
+    put_values(depths, &batch[..len], out, &mut at);
+}
+
+/// Puts the values of the depth entries `entries` into `out` from its entry `at` on (a byte
+/// per entry for a byte store, else the packed codes put in by OR); `at` moves past them.
+fn put_values(depths: &DepthBytes, entries: &[u64], out: &mut [u8], at: &mut u64) {
+    let code = depths.code();
+    for &e in entries {
         let stored = depths.get(e);
         if code == DepthCode::Byte {
-            out[usize::try_from(at).expect("a part held in memory")] = stored.wrapping_sub(1);
+            out[usize::try_from(*at).expect("a part held in memory")] = stored.wrapping_sub(1);
         } else {
-            code.put(out, at, stored);
+            code.put(out, *at, stored);
         }
-        at += 1;
-    });
+        *at += 1;
+    }
 }
 
 /// `bytes` as a length in memory.

@@ -245,7 +245,8 @@ pub const MINIMIZED_BYTE_PART: usize = 4 << 20;
 /// The first entry of the byte payload of a minimized table that is not its least distance
 /// `least` (by set and order, [`UNREACHED`] unmet): the entry, the distance and the byte
 /// stored. The payload is read in rank order, a part at a time (each part's ranks in
-/// parallel, each rank's placement worked out from the rank), and `release` is called with
+/// parallel, each rank's set and order worked out incrementally from the last,
+/// [`RegionIndex::for_each_set_and_order`]), and `release` is called with
 /// each part once it is read.
 #[expect(
     clippy::cast_possible_truncation,
@@ -261,6 +262,8 @@ fn first_wrong_byte(
     const PART: usize = MINIMIZED_BYTE_PART;
     /// Ranks one thread compares at once.
     const PIECE: usize = 1 << 14;
+    /// Placement indices named before they are read.
+    const BATCH: usize = 64;
     let ranker = space.ranker();
     let f = index.orders();
     for (p, part) in payload.chunks(PART).enumerate() {
@@ -269,15 +272,34 @@ fn first_wrong_byte(
             .par_chunks(PIECE)
             .enumerate()
             .find_map_first(|(i, piece)| {
-                let mut cells = [0u8; MAX_CELLS];
                 let start = (first + i * PIECE) as u64;
-                piece.iter().enumerate().find_map(|(j, &stored)| {
-                    let rank = start + j as u64;
-                    ranker.unrank(rank, &mut cells);
-                    let (c, _, order) = index.set_and_order(&cells);
-                    let h = least[(c * f + order) as usize];
-                    (h != stored).then_some((rank, h, stored))
-                })
+                let mut wrong = None;
+                let ranks = start..start + piece.len() as u64;
+                // The placement indices of a batch of ranks are named first and then read
+                // together, so that their reads wait on memory together.
+                let mut batch = [0u64; BATCH];
+                let mut len = 0;
+                let mut compare = |batch: &[u64], next: u64| {
+                    let first = next - batch.len() as u64;
+                    for (j, &placement) in batch.iter().enumerate() {
+                        let rank = first + j as u64;
+                        let (h, stored) =
+                            (least[placement as usize], piece[(rank - start) as usize]);
+                        if h != stored && wrong.is_none() {
+                            wrong = Some((rank, h, stored));
+                        }
+                    }
+                };
+                index.for_each_set_and_order(ranker, ranks.clone(), |rank, c, _, order| {
+                    batch[len] = c * f + order;
+                    len += 1;
+                    if len == BATCH {
+                        compare(&batch, rank + 1);
+                        len = 0;
+                    }
+                });
+                compare(&batch[..len], ranks.end);
+                wrong
             });
         release(first..first + part.len());
         if wrong.is_some() {
