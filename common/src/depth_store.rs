@@ -4,10 +4,17 @@
 //! compare-and-swap that one thread wins), so its depth is
 //! recorded once into a zeroed store; the layer's finishing pass records the same code again,
 //! which changes nothing.
+//!
+//! A byte store of one entry per state can also be the search's state itself, with no two-bit
+//! codes beside it: 0 is unseen, `depth + 1` the layer of `depth`
+//! ([`DepthBytes::for_each_at_depth`], [`StoreLayer`]). The merge rule is then
+//! [`DepthBytes::record_first`] alone, and a layer is retired by the next one's depth.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use crate::atomic_array::AtomicArray;
+use crate::layer::CurrentLayer;
 use crate::table::DepthCode;
 
 /// The depth store: what the search keeps of every entry's depth ([`DepthCode`]): `depth + 1`
@@ -147,6 +154,69 @@ impl DepthBytes {
         self.cells.prefetch(self.code.position(entry).0);
     }
 
+    /// Calls `f` with every entry of `entries` whose recorded depth is `depth`, in increasing
+    /// order: a byte store read eight entries at a time. `depth` is at most 253, as the layer
+    /// loop allows.
+    ///
+    /// ```
+    /// use tilepdb_common::depth_store::DepthBytes;
+    /// let store = DepthBytes::new(20);
+    /// for entry in [3, 9, 10, 19] {
+    ///     store.record_first(entry, 4);
+    /// }
+    /// store.record_first(5, 3);
+    /// let mut at_4 = Vec::new();
+    /// store.for_each_at_depth(4..20, 4, |e| at_4.push(e));
+    /// assert_eq!(at_4, [9, 10, 19]);
+    /// assert_eq!(store.count_at_depth(0..20, 3), 1);
+    /// ```
+    #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "entries are below the array's length (a usize); the layer loop keeps `depth + 1` within a byte"
+    )]
+    pub fn for_each_at_depth(&self, entries: Range<u64>, depth: u32, mut f: impl FnMut(u64)) {
+        debug_assert_eq!(self.code, DepthCode::Byte, "a byte per entry");
+        let recorded = depth as u8 + 1;
+        let cells = &self.cells()[entries.start as usize..entries.end as usize];
+        let pattern = u64::from_ne_bytes([recorded; 8]);
+        let mut chunks = cells.chunks_exact(8);
+        let mut base = entries.start;
+        for chunk in &mut chunks {
+            let mut hits = zero_bytes(word_of(chunk) ^ pattern);
+            while hits != 0 {
+                f(base + u64::from(hits.trailing_zeros() / 8));
+                hits &= hits - 1;
+            }
+            base += 8;
+        }
+        for (i, b) in chunks.remainder().iter().enumerate() {
+            if b.load(Relaxed) == recorded {
+                f(base + i as u64);
+            }
+        }
+    }
+
+    /// Number of entries of `entries` whose recorded depth is `depth` (a byte store; see
+    /// [`DepthBytes::for_each_at_depth`]).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "entries are below the array's length (a usize); the layer loop keeps `depth + 1` within a byte"
+    )]
+    pub fn count_at_depth(&self, entries: Range<u64>, depth: u32) -> u64 {
+        debug_assert_eq!(self.code, DepthCode::Byte, "a byte per entry");
+        let recorded = depth as u8 + 1;
+        let cells = &self.cells()[entries.start as usize..entries.end as usize];
+        let pattern = u64::from_ne_bytes([recorded; 8]);
+        let mut chunks = cells.chunks_exact(8);
+        let mut count = 0;
+        for chunk in &mut chunks {
+            count += u64::from(zero_bytes(word_of(chunk) ^ pattern).count_ones());
+        }
+        let rest = chunks.remainder().iter();
+        count + rest.filter(|b| b.load(Relaxed) == recorded).count() as u64
+    }
+
     /// Entries of the store.
     pub fn len(&self) -> u64 {
         self.len as u64
@@ -185,5 +255,89 @@ fn values_of(cells: &[AtomicU8], code: DepthCode) -> Vec<u8> {
     match code {
         DepthCode::Byte => raw.map(|b| b.wrapping_sub(1)).collect(),
         _ => raw.collect(),
+    }
+}
+
+/// Eight bytes of a store as one little-endian word, each read on its own (relaxed: other
+/// threads may be recording depths beside them).
+#[inline(always)]
+fn word_of(chunk: &[AtomicU8]) -> u64 {
+    u64::from_le_bytes(std::array::from_fn(|i| chunk[i].load(Relaxed)))
+}
+
+/// The high bit of every byte of `x` that is zero, and no other bit.
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    const LOW_SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // A byte's high bit is set in the sum when its low seven bits are not all zero (no carry
+    // leaves a byte), and in `x` when its own high bit is.
+    !(((x & LOW_SEVEN) + LOW_SEVEN) | x | LOW_SEVEN)
+}
+
+/// The layer of `depth` in a byte store that is the search's state (no two-bit codes): the
+/// entries whose recorded depth is `depth`.
+pub struct StoreLayer<'a> {
+    /// The store, one entry per state.
+    pub depths: &'a DepthBytes,
+    /// The layer's depth.
+    pub depth: u32,
+}
+
+impl CurrentLayer for StoreLayer<'_> {
+    #[inline]
+    fn for_each_current(&self, states: Range<u64>, f: impl FnMut(u64)) {
+        self.depths.for_each_at_depth(states, self.depth, f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The scan eight entries at a time finds exactly the entries a byte-by-byte filter
+        /// finds, for every range (unaligned ends included), and counts them.
+        #[test]
+        fn the_scan_finds_what_a_plain_filter_finds(
+            depths in proptest::collection::vec(0u32..6, 0..80),
+            start in 0usize..80,
+            len in 0usize..80,
+            wanted in 0u32..5,
+        ) {
+            let store = DepthBytes::new(depths.len() as u64);
+            for (entry, &d) in depths.iter().enumerate() {
+                // 5 stands for an entry not reached.
+                if d < 5 {
+                    store.record_first(entry as u64, d);
+                }
+            }
+            let start = start.min(depths.len());
+            let end = (start + len).min(depths.len());
+            let expected: Vec<u64> = (start..end)
+                .filter(|&e| depths[e] == wanted)
+                .map(|e| e as u64)
+                .collect();
+            let mut found = Vec::new();
+            store.for_each_at_depth(start as u64..end as u64, wanted, |e| found.push(e));
+            prop_assert_eq!(&found, &expected);
+            prop_assert_eq!(
+                store.count_at_depth(start as u64..end as u64, wanted),
+                expected.len() as u64
+            );
+        }
+    }
+
+    #[test]
+    fn a_zero_byte_is_found_in_every_position_and_only_there() {
+        for position in 0..8 {
+            for other in 1..=255u8 {
+                let mut bytes = [other; 8];
+                bytes[position] = 0;
+                let hits = zero_bytes(u64::from_le_bytes(bytes));
+                assert_eq!(hits, 0x80 << (8 * position), "{bytes:?}");
+            }
+        }
+        assert_eq!(zero_bytes(0), 0x8080_8080_8080_8080);
     }
 }

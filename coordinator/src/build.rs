@@ -143,7 +143,7 @@ fn search(
     let pool = thread_pool(options.threads, "tilepdb-worker")?;
     let started = Instant::now();
     let index = StateIndex::region(space)?;
-    let arrays = Arc::new(TableArrays::on_heap_keeping(
+    let arrays = Arc::new(TableArrays::leanest_on_heap(
         space,
         &index,
         options.depth_code(space),

@@ -13,7 +13,8 @@ use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace, human_bytes};
 use tilepdb_proof::memory::{ProofMemory, proof_memory};
 
-use super::stream::PART_ENTRIES;
+use super::arrays::store_can_be_state;
+use super::stream::part_entries;
 use super::units::StateIndex;
 use crate::error::{Error, Result};
 
@@ -135,17 +136,23 @@ pub fn build_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u
 
 /// The most the search of `space` (to be written in `encoding`, see [`depth_code`]) holds in
 /// memory at once, in bytes, and the parts in words: the two-bit array with the depth store
-/// during the search; then the store with the part of the file being written, put in file
+/// during the search (the store alone when it is the search's state,
+/// [`store_can_be_state`]); then the store with the part of the file being written, put in file
 /// order and encoded from the store ([`super::stream`]: a part's values, its payload and the
 /// file's buffer); and the region index.
 fn search_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u64, String)> {
     let search_index = StateIndex::region(space)?;
     let code = depth_code(space, encoding);
     let states = search_index.states(space);
-    let codes = StateCodes::file_bytes(states);
+    let store_is_state = store_can_be_state(space, code);
+    let codes = if store_is_state {
+        0
+    } else {
+        StateCodes::file_bytes(states)
+    };
     let store = code.bytes_for(search_index.depth_entries(space));
-    let part_entries = PART_ENTRIES.min(space.entries());
-    let part = 2 * code.bytes_for(part_entries) + WRITE_BUFFER_BYTES;
+    let entries_per_part = part_entries(code).min(space.entries());
+    let part = 2 * code.bytes_for(entries_per_part) + WRITE_BUFFER_BYTES;
     let index = index_bytes(space, states);
     let what = match code {
         DepthCode::Byte => "depth bytes".to_string(),
@@ -155,11 +162,20 @@ fn search_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u64,
             code.bits()
         ),
     };
+    let search = if store_is_state {
+        format!(
+            "{} {what} of {states} states, the search's state",
+            human_bytes(store)
+        )
+    } else {
+        format!(
+            "two-bit array of {states} states {} + {} {what}",
+            human_bytes(codes),
+            human_bytes(store)
+        )
+    };
     let detail = format!(
-        "two-bit array of {states} states {} + {} {what}, then the store + {} of the file's \
-         part being written",
-        human_bytes(codes),
-        human_bytes(store),
+        "{search}, then the store + {} of the file's part being written",
         human_bytes(part),
     );
     // The two-bit array is freed before the file is written.

@@ -23,6 +23,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use tilepdb_common::depth_store::StoreLayer;
 use tilepdb_common::layer::CodeLayer;
 use tilepdb_common::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
@@ -103,14 +104,21 @@ impl Kernel for RegionSetKernel {
     ) -> ExpandStats {
         let rule = space.rule();
         let kernel = RegionKernel::new(&self.index, &self.moves, rule == BlankRule::Ignored);
-        let current = CodeLayer {
-            codes: &arrays.codes,
-            depth,
-        };
         let mut merge = RegionMerge {
             arrays,
             per_placement: rule == BlankRule::Minimized,
             depth: depth + 1,
+        };
+        if arrays.store_is_state {
+            let current = StoreLayer {
+                depths: &arrays.depths,
+                depth,
+            };
+            return kernel.expand(units, &current, &mut merge);
+        }
+        let current = CodeLayer {
+            codes: &arrays.codes,
+            depth,
         };
         kernel.expand(units, &current, &mut merge)
     }

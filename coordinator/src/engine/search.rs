@@ -231,6 +231,10 @@ pub fn finish_layer(
     let current = StateCodes::code_of_depth(depth);
     let next = StateCodes::code_of_depth(depth + 1);
     let record = |states: Range<u64>, entry_of: &dyn Fn(u64) -> u64| {
+        if arrays.store_is_state {
+            // Each state is its own entry, its depth recorded by the merge.
+            return arrays.depths.count_at_depth(states, depth + 1);
+        }
         let mut added = 0;
         arrays.codes.for_each_with_code(states, next, |s| {
             arrays.depths.record_first(entry_of(s), depth + 1);
@@ -277,7 +281,9 @@ pub fn finish_layer(
                     }
                     _ => both(record(states.clone(), &|s| s)),
                 };
-                arrays.codes.retire(states, current);
+                if !arrays.store_is_state {
+                    arrays.codes.retire(states, current);
+                }
                 added
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
@@ -406,7 +412,7 @@ pub fn finish_table(
         _ => pool.install(|| super::stream::file_order(space, index.regions(), depths.get())),
     };
     let data = match Arc::try_unwrap(arrays) {
-        Ok(TableArrays { codes, depths }) => {
+        Ok(TableArrays { codes, depths, .. }) => {
             drop(codes);
             values(DepthOrShared::Owned(depths))
         }

@@ -40,9 +40,20 @@ use tilepdb_common::table::{DepthCode, Encoding, Header};
 use super::arrays::TableArrays;
 use crate::error::Result;
 
-/// About how many entries each part of the file holds (rounded up to a multiple of
-/// [`TableFileWriter::part_multiple`]).
+/// About how many entries each part of the file holds when its store packs them (rounded up
+/// to a multiple of [`TableFileWriter::part_multiple`]); a byte store's parts are an eighth of
+/// that ([`part_entries`]), so that no part holds more than 4 MiB of a store's code.
 pub const PART_ENTRIES: u64 = 1 << 22;
+
+/// About how many entries each part of a file streamed from a store keeping `code` holds:
+/// [`PART_ENTRIES`], or an eighth of it for a byte store (512 KiB a part).
+pub fn part_entries(code: DepthCode) -> u64 {
+    if code == DepthCode::Byte {
+        PART_ENTRIES / 8
+    } else {
+        PART_ENTRIES
+    }
+}
 
 /// Entries each thread puts in file order at once inside a part (a multiple of 8, so that
 /// every piece of a packed part starts on a whole byte).
@@ -74,11 +85,16 @@ impl SearchedStore {
         pool: Arc<rayon::ThreadPool>,
     ) -> SearchedStore {
         let arrays = match Arc::try_unwrap(arrays) {
-            Ok(TableArrays { codes, depths }) => {
+            Ok(TableArrays {
+                codes,
+                depths,
+                store_is_state,
+            }) => {
                 drop(codes);
                 Arc::new(TableArrays {
                     codes: tilepdb_common::StateCodes::new(0),
                     depths,
+                    store_is_state,
                 })
             }
             Err(shared) => shared,
@@ -126,7 +142,7 @@ impl SearchedStore {
         let code = self.depths().code();
         let mut writer = TableFileWriter::create(path, space, encoding, code)?;
         let multiple = TableFileWriter::part_multiple(encoding);
-        let part = PART_ENTRIES.div_ceil(multiple) * multiple;
+        let part = part_entries(code).div_ceil(multiple) * multiple;
         let total = space.entries();
         let mut buffer = vec![0u8; byte_len(code.bytes_for(part.min(total)))];
         let mut start = 0;

@@ -359,12 +359,12 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
         ],
     );
     // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements. The search: 5,765,760 depth bytes
-    // beside the 2,954,160 bytes of two-bit codes of the 11,816,640 region states; then the
-    // depth bytes with the part of the file being written (twice 4 MiB and a 1 MiB buffer), the
-    // larger: 15,202,944 bytes, and the region index (8 * 8,008 + 4 * 16,412 bytes). Its proof
-    // holds less (the file read a part at a time, a least distance per placement, two bits
-    // per state). With the program's 16 MiB: 32,109,872 bytes, 30.6 MiB, with or without the
-    // proof.
+    // beside the 2,954,160 bytes of two-bit codes of the 11,816,640 region states, the larger
+    // of it and the depth bytes with the part of the file being written (twice 512 KiB and a
+    // 1 MiB buffer); with the region index (8 * 8,008 + 4 * 16,412 bytes): 8,849,632 bytes.
+    // Its proof holds more: the file mapped (4,096 + 5,765,760 bytes, read a part at a time),
+    // a least distance per placement and two bits per state, 13,076,760 bytes. With the
+    // program's 16 MiB: 29,853,976 bytes (28.5 MiB) proven, 25,626,848 (24.4 MiB) not.
     build_fails(
         &[
             "--puzzle",
@@ -375,7 +375,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1M",
         ],
         &[
-            "needs 30.6 MiB",
+            "needs 28.5 MiB",
             "its proof (layer-search)",
             "more than the 1.0 MiB it may use",
         ],
@@ -390,10 +390,10 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1M",
             "--no-proof",
         ],
-        &["needs 30.6 MiB", "(not proven)"],
+        &["needs 24.4 MiB", "(not proven)"],
     );
     // The whole partition is checked before the first table is built: the first table (the
-    // program's 16 MiB and a few KiB) fits in 20 MiB, the second (30.6 MiB) does not.
+    // program's 16 MiB and a few KiB) fits in 20 MiB, the second (28.5 MiB) does not.
     build_fails(
         &[
             "--puzzle",
@@ -405,7 +405,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "20M",
         ],
-        &["pattern 3,4,5,6,7,8 needs 30.6 MiB"],
+        &["pattern 3,4,5,6,7,8 needs 28.5 MiB"],
     );
     // So many placements that a rank overflows 64 bits.
     build_fails(

@@ -187,12 +187,16 @@ fn memory_figure_counts_the_compact_store() {
         "{detail}"
     );
     assert!(detail.contains("its proof (layer-search)"), "{detail}");
-    // A byte per state: 4,066,655,040 bytes more than the two-bit array.
-    let (bytes, _) = build_memory(&s, &BuildOptions::default()).unwrap();
+    // A byte per state is the search's state, with no two-bit array beside it: the store,
+    // then the store with the part of the file being written from it (two parts of 512 Ki
+    // entries and the file's 1 MiB buffer).
+    let (bytes, detail) = build_memory(&s, &BuildOptions::default()).unwrap();
     assert_eq!(
         bytes,
-        PROGRAM_BYTES + 1_016_663_760 + 4_066_655_040 + 3_845_600 + 3_227_504
+        PROGRAM_BYTES + 4_066_655_040 + (2 * 524_288 + 1_048_576) + 3_845_600 + 3_227_504,
+        "{detail}"
     );
+    assert!(detail.contains("the search's state"), "{detail}");
     // Refused before anything is allocated (a 4 GB allocation would be felt).
     let limited = BuildOptions {
         memory_limit: Some(1 << 30),

@@ -203,6 +203,7 @@ impl DataDir {
         Ok(TableArrays {
             codes: StateCodes::from_mmap(codes_map, states).expect("mapping of the size"),
             depths: DepthBytes::from_mmap(depths_map, entries).expect("mapping of the size"),
+            store_is_state: false,
         })
     }
 
