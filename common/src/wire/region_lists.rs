@@ -240,7 +240,11 @@ impl<'a> RegionListEncoder<'a> {
         if self.error.is_some() {
             return;
         }
-        let base = block.saturating_mul(self.shape.orders);
+        if block >= self.shape.states / self.shape.orders {
+            self.refuse(self.shape.states, "is past the index's blocks");
+            return;
+        }
+        let base = block * self.shape.orders;
         if last >= self.shape.orders || !orders.windows(2).all(|w| w[0] < w[1]) {
             self.refuse(base, "starts orders that do not increase below k!");
             return;
@@ -633,6 +637,11 @@ mod tests {
                 let mut e = RegionListEncoder::new(&shape, all.clone());
                 e.push_block(wrong, &[0]);
                 assert!(e.finish().is_err());
+                for past in [n / shape.orders, u64::MAX / 2, u64::MAX] {
+                    let mut e = RegionListEncoder::new(&shape, all.clone());
+                    e.push_block(past, &[0]);
+                    assert!(e.finish().is_err());
+                }
             }
         }
     }
