@@ -306,16 +306,43 @@ impl Shard {
     /// Merges `states` reached by another shard as the layer `depth`; refuses (before merging
     /// any) a list holding a state the shard does not own.
     pub fn merge_received(&self, states: &[u64], depth: u32) -> Result<()> {
-        if let Some(&foreign) = states.iter().find(|&&s| !self.owns(s)) {
+        if let Some(foreign) = self.first_foreign(states) {
             return Err(Error::Shard(format!(
                 "state {foreign} is not one of shard {}'s (orders {:?} of each block)",
                 self.number, self.own
             )));
         }
+        let Some(&first) = states.first() else {
+            return Ok(());
+        };
+        let f = self.index.orders();
+        let code = StateCodes::code_of_depth(depth);
+        let mut block = OwnBlock::of(self, first);
         for &s in states {
-            self.merge_one(s, self.depth_entry(s), depth);
+            // A state less than `k!` above the block's first state is of that block: no
+            // division while the states stay in one block, as a sorted list's do.
+            if s.wrapping_sub(block.start) >= f {
+                block = OwnBlock::of(self, s);
+            }
+            let at = s - block.start - self.own.start;
+            if self.codes.try_mark(block.state_local + at, code) {
+                self.depths.record_first(block.entry_local + at, depth);
+            }
         }
         Ok(())
+    }
+
+    /// The first of `states` that the shard does not own, if any.
+    fn first_foreign(&self, states: &[u64]) -> Option<u64> {
+        let f = self.index.orders();
+        let end = self.index_states();
+        let mut block_start = states.first().map_or(0, |&s| s - s % f);
+        states.iter().copied().find(|&s| {
+            if s.wrapping_sub(block_start) >= f {
+                block_start = s - s % f;
+            }
+            s >= end || !self.own.contains(&(s - block_start))
+        })
     }
 
     /// Finishes the layer `depth` on the sets `sets`: records the depth of every state of the
@@ -405,6 +432,35 @@ impl Shard {
         }
     }
 
+    /// Calls `f(block, orders)` for every block of the sets `sets` in which the shard holds
+    /// states of the layer `depth`, in increasing block order, with the orders of those
+    /// states (of the whole block's `k!`), increasing.
+    pub fn for_each_block_of_layer(
+        &self,
+        sets: Range<u64>,
+        depth: u32,
+        mut f: impl FnMut(u64, &[u64]),
+    ) {
+        let code = StateCodes::code_of_depth(depth);
+        let width = self.own.end - self.own.start;
+        let blocks = if self.space.rule() == BlankRule::Ignored {
+            sets
+        } else {
+            self.index.first_block(sets.start)..self.index.first_block(sets.end)
+        };
+        let mut orders = Vec::new();
+        for block in blocks {
+            let local = block * width..(block + 1) * width;
+            let first = local.start;
+            self.codes
+                .for_each_with_code(local, code, |s| orders.push(self.own.start + s - first));
+            if !orders.is_empty() {
+                f(block, &orders);
+                orders.clear();
+            }
+        }
+    }
+
     /// The shard's stored values (the depth store's codes: `depth + 1` for a byte store) of
     /// the file entries `entries` that it owns, in file order.
     pub fn own_values(&self, entries: Range<u64>) -> Vec<u8> {
@@ -427,6 +483,35 @@ impl Shard {
             }
         });
         values
+    }
+}
+
+/// Where the own states of one block lie in a shard's arrays.
+struct OwnBlock {
+    /// The block's first state (order 0).
+    start: u64,
+    /// The local state of the block's first own order.
+    state_local: u64,
+    /// The local depth entry of the block's first own order.
+    entry_local: u64,
+}
+
+impl OwnBlock {
+    /// The block of `state`.
+    fn of(shard: &Shard, state: u64) -> OwnBlock {
+        let f = shard.index.orders();
+        let width = shard.own.end - shard.own.start;
+        let block = state / f;
+        let state_local = block * width;
+        OwnBlock {
+            start: block * f,
+            state_local,
+            entry_local: if shard.space.rule() == BlankRule::Minimized {
+                shard.index.block_and_set(state).1 * width
+            } else {
+                state_local
+            },
+        }
     }
 }
 
@@ -502,6 +587,99 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
             } else {
                 (self.send)(u32::from(shard.owners[o as usize]), state_base + o);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Board, Goal, Pattern};
+
+    /// Shard 1 of 2 of the 3x4 puzzle's tiles {1,2,3} under `rule`, nothing searched.
+    fn second_of_two(rule: BlankRule) -> Shard {
+        let board: Board = "3x4".parse().unwrap();
+        let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
+        let space = StateSpace::new(board, Goal::BlankFirst, pattern, rule).unwrap();
+        let index = Arc::new(space.region_index().unwrap());
+        let moves = Arc::new(OrderMoves::new(index.k()));
+        let layout = ShardLayout::new(index.orders(), 2).unwrap();
+        Shard::new(&space, index, moves, layout, 1, DepthCode::Byte).unwrap()
+    }
+
+    fn layer(shard: &Shard, depth: u32) -> Vec<u64> {
+        let mut states = Vec::new();
+        shard.for_each_state_of_layer(0..shard.index.sets(), depth, |s| states.push(s));
+        states
+    }
+
+    /// States merged in any order and any cut are the states merged sorted at once; a list
+    /// with one foreign state is refused whole.
+    #[test]
+    fn received_states_merge_in_any_order() {
+        for rule in [
+            BlankRule::ZeroAware,
+            BlankRule::Minimized,
+            BlankRule::Aware,
+            BlankRule::Ignored,
+        ] {
+            let (sorted, shuffled) = (second_of_two(rule), second_of_two(rule));
+            let own: Vec<u64> = (0..sorted.index_states())
+                .filter(|&s| sorted.owns(s))
+                .step_by(5)
+                .collect();
+            assert!(own.len() > 100);
+            sorted.merge_received(&own, 1).unwrap();
+            let mut reversed = own.clone();
+            reversed.reverse();
+            for piece in reversed.chunks(37) {
+                shuffled.merge_received(piece, 1).unwrap();
+            }
+            assert_eq!(layer(&sorted, 1), layer(&shuffled, 1), "{rule}");
+            let merged = layer(&sorted, 1);
+            assert!(merged.len() >= own.len() - 1, "{rule}");
+            sorted.finish_layer(0..sorted.index.sets(), 0);
+            shuffled.finish_layer(0..shuffled.index.sets(), 0);
+            let entries = 0..sorted.space.entries();
+            assert_eq!(
+                sorted.own_values(entries.clone()),
+                shuffled.own_values(entries),
+                "{rule}"
+            );
+
+            let fresh = second_of_two(rule);
+            let foreign = (0..fresh.index_states()).find(|&s| !fresh.owns(s)).unwrap();
+            for list in [
+                vec![own[0], own[1], foreign],
+                vec![foreign, own[0]],
+                vec![own[0], fresh.index_states()],
+            ] {
+                assert!(fresh.merge_received(&list, 1).is_err(), "{rule} {list:?}");
+            }
+            assert!(layer(&fresh, 1).is_empty(), "{rule}");
+        }
+    }
+
+    /// A layer's blocks hold its states, block by block.
+    #[test]
+    fn a_layers_blocks_hold_its_states() {
+        for rule in [BlankRule::ZeroAware, BlankRule::Ignored] {
+            let shard = second_of_two(rule);
+            let own: Vec<u64> = (0..shard.index_states())
+                .filter(|&s| shard.owns(s))
+                .step_by(3)
+                .collect();
+            shard.merge_received(&own, 1).unwrap();
+            let f = shard.index.orders();
+            let sets = shard.index.sets();
+            let mut blocks = Vec::new();
+            for range in [0..sets / 2, sets / 2..sets] {
+                shard.for_each_block_of_layer(range, 1, |block, orders| {
+                    assert!(!orders.is_empty());
+                    blocks.extend(orders.iter().map(|o| block * f + o));
+                });
+            }
+            assert_eq!(blocks, layer(&shard, 1), "{rule}");
         }
     }
 }

@@ -37,13 +37,39 @@ pub fn assemble_values(
         None => short = short.or(Some(p)),
     };
     if space.rule() == BlankRule::ZeroAware {
+        // Each block's entries are a run of each shard's values in turn: copied run by run.
+        let owned: Vec<Range<u64>> = (0..layout.shards()).map(|p| layout.orders_of(p)).collect();
         for_each_block_part(&entries, f, |_, orders| {
-            for p in 0..layout.shards() {
-                let theirs = layout.orders_of(p);
-                for _ in orders.start.max(theirs.start)..orders.end.min(theirs.end) {
-                    put(p as usize, at);
-                    at += 1;
+            for (p, theirs) in owned.iter().enumerate() {
+                let n = orders
+                    .end
+                    .min(theirs.end)
+                    .saturating_sub(orders.start.max(theirs.start));
+                if n == 0 {
+                    continue;
                 }
+                let n = usize::try_from(n).expect("a block's orders fit in memory");
+                let run = parts
+                    .get(p)
+                    .and_then(|part| part.get(taken[p]..taken[p] + n));
+                match run {
+                    Some(run) if code == DepthCode::Byte => {
+                        let at = usize::try_from(at).expect("below out's length");
+                        for (o, &stored) in out[at..at + n].iter_mut().zip(run) {
+                            *o = stored.wrapping_sub(1);
+                        }
+                    }
+                    Some(run) => {
+                        for (i, &stored) in (at..).zip(run) {
+                            code.put(&mut out, i, stored);
+                        }
+                    }
+                    None => short = short.or(Some(p)),
+                }
+                if run.is_some() {
+                    taken[p] += n;
+                }
+                at += n as u64;
             }
         });
     } else {

@@ -229,6 +229,52 @@ impl<'a> RegionListEncoder<'a> {
         self.count += 1;
     }
 
+    /// Appends the states `block * k! + o` of the orders `orders` of `block` (increasing,
+    /// below `k!`), as [`push`](Self::push) of each would, with the checks made once for the
+    /// block: the first state must lie above the one before and the last in the allowed range
+    /// and in the index, the orders must increase, the block must be of the layer's parity.
+    pub fn push_block(&mut self, block: u64, orders: &[u64]) {
+        let (Some(&first), Some(&last)) = (orders.first(), orders.last()) else {
+            return;
+        };
+        if self.error.is_some() {
+            return;
+        }
+        if block >= self.shape.states / self.shape.orders {
+            self.refuse(self.shape.states, "is past the index's blocks");
+            return;
+        }
+        let base = block * self.shape.orders;
+        if last >= self.shape.orders || !orders.windows(2).all(|w| w[0] < w[1]) {
+            self.refuse(base, "starts orders that do not increase below k!");
+            return;
+        }
+        let (first, last) = (base + first, base + last);
+        if self.last.is_some_and(|l| first <= l)
+            || !self.allowed.contains(&first)
+            || !self.allowed.contains(&last)
+            || last >= self.shape.states
+        {
+            self.refuse(first, "is not above the one before in the allowed range");
+            return;
+        }
+        if self.block != Some(block) {
+            self.flush();
+            if !self.checked_blocks.contains(&block) {
+                (self.checked_blocks, self.checked_parity) = self.shape.set_blocks_parity(block);
+            }
+            if !self.checked_parity {
+                self.refuse(first, "is not of the layer's parity");
+                return;
+            }
+            self.block = Some(block);
+            self.block_start = base;
+        }
+        self.orders.extend_from_slice(orders);
+        self.last = Some(last);
+        self.count += orders.len() as u64;
+    }
+
     #[cold]
     #[inline(never)]
     fn refuse(&mut self, state: u64, why: &str) {
@@ -249,13 +295,17 @@ impl<'a> RegionListEncoder<'a> {
         };
         self.written = Some(block);
         let m = self.orders.len() as u64;
-        let mut list_bytes = 0;
-        let mut previous: Option<u64> = None;
-        for &o in &self.orders {
-            list_bytes += varint_len(previous.map_or(o, |p| o - p - 1));
-            previous = Some(o);
-        }
-        let bitmap = self.shape.bitmap_bytes() < list_bytes;
+        // Every gap takes at least a byte: a record of more states than the bitmap's bytes is
+        // a bitmap without counting.
+        let bitmap = self.orders.len() > self.shape.bitmap_bytes() || {
+            let mut list_bytes = 0;
+            let mut previous: Option<u64> = None;
+            for &o in &self.orders {
+                list_bytes += varint_len(previous.map_or(o, |p| o - p - 1));
+                previous = Some(o);
+            }
+            self.shape.bitmap_bytes() < list_bytes
+        };
         put_varint(&mut self.out, gap);
         put_varint(&mut self.out, 2 * (m - 1) + u64::from(bitmap));
         if bitmap {
@@ -530,6 +580,68 @@ mod tests {
                 let later = good.iter().filter(|&&g| g > a).step_by(5).take(20);
                 let list: Vec<u64> = std::iter::once(a).chain(later.copied()).collect();
                 assert!(encode_region_states(&shape, all.clone(), &list).is_ok());
+            }
+        }
+    }
+
+    /// A list pushed a block at a time is the list pushed a state at a time, and a block
+    /// out of order, range or parity is refused as its states would be.
+    #[test]
+    fn blocks_pushed_whole_give_the_same_bytes() {
+        for (board, k) in [("3x3", 2), ("3x4", 3), ("4x4", 3)] {
+            let index = index(board, k);
+            for ignored in [false, true] {
+                let shape = RegionListShape::new(&index, ignored, &[1, 2, 3][..k], 1);
+                let n = shape.states();
+                for allowed in [0..n, n / 3..n / 2] {
+                    for step in [1, 2, 7, 50] {
+                        let states = layer_states(&shape, allowed.clone(), step);
+                        let mut encoder = RegionListEncoder::new(&shape, allowed.clone());
+                        for block in states.chunk_by(|a, b| a / shape.orders == b / shape.orders) {
+                            let b = block[0] / shape.orders;
+                            let orders: Vec<u64> =
+                                block.iter().map(|s| s - b * shape.orders).collect();
+                            // A block given in two pieces is one record.
+                            let (one, two) = orders.split_at(orders.len() / 2);
+                            encoder.push_block(b, one);
+                            encoder.push_block(b, two);
+                        }
+                        assert_eq!(encoder.count(), states.len() as u64);
+                        assert_eq!(
+                            encoder.finish().unwrap(),
+                            encode_region_states(&shape, allowed.clone(), &states).unwrap()
+                        );
+                    }
+                }
+                let all = 0..n;
+                let good = layer_states(&shape, all.clone(), 1);
+                let (b, o) = (good[0] / shape.orders, good[0] % shape.orders);
+                let block_of = |orders: &[u64]| {
+                    let mut e = RegionListEncoder::new(&shape, all.clone());
+                    e.push_block(b, orders);
+                    e.finish()
+                };
+                assert!(block_of(&[o]).is_ok());
+                assert!(block_of(&[o, o]).is_err());
+                assert!(block_of(&[shape.orders]).is_err());
+                let mut e = RegionListEncoder::new(&shape, all.clone());
+                e.push_block(b, &[o]);
+                e.push_block(b, &[o]);
+                assert!(e.finish().is_err());
+                let mut e = RegionListEncoder::new(&shape, good[0] + 1..n);
+                e.push_block(b, &[o]);
+                assert!(e.finish().is_err());
+                let wrong = (0..n / shape.orders)
+                    .find(|&w| !shape.block_has_parity(w))
+                    .unwrap();
+                let mut e = RegionListEncoder::new(&shape, all.clone());
+                e.push_block(wrong, &[0]);
+                assert!(e.finish().is_err());
+                for past in [n / shape.orders, u64::MAX / 2, u64::MAX] {
+                    let mut e = RegionListEncoder::new(&shape, all.clone());
+                    e.push_block(past, &[0]);
+                    assert!(e.finish().is_err());
+                }
             }
         }
     }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use tilepdb_common::shard::Shard;
-use tilepdb_common::wire::region_lists::{encode_region_states, walk_region_states};
+use tilepdb_common::wire::region_lists::{RegionListEncoder, walk_region_states};
 
 use super::list_shape;
 use crate::error::{Error, Result};
@@ -104,7 +104,7 @@ impl Checkpoints {
             ranges
                 .par_iter()
                 .enumerate()
-                .map(|(i, sets)| write_part(shard, &dir, sets, layer, i, level))
+                .map(|(i, sets)| write_part(shard, &dir, sets, layer, i, level, SEGMENT_STATES))
                 .collect::<Result<_>>()
         })?;
         let mut text = format!(
@@ -221,7 +221,8 @@ impl Checkpoints {
 }
 
 /// Writes the shard's states of the layer `layer` in the sets `sets` as part `part` in `dir`:
-/// its name, states, bytes and CRC-32.
+/// its name, states, bytes and CRC-32. The states are encoded a block at a time straight from
+/// the shard's codes, cut into segments of `segment_states` states (the last one shorter).
 fn write_part(
     shard: &Shard,
     dir: &Path,
@@ -229,50 +230,216 @@ fn write_part(
     layer: u32,
     part: usize,
     level: i32,
+    segment_states: usize,
 ) -> Result<(String, u64, u64, u32)> {
     let name = format!("layer-{layer}.part-{part}");
     let path = dir.join(&name);
     let file = fs::File::create(&path).map_err(|e| io(&path, e))?;
-    let mut out = BufWriter::new(file);
+    let mut segments = Segments {
+        out: BufWriter::new(file),
+        path: &path,
+        level,
+        states: 0,
+        bytes: 0,
+        crc: crc32fast::Hasher::new(),
+    };
     let shape = list_shape(shard, layer);
     let all = 0..shard.index_states();
-    let (mut states, mut bytes, mut crc) = (0u64, 0u64, crc32fast::Hasher::new());
-    let mut segment: Vec<u64> = Vec::new();
+    let mut encoder = RegionListEncoder::new(&shape, all.clone());
     let mut error = None;
-    let mut flush = |segment: &mut Vec<u64>, out: &mut BufWriter<fs::File>| -> Result<()> {
-        if segment.is_empty() {
-            return Ok(());
-        }
-        let list = encode_region_states(&shape, all.clone(), segment)?;
-        let packed = zstd::bulk::compress(&list, level)
-            .map_err(|e| Error::Checkpoint(format!("cannot compress a layer: {e}")))?;
-        let mut head = Vec::with_capacity(24);
-        for n in [segment.len() as u64, list.len() as u64, packed.len() as u64] {
-            head.extend_from_slice(&n.to_le_bytes());
-        }
-        for piece in [&head[..], &packed[..]] {
-            out.write_all(piece).map_err(|e| io(&path, e))?;
-            crc.update(piece);
-            bytes += piece.len() as u64;
-        }
-        states += segment.len() as u64;
-        segment.clear();
-        Ok(())
-    };
-    shard.for_each_state_of_layer(sets.clone(), layer, |s| {
-        segment.push(s);
-        if segment.len() >= SEGMENT_STATES && error.is_none() {
-            if let Err(e) = flush(&mut segment, &mut out) {
-                error = Some(e);
+    shard.for_each_block_of_layer(sets.clone(), layer, |block, mut orders| {
+        while !orders.is_empty() && error.is_none() {
+            let room = segment_states - usize::try_from(encoder.count()).expect("a segment");
+            let (now, later) = orders.split_at(orders.len().min(room));
+            encoder.push_block(block, now);
+            orders = later;
+            if encoder.count() == segment_states as u64 {
+                let full =
+                    std::mem::replace(&mut encoder, RegionListEncoder::new(&shape, all.clone()));
+                if let Err(e) = segments.write(full) {
+                    error = Some(e);
+                }
             }
-            segment.clear();
         }
     });
     if let Some(e) = error {
         return Err(e);
     }
-    flush(&mut segment, &mut out)?;
-    let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
+    segments.write(encoder)?;
+    let file = segments
+        .out
+        .into_inner()
+        .map_err(|e| io(&path, e.into_error()))?;
     file.sync_all().map_err(|e| io(&path, e))?;
-    Ok((name, states, bytes, crc.finalize()))
+    Ok((
+        name,
+        segments.states,
+        segments.bytes,
+        segments.crc.finalize(),
+    ))
+}
+
+/// A part's file in the writing: its segments so far, their states, bytes and CRC-32.
+struct Segments<'p> {
+    out: BufWriter<fs::File>,
+    path: &'p Path,
+    level: i32,
+    states: u64,
+    bytes: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl Segments<'_> {
+    /// Writes the states of `encoder` as a segment (nothing when it has none).
+    fn write(&mut self, encoder: RegionListEncoder<'_>) -> Result<()> {
+        let count = encoder.count();
+        if count == 0 {
+            return Ok(());
+        }
+        let list = encoder.finish()?;
+        let packed = zstd::bulk::compress(&list, self.level)
+            .map_err(|e| Error::Checkpoint(format!("cannot compress a layer: {e}")))?;
+        let mut head = Vec::with_capacity(24);
+        for n in [count, list.len() as u64, packed.len() as u64] {
+            head.extend_from_slice(&n.to_le_bytes());
+        }
+        for piece in [&head[..], &packed[..]] {
+            self.out.write_all(piece).map_err(|e| io(self.path, e))?;
+            self.crc.update(piece);
+            self.bytes += piece.len() as u64;
+        }
+        self.states += count;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tilepdb_common::region_index::OrderMoves;
+    use tilepdb_common::shard::ShardLayout;
+    use tilepdb_common::table::DepthCode;
+    use tilepdb_common::wire::region_lists::encode_region_states;
+    use tilepdb_common::{BlankRule, Goal, Pattern, StateSpace};
+
+    use super::*;
+
+    /// Shard `shard` of `shards` of the 3x4 puzzle's tiles {1,2,3}, zero-aware, its layers
+    /// `0..depth` expanded and finished, every successor handed to its owner.
+    fn shard_at(shard: u32, shards: u32, depth: u32) -> Shard {
+        let board = "3x4".parse().unwrap();
+        let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
+        let space =
+            StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
+        let index = Arc::new(space.region_index().unwrap());
+        let moves = Arc::new(OrderMoves::new(index.k()));
+        let layout = ShardLayout::new(index.orders(), shards).unwrap();
+        let sets = index.sets();
+        let mut parts: Vec<Shard> = (0..shards)
+            .map(|p| {
+                Shard::new(
+                    &space,
+                    index.clone(),
+                    moves.clone(),
+                    layout,
+                    p,
+                    DepthCode::OneBit,
+                )
+                .unwrap()
+            })
+            .collect();
+        for d in 0..depth {
+            let mut outbox = vec![Vec::new(); shards as usize];
+            for part in &parts {
+                part.expand(0..sets, d, &mut |to, s| outbox[to as usize].push(s));
+            }
+            for (to, mut states) in outbox.into_iter().enumerate() {
+                states.sort_unstable();
+                states.dedup();
+                parts[to].merge_received(&states, d + 1).unwrap();
+            }
+            for part in &parts {
+                part.finish_layer(0..sets, d);
+            }
+        }
+        parts.swap_remove(shard as usize)
+    }
+
+    /// The bytes of a part as written before the states were encoded a block at a time: the
+    /// states gathered, then encoded `segment` at a time.
+    fn part_gathered(shard: &Shard, sets: Range<u64>, layer: u32, segment: usize) -> Vec<u8> {
+        let mut states = Vec::new();
+        shard.for_each_state_of_layer(sets, layer, |s| states.push(s));
+        let shape = list_shape(shard, layer);
+        let mut out = Vec::new();
+        for chunk in states.chunks(segment) {
+            let list = encode_region_states(&shape, 0..shard.index_states(), chunk).unwrap();
+            let packed = zstd::bulk::compress(&list, 1).unwrap();
+            for n in [chunk.len(), list.len(), packed.len()] {
+                out.extend_from_slice(&(n as u64).to_le_bytes());
+            }
+            out.extend_from_slice(&packed);
+        }
+        out
+    }
+
+    #[test]
+    fn a_part_is_the_gathered_states_encoded_segment_by_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let shard = shard_at(0, 1, 4);
+        let sets = 0..shard.index().sets();
+        let mut layer_states = 0;
+        shard.for_each_state_of_layer(sets.clone(), 4, |_| layer_states += 1);
+        assert!(layer_states > 40, "a layer of several segments");
+        for segment in [1, 7, 40, SEGMENT_STATES] {
+            let (name, states, bytes, crc) =
+                write_part(&shard, dir.path(), &sets, 4, 0, 1, segment).unwrap();
+            let written = fs::read(dir.path().join(&name)).unwrap();
+            assert_eq!(written, part_gathered(&shard, sets.clone(), 4, segment));
+            assert_eq!(states, layer_states);
+            assert_eq!(bytes, written.len() as u64);
+            assert_eq!(crc, crc32fast::hash(&written));
+        }
+    }
+
+    #[test]
+    fn a_layer_reads_back_as_written_and_a_damaged_part_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for (number, shards) in [(0, 1), (1, 2)] {
+            let shard = shard_at(number, shards, 3);
+            let sets = shard.index().sets();
+            let ranges = [0..sets / 3, sets / 3..sets];
+            let checkpoints = Checkpoints::new(root.path(), "job 1", number, shards);
+            checkpoints
+                .write_layer(&shard, &pool, &ranges, 0, 3, 1)
+                .unwrap();
+            let mut want = Vec::new();
+            shard.for_each_state_of_layer(0..sets, 3, |s| want.push(s));
+            assert!(!want.is_empty());
+            let mut got = Vec::new();
+            checkpoints
+                .read_layer(&shard, 0, 3, |states| {
+                    got.extend_from_slice(states);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got, want);
+            let part = ["layer-3.part-0", "layer-3.part-1"]
+                .map(|name| checkpoints.table_dir(0).join(name))
+                .into_iter()
+                .find(|p| fs::metadata(p).unwrap().len() > 0)
+                .unwrap();
+            let mut bytes = fs::read(&part).unwrap();
+            let last = bytes.len() - 1;
+            bytes[last] ^= 1;
+            fs::write(&part, &bytes).unwrap();
+            let read = checkpoints.read_layer(&shard, 0, 3, |_| Ok(()));
+            assert!(matches!(read, Err(Error::Checkpoint(_))), "{read:?}");
+        }
+    }
 }
