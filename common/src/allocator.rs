@@ -14,7 +14,7 @@
 //! ```
 
 /// The size from which a block gets a mapping of its own: glibc's initial threshold.
-pub const MMAP_THRESHOLD_BYTES: usize = 128 * 1024;
+pub const MMAP_THRESHOLD_BYTES: std::ffi::c_int = 128 * 1024;
 
 /// Gives every block of at least [`MMAP_THRESHOLD_BYTES`] a mapping of its own, returned to the
 /// system when the block is freed, for the rest of the program (with glibc; elsewhere it does
@@ -25,7 +25,7 @@ pub fn keep_large_blocks_mapped() {
         // SAFETY: `mallopt` only sets one of the allocator's parameters; it is called before
         // the program starts threads, and any value it refuses leaves the default in place.
         unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES as libc::c_int);
+            libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES);
         }
     }
 }

@@ -70,9 +70,8 @@ impl TableArrays {
     /// the store is the state, the depth recorded if the entry had none.
     #[inline]
     pub fn merge(&self, state: u64, entry: u64, depth: u32) {
-        if self.store_is_state {
-            self.depths.record_first(entry, depth);
-        } else if self.mark_next(state, depth) {
+        // With the store as the state, recording the first depth is the whole merge.
+        if self.store_is_state || self.mark_next(state, depth) {
             self.depths.record_first(entry, depth);
         }
     }
