@@ -118,6 +118,14 @@ struct ChildPlan {
     touched: u32,
 }
 
+impl ChildPlan {
+    /// Every step of the plan (bit `q` for step `q`).
+    #[inline(always)]
+    fn all_steps(&self) -> u32 {
+        (1 << self.count) - 1
+    }
+}
+
 /// The maximum over additive sets of the sums of their tables' values.
 pub struct CatalogueHeuristic<'a> {
     board: Board,
@@ -335,7 +343,7 @@ impl<'a> CatalogueHeuristic<'a> {
     /// the likeliest to prune the child. The parent's own when the move touches every set.
     #[inline(always)]
     fn likeliest_pruner(&self, plan: &ChildPlan, parent: &CatalogueMemo) -> usize {
-        if plan.touched == (1 << self.sets) - 1 {
+        if plan.touched == (1u32 << self.sets) - 1 {
             return usize::from(parent.largest);
         }
         let mut first = 0;
@@ -347,6 +355,73 @@ impl<'a> CatalogueHeuristic<'a> {
             }
         }
         first
+    }
+
+    /// The largest sum above `limit` among the sets that the move of `plan` leaves as they
+    /// are in `memo`: the child is pruned without a lookup.
+    #[inline(always)]
+    fn untouched_above(&self, plan: &ChildPlan, memo: &CatalogueMemo, limit: u32) -> Option<u32> {
+        let all_sets = (1u32 << self.sets) - 1;
+        Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit)
+    }
+
+    /// Reads the steps `steps` of `plan` into `memo` together ([`Self::child_step`]), then
+    /// returns the largest sum above `limit` among the sets whose steps are all read (`done`,
+    /// which gains `steps`), if any.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "child_step's arguments, in the innermost loop"
+    )]
+    #[inline(always)]
+    fn read_together(
+        &self,
+        plan: &ChildPlan,
+        steps: u32,
+        done: &mut u32,
+        cells: &[u8],
+        started: &CatalogueStarted,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+        limit: u32,
+    ) -> Option<u32> {
+        if steps == 0 {
+            return None;
+        }
+        for q in ones(steps) {
+            self.child_step(plan, q, cells, started, parent, memo);
+        }
+        *done |= steps;
+        Self::complete_above(plan, memo, self.lookups_sets(plan, steps), *done, limit)
+    }
+
+    /// Reads the steps `steps` of `plan` into `memo` one after the other, each added to
+    /// `done`, and stops at the first that completes a set whose sum is above `limit`: the
+    /// largest such sum.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "child_step's arguments, in the innermost loop"
+    )]
+    #[inline(always)]
+    fn read_one_by_one(
+        &self,
+        plan: &ChildPlan,
+        steps: u32,
+        done: &mut u32,
+        cells: &[u8],
+        started: &CatalogueStarted,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+        limit: u32,
+    ) -> Option<u32> {
+        for q in ones(steps) {
+            self.child_step(plan, q, cells, started, parent, memo);
+            *done |= 1 << q;
+            let sets = self.lookups[plan.lookups[q] as usize].sets;
+            if let Some(h) = Self::complete_above(plan, memo, sets, *done, limit) {
+                return Some(h);
+            }
+        }
+        None
     }
 
     /// Step `q` of `plan`: reads its lookup's entry (its index in `started`, computed here if
@@ -481,7 +556,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
     ) {
         let plan = &self.child_plans[tile];
         started.started = 0;
-        self.start_steps(plan, (1 << plan.count) - 1, cells, started);
+        self.start_steps(plan, plan.all_steps(), cells, started);
     }
 
     /// Starts nothing when a set the move leaves as it was is above `limit` (the child is
@@ -500,15 +575,14 @@ impl Heuristic for CatalogueHeuristic<'_> {
     ) {
         let plan = &self.child_plans[tile];
         started.started = 0;
-        let all_sets = (1u32 << self.sets) - 1;
-        if Self::complete_above(plan, parent, all_sets & !plan.touched, 0, limit).is_some() {
+        if self.untouched_above(plan, parent, limit).is_some() {
             return;
         }
         let first = self.likeliest_pruner(plan, parent);
         let steps = if u32::from(parent.sums[first]) + 1 > limit {
             u32::from(plan.set_steps[first])
         } else {
-            (1 << plan.count) - 1
+            plan.all_steps()
         };
         self.start_steps(plan, steps, cells, started);
     }
@@ -529,35 +603,34 @@ impl Heuristic for CatalogueHeuristic<'_> {
     ) -> Option<u32> {
         *memo = *parent;
         let plan = &self.child_plans[tile];
-        let all_sets = (1u32 << self.sets) - 1;
-        if let Some(h) = Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit) {
+        if let Some(h) = self.untouched_above(plan, memo, limit) {
             return Some(h);
         }
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
-        for q in ones(u32::from(plan.set_steps[first]) & started.started) {
-            self.child_step(plan, q, cells, started, parent, memo);
-            done |= 1 << q;
+        let pruner_steps = u32::from(plan.set_steps[first]) & started.started;
+        if let Some(h) = self.read_together(
+            plan,
+            pruner_steps,
+            &mut done,
+            cells,
+            started,
+            parent,
+            memo,
+            limit,
+        ) {
+            return Some(h);
         }
-        if done != 0 {
-            let sets = self.lookups_sets(plan, done);
-            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
-                return Some(h);
-            }
+        let rest = started.started & !done;
+        if let Some(h) =
+            self.read_one_by_one(plan, rest, &mut done, cells, started, parent, memo, limit)
+        {
+            return Some(h);
         }
-        for q in ones(started.started & !done) {
-            self.child_step(plan, q, cells, started, parent, memo);
-            done |= 1 << q;
-            let sets = self.lookups[plan.lookups[q] as usize].sets;
-            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
-                return Some(h);
-            }
-        }
-        let all_steps = (1u32 << plan.count) - 1;
-        if done == all_steps {
+        if done == plan.all_steps() {
             return Some(self.total(memo));
         }
-        self.start_steps(plan, all_steps & !started.started, cells, started);
+        self.start_steps(plan, plan.all_steps() & !started.started, cells, started);
         started.read = done;
         None
     }
@@ -575,15 +648,11 @@ impl Heuristic for CatalogueHeuristic<'_> {
     ) -> u32 {
         let plan = &self.child_plans[tile];
         let mut done = started.read;
-        for q in ones(((1u32 << plan.count) - 1) & !done) {
-            self.child_step(plan, q, cells, started, parent, memo);
-            done |= 1 << q;
-            let sets = self.lookups[plan.lookups[q] as usize].sets;
-            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
-                return h;
-            }
+        let rest = plan.all_steps() & !done;
+        match self.read_one_by_one(plan, rest, &mut done, cells, started, parent, memo, limit) {
+            Some(h) => h,
+            None => self.total(memo),
         }
-        self.total(memo)
     }
 
     #[inline(always)]
@@ -620,33 +689,28 @@ impl Heuristic for CatalogueHeuristic<'_> {
     ) -> u32 {
         *memo = *parent;
         let plan = &self.child_plans[tile];
-        let all_sets = (1u32 << self.sets) - 1;
-        if let Some(h) = Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit) {
+        if let Some(h) = self.untouched_above(plan, memo, limit) {
             return h;
         }
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
-        for q in ones(u32::from(plan.set_steps[first])) {
-            self.child_step(plan, q, cells, started, parent, memo);
-            done |= 1 << q;
+        let pruner_steps = u32::from(plan.set_steps[first]);
+        if let Some(h) = self.read_together(
+            plan,
+            pruner_steps,
+            &mut done,
+            cells,
+            started,
+            parent,
+            memo,
+            limit,
+        ) {
+            return h;
         }
-        if done != 0 {
-            let sets = self.lookups_sets(plan, done);
-            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
-                return h;
-            }
+        let rest = plan.all_steps() & !done;
+        match self.read_one_by_one(plan, rest, &mut done, cells, started, parent, memo, limit) {
+            Some(h) => h,
+            None => self.total(memo),
         }
-        for q in 0..plan.count as usize {
-            if done & (1 << q) != 0 {
-                continue;
-            }
-            self.child_step(plan, q, cells, started, parent, memo);
-            done |= 1 << q;
-            let sets = self.lookups[plan.lookups[q] as usize].sets;
-            if let Some(h) = Self::complete_above(plan, memo, sets, done, limit) {
-                return h;
-            }
-        }
-        self.total(memo)
     }
 }
