@@ -41,8 +41,8 @@ use super::arrays::TableArrays;
 use crate::error::Result;
 
 /// About how many entries each part of the file holds when its store packs them (rounded up
-/// to a multiple of [`TableFileWriter::part_multiple`]); a byte store's parts are an eighth of
-/// that ([`part_entries`]), so that no part holds more than 4 MiB of a store's code.
+/// to a multiple of [`TableFileWriter::part_multiple`]): at most 1 MiB of a packed store's
+/// code; a byte store's parts are an eighth of that many entries ([`part_entries`]).
 pub const PART_ENTRIES: u64 = 1 << 22;
 
 /// About how many entries each part of a file streamed from a store keeping `code` holds:
