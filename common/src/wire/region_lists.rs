@@ -211,18 +211,8 @@ impl<'a> RegionListEncoder<'a> {
         // state: it is of that block when it is less than `k!` above it (no division).
         let in_block =
             self.block.is_some() && state.wrapping_sub(self.block_start) < self.shape.orders;
-        if !in_block {
-            let block = state / self.shape.orders;
-            self.flush();
-            if !self.checked_blocks.contains(&block) {
-                (self.checked_blocks, self.checked_parity) = self.shape.set_blocks_parity(block);
-            }
-            if !self.checked_parity {
-                self.refuse(state, "is not of the layer's parity");
-                return;
-            }
-            self.block = Some(block);
-            self.block_start = block * self.shape.orders;
+        if !in_block && !self.enter_block(state / self.shape.orders, state) {
+            return;
         }
         self.orders.push(state - self.block_start);
         self.last = Some(state);
@@ -258,21 +248,29 @@ impl<'a> RegionListEncoder<'a> {
             self.refuse(first, "is not above the one before in the allowed range");
             return;
         }
-        if self.block != Some(block) {
-            self.flush();
-            if !self.checked_blocks.contains(&block) {
-                (self.checked_blocks, self.checked_parity) = self.shape.set_blocks_parity(block);
-            }
-            if !self.checked_parity {
-                self.refuse(first, "is not of the layer's parity");
-                return;
-            }
-            self.block = Some(block);
-            self.block_start = base;
+        if self.block != Some(block) && !self.enter_block(block, first) {
+            return;
         }
         self.orders.extend_from_slice(orders);
         self.last = Some(last);
         self.count += orders.len() as u64;
+    }
+
+    /// Writes the block collected and starts collecting `block`, whose first state pushed is
+    /// `state`; refuses `state` and returns false when the block is not of the layer's parity.
+    #[inline(always)]
+    fn enter_block(&mut self, block: u64, state: u64) -> bool {
+        self.flush();
+        if !self.checked_blocks.contains(&block) {
+            (self.checked_blocks, self.checked_parity) = self.shape.set_blocks_parity(block);
+        }
+        if !self.checked_parity {
+            self.refuse(state, "is not of the layer's parity");
+            return false;
+        }
+        self.block = Some(block);
+        self.block_start = block * self.shape.orders;
+        true
     }
 
     #[cold]
