@@ -18,6 +18,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -195,10 +196,11 @@ impl StateSpace {
         }
     }
 
-    /// The region index of this space's board and pattern size (built anew: a flood fill per
-    /// tile set).
-    pub fn region_index(&self) -> Result<RegionIndex> {
-        RegionIndex::new(self.board, self.k())
+    /// The region index of this space's board and pattern size, shared with every holder of
+    /// the same one in this process ([`RegionIndex::shared`]; built by a flood fill per tile
+    /// set when no one holds it).
+    pub fn region_index(&self) -> Result<Arc<RegionIndex>> {
+        RegionIndex::shared(self.board, self.k())
     }
 
     /// States of the region-indexed search: `T * k!` (placement, region) states, or the

@@ -56,9 +56,9 @@ impl RegionTable {
         }
     }
 
-    /// The table of `space` (its region index built anew).
+    /// The table of `space` (its region index shared, [`StateSpace::region_index`]).
     pub fn of(space: &StateSpace) -> tilepdb_common::Result<RegionTable> {
-        Ok(RegionTable::new(
+        Ok(RegionTable::shared(
             space.region_index()?,
             space.rule() == BlankRule::Ignored,
         ))

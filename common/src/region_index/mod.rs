@@ -39,6 +39,8 @@
 //! assert_eq!(region, 0b1);
 //! ```
 
+use std::sync::{Arc, Mutex, Weak};
+
 use crate::board::{Board, MAX_CELLS};
 use crate::error::{Error, Result};
 use crate::rank::PlacementRanker;
@@ -168,6 +170,37 @@ impl RegionIndex {
                 pattern: format!("of {k} tiles"),
                 reason: "the state count overflows 64 bits".into(),
             })?;
+        Ok(index)
+    }
+
+    /// The index of `k` tiles on `board` shared by everyone in this process who holds it: built
+    /// by [`RegionIndex::new`] when no one holds it, otherwise the one already built (a build,
+    /// its proof and a solver's tables of one size need one index between them).
+    ///
+    /// ```
+    /// use tilepdb_common::region_index::RegionIndex;
+    /// let board = "4x4".parse().unwrap();
+    /// let a = RegionIndex::shared(board, 3).unwrap();
+    /// let b = RegionIndex::shared(board, 3).unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
+    /// ```
+    pub fn shared(board: Board, k: usize) -> Result<Arc<RegionIndex>> {
+        static HELD: Mutex<Vec<(Board, usize, Weak<RegionIndex>)>> = Mutex::new(Vec::new());
+        // A poisoned lock only means another thread panicked while holding it: the list of
+        // weak references is still whole.
+        let mut held = HELD
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.retain(|(_, _, weak)| weak.strong_count() > 0);
+        if let Some(index) = held
+            .iter()
+            .filter(|(b, size, _)| *b == board && *size == k)
+            .find_map(|(_, _, weak)| weak.upgrade())
+        {
+            return Ok(index);
+        }
+        let index = Arc::new(RegionIndex::new(board, k)?);
+        held.push((board, k, Arc::downgrade(&index)));
         Ok(index)
     }
 

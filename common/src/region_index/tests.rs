@@ -238,3 +238,25 @@ fn set_and_order_walk_matches_unrank() {
         }
     }
 }
+
+/// One index per board and size while someone holds it; freed when the last holder lets go.
+#[test]
+fn a_shared_index_lives_while_it_is_held() {
+    // A board and size no other test of this crate uses, so that no one else holds it.
+    let board: Board = "5x2".parse().unwrap();
+    let a = RegionIndex::shared(board, 7).unwrap();
+    let b = RegionIndex::shared(board, 7).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+    let other = RegionIndex::shared(board, 6).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&a, &other));
+    assert_eq!(other.k(), 6);
+    assert_eq!(a.states(), RegionIndex::new(board, 7).unwrap().states());
+    let weak = std::sync::Arc::downgrade(&a);
+    drop((a, b));
+    assert!(
+        weak.upgrade().is_none(),
+        "no holder is left, so the index is freed"
+    );
+    // Refused sizes are refused as `new` refuses them.
+    assert!(RegionIndex::shared(board, 10).is_err());
+}

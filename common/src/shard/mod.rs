@@ -592,7 +592,7 @@ mod tests {
         let board: Board = "3x4".parse().unwrap();
         let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
         let space = StateSpace::new(board, Goal::BlankFirst, pattern, rule).unwrap();
-        let index = Arc::new(space.region_index().unwrap());
+        let index = space.region_index().unwrap();
         let moves = Arc::new(OrderMoves::new(index.k()));
         let layout = ShardLayout::new(index.orders(), 2).unwrap();
         Shard::new(&space, index, moves, layout, 1, DepthCode::Byte).unwrap()

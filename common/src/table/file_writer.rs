@@ -31,6 +31,7 @@
 //! std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,10 @@ use super::values::DepthCode;
 use super::write::{
     fill_counts, pack_mod3, pack_mod3_codes, pack_nibbles, pack_one_bit, publish, temp_path,
 };
+
+/// Bytes the writer buffers: the header and small parts; a part at least this large goes to
+/// the file without a copy.
+pub const WRITE_BUFFER_BYTES: usize = 64 << 10;
 
 /// A table file being written in parts.
 pub struct TableFileWriter {
@@ -80,7 +85,7 @@ impl TableFileWriter {
         }
         let temp = temp_path(path)?;
         let mut file = BufWriter::with_capacity(
-            1 << 20,
+            WRITE_BUFFER_BYTES,
             File::create(&temp).map_err(|e| TableError::io(&temp, e))?,
         );
         file.write_all(&[0u8; HEADER_LEN])
@@ -133,22 +138,23 @@ impl TableFileWriter {
                 entries: self.header.entries,
             });
         }
-        let payload = match self.code {
+        // Values already in the payload's form are written as they are, not copied.
+        let payload: Cow<'_, [u8]> = match self.code {
             DepthCode::Byte => {
                 for &v in values {
                     self.counts[usize::from(v)] += 1;
                 }
                 match encoding {
-                    Encoding::Byte => values.to_vec(),
-                    Encoding::Mod3 => pack_mod3(values),
-                    Encoding::OneBit => pack_one_bit(values),
+                    Encoding::Byte => Cow::Borrowed(values),
+                    Encoding::Mod3 => Cow::Owned(pack_mod3(values)),
+                    Encoding::OneBit => Cow::Owned(pack_one_bit(values)),
                     Encoding::Nibble | Encoding::MinNibble { .. } => {
-                        pack_nibbles(space, encoding, self.next, values)?
+                        Cow::Owned(pack_nibbles(space, encoding, self.next, values)?)
                     }
                 }
             }
-            DepthCode::OneBit => values.to_vec(),
-            DepthCode::Mod3 => pack_mod3_codes(values, entries),
+            DepthCode::OneBit => Cow::Borrowed(values),
+            DepthCode::Mod3 => Cow::Owned(pack_mod3_codes(values, entries)),
         };
         self.crc.update(&payload);
         self.written += payload.len() as u64;

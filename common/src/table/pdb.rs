@@ -29,6 +29,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use memmap2::Mmap;
 
@@ -54,7 +55,7 @@ pub struct Pdb {
     /// `dist[i][c]`: distance of the pattern's `i`-th tile on cell `c` from its goal cell.
     dist: [[u8; MAX_CELLS]; MAX_CELLS],
     /// The region index of a zero-aware table (its entries' order).
-    region: Option<RegionIndex>,
+    region: Option<Arc<RegionIndex>>,
 }
 
 impl Pdb {
@@ -317,7 +318,7 @@ impl Pdb {
 
     /// The region index of a zero-aware table (`None` for other rules).
     pub fn region_index(&self) -> Option<&RegionIndex> {
-        self.region.as_ref()
+        self.region.as_deref()
     }
 
     /// The value of entry `index`: exact for byte, mod3 and 1-bit (by a descent, slow),
@@ -410,7 +411,7 @@ impl Pdb {
             self.payload(),
             self.header.max_value,
             self.encoding(),
-            self.region.as_ref(),
+            self.region.as_deref(),
         ))
     }
 

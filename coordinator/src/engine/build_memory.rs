@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use tilepdb_common::table::file_writer::WRITE_BUFFER_BYTES;
 use tilepdb_common::table::header::HEADER_LEN;
 use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace, human_bytes};
@@ -138,8 +139,8 @@ pub fn build_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u
 /// memory at once, in bytes, and the parts in words: the two-bit array with the depth store
 /// during the search (the store alone when it is the search's state,
 /// [`store_can_be_state`]); then the store with the part of the file being written, put in file
-/// order and encoded from the store ([`super::stream`]: a part's values, its payload and the
-/// file's buffer); and the region index.
+/// order and encoded from the store ([`super::stream`]: a part's values, its payload when
+/// encoding makes a new one, and the file's buffer); and the region index.
 fn search_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u64, String)> {
     let search_index = StateIndex::region(space)?;
     let code = depth_code(space, encoding);
@@ -152,7 +153,16 @@ fn search_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u64,
     };
     let store = code.bytes_for(search_index.depth_entries(space));
     let entries_per_part = part_entries(code).min(space.entries());
-    let part = 2 * code.bytes_for(entries_per_part) + WRITE_BUFFER_BYTES;
+    // The part in file order, and its payload when encoding makes a new one (a byte part of
+    // a byte file and a 1-bit part are written as they are).
+    let part_bytes = code.bytes_for(entries_per_part);
+    let as_is = match code {
+        DepthCode::Byte => encoding.unwrap_or(Encoding::Byte) == Encoding::Byte,
+        DepthCode::OneBit => true,
+        DepthCode::Mod3 => false,
+    };
+    let payload_bytes = if as_is { 0 } else { part_bytes };
+    let part = part_bytes + payload_bytes + WRITE_BUFFER_BYTES as u64;
     let index = index_bytes(space, states);
     let what = match code {
         DepthCode::Byte => "depth bytes".to_string(),
@@ -182,9 +192,6 @@ fn search_memory(space: &StateSpace, encoding: Option<Encoding>) -> Result<(u64,
     let peak = (codes + store).max(store + part);
     Ok((peak + index, detail))
 }
-
-/// The buffer of a table file being written ([`tilepdb_common::table::file_writer`]).
-const WRITE_BUFFER_BYTES: u64 = 1 << 20;
 
 /// Refuses, with the figure, a build of `space` (written in `encoding` and proven, see
 /// [`build_memory`]) that would not fit in `limit` bytes.

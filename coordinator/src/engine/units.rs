@@ -23,7 +23,7 @@ pub struct StateIndex(Arc<RegionIndex>);
 impl StateIndex {
     /// The region index of `space` (built anew).
     pub fn region(space: &StateSpace) -> Result<StateIndex> {
-        Ok(StateIndex(Arc::new(space.region_index()?)))
+        Ok(StateIndex(space.region_index()?))
     }
 
     /// The region index itself.

@@ -360,8 +360,8 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
     );
     // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements. The search: 5,765,760 depth bytes
     // beside the 2,954,160 bytes of two-bit codes of the 11,816,640 region states, the larger
-    // of it and the depth bytes with the part of the file being written (twice 512 KiB and a
-    // 1 MiB buffer); with the region index (8 * 8,008 + 4 * 16,412 bytes): 8,849,632 bytes.
+    // of it and the depth bytes with the part of the file being written (512 KiB, written as
+    // it is, and a 64 KiB buffer); with the region index (8 * 8,008 + 4 * 16,412 bytes): 8,849,632 bytes.
     // Its proof holds more: the file mapped (4,096 + 5,765,760 bytes, read a part at a time),
     // a least distance per placement and two bits per state, 13,076,760 bytes. With the
     // program's 16 MiB: 29,853,976 bytes (28.5 MiB) proven, 25,626,848 (24.4 MiB) not.

@@ -188,12 +188,12 @@ fn memory_figure_counts_the_compact_store() {
     );
     assert!(detail.contains("its proof (layer-search)"), "{detail}");
     // A byte per state is the search's state, with no two-bit array beside it: the store,
-    // then the store with the part of the file being written from it (two parts of 512 Ki
-    // entries and the file's 1 MiB buffer).
+    // then the store with the part of the file being written from it (a part of 512 Ki
+    // entries, written as it is, and the file's 64 KiB buffer).
     let (bytes, detail) = build_memory(&s, &BuildOptions::default()).unwrap();
     assert_eq!(
         bytes,
-        PROGRAM_BYTES + 4_066_655_040 + (2 * 524_288 + 1_048_576) + 3_845_600 + 3_227_504,
+        PROGRAM_BYTES + 4_066_655_040 + (524_288 + 65_536) + 3_845_600 + 3_227_504,
         "{detail}"
     );
     assert!(detail.contains("the search's state"), "{detail}");

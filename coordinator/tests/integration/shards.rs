@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// The values of the table of `space` searched on `shards` shards in this process.
 fn sharded_values(space: &StateSpace, shards: u32, encoding: Encoding) -> Vec<u8> {
-    let index = Arc::new(space.region_index().unwrap());
+    let index = space.region_index().unwrap();
     let moves = Arc::new(OrderMoves::new(index.k()));
     let layout = ShardLayout::new(index.orders(), shards).unwrap();
     let code = BuildOptions {

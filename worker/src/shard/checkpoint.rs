@@ -332,7 +332,7 @@ mod tests {
         let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
         let space =
             StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
-        let index = Arc::new(space.region_index().unwrap());
+        let index = space.region_index().unwrap();
         let moves = Arc::new(OrderMoves::new(index.k()));
         let layout = ShardLayout::new(index.orders(), shards).unwrap();
         let sets = index.sets();

@@ -389,7 +389,7 @@ impl Work {
         let limit = self.config.memory_limit.or_else(cgroup_limit);
         let code = DepthCode::for_encoding(self.encoding, space.rule());
         tokio::task::spawn_blocking(move || -> Result<Shard> {
-            let index = Arc::new(space.region_index()?);
+            let index = space.region_index()?;
             let layout = ShardLayout::new(index.orders(), shards)?;
             let size = ShardSize::of(&space, &index, layout, shard_no, code);
             if let Some(limit) = limit {
