@@ -6,7 +6,9 @@
 //! (followed along the path from the parent's value for mod3 and 1-bit tables, as
 //! [`super::PdbHeuristic`] does), with each set's sum. A child looks up again only the lookups
 //! whose pattern holds the moved tile (every lookup of an aware table), and adds each
-//! difference to the sums of the sets that use it.
+//! difference to the sums of the sets that use it. The memo also keeps the placement of each
+//! zero-aware lookup (its set and order ranks), from which a child's entry is followed after a
+//! move of one of its tiles instead of being ranked from scratch.
 
 use tilepdb_common::symmetry::Symmetry;
 use tilepdb_common::table::Pdb;
@@ -14,7 +16,8 @@ use tilepdb_common::{BlankRule, Board, Goal, MAX_CELLS};
 
 use super::Heuristic;
 use super::pdb::LOOK_AHEAD_BYTES;
-use super::table::{SharedRegions, TableLookup};
+use super::table::{Index, SharedRegions, TableLookup};
+use super::zero_aware::Placed;
 use crate::error::{Error, Result};
 
 /// Most distinct (table, symmetry) lookups of a [`CatalogueHeuristic`].
@@ -22,6 +25,10 @@ pub const MAX_LOOKUPS: usize = 64;
 
 /// Most additive sets of a [`CatalogueHeuristic`].
 pub const MAX_SETS: usize = 16;
+
+/// Most lookups whose placements a node's memo keeps ([`Placed`]), the catalogue's first: a
+/// child follows the entries of these from its parent's, and looks the others up from scratch.
+const MAX_FOLLOWED: usize = 32;
 
 /// Most lookups a child makes after a move of one tile (one per set holding it, and every
 /// lookup of an aware table).
@@ -39,13 +46,14 @@ pub struct CatalogueSlot<'a> {
     pub symmetry: Symmetry,
 }
 
-/// The values of each lookup for a node, each set's sum, and the first set of the largest
-/// sum.
+/// The values of each lookup for a node, each set's sum, the first set of the largest sum,
+/// and the placements of the lookups that children follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CatalogueMemo {
     values: [u8; MAX_LOOKUPS],
     sums: [u16; MAX_SETS],
     largest: u8,
+    placed: [Placed; MAX_FOLLOWED],
 }
 
 impl Default for CatalogueMemo {
@@ -54,18 +62,28 @@ impl Default for CatalogueMemo {
             values: [0; MAX_LOOKUPS],
             sums: [0; MAX_SETS],
             largest: 0,
+            placed: [Placed::default(); MAX_FOLLOWED],
         }
     }
 }
 
 /// The entry indices of a child's lookups, being fetched since [`Heuristic::start_move`]
-/// (bit `q` of `started` for step `q` of the child's plan), and the steps that
-/// [`Heuristic::probe_move`] read.
+/// (bit `q` of `started` for step `q` of the child's plan), with the placements of those the
+/// child follows, and the steps that [`Heuristic::probe_move`] read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CatalogueStarted {
     index: [u64; MAX_CHILD_LOOKUPS],
+    placed: [Placed; MAX_CHILD_LOOKUPS],
     started: u32,
     read: u32,
+}
+
+/// A child: the state after `tile` moved from the cell `from` (`cells` already updated).
+#[derive(Clone, Copy)]
+struct Child<'c> {
+    cells: &'c [u8],
+    tile: usize,
+    from: usize,
 }
 
 /// One distinct (table, symmetry) pair.
@@ -75,6 +93,9 @@ struct Lookup<'a> {
     cell_map: [u8; 256],
     /// The sets that sum this lookup's value (bit `s` for set `s`).
     sets: u32,
+    /// Whether a child follows this lookup's entry from its parent's placement ([`Placed`]):
+    /// a zero-aware table that keeps one, among the first [`MAX_FOLLOWED`] lookups.
+    follows: bool,
 }
 
 impl<'a> Lookup<'a> {
@@ -102,6 +123,7 @@ impl<'a> Lookup<'a> {
             table: TableLookup::new(slot.pdb, &tile_map, regions),
             cell_map,
             sets: 0,
+            follows: false,
         }
     }
 }
@@ -228,7 +250,10 @@ impl<'a> CatalogueHeuristic<'a> {
                 } else {
                     mask
                 });
-                lookups.push(Lookup::new(board, goal, slot, &mut regions));
+                let mut lookup = Lookup::new(board, goal, slot, &mut regions);
+                lookup.follows = lookups.len() < MAX_FOLLOWED
+                    && matches!(&lookup.table.index, Index::ZeroAware(index) if index.follows_moves());
+                lookups.push(lookup);
                 lookups.len() - 1
             };
             lookups[at].sets |= 1 << slot.set;
@@ -302,6 +327,24 @@ impl<'a> CatalogueHeuristic<'a> {
             .entry(&at, blank, self.board.all_cells())
     }
 
+    /// The entry of lookup `l` for `child` of the node of memo `parent`, and the child's
+    /// placement when the lookup follows it ([`Lookup::follows`]: from the parent's, the moved
+    /// tile going from `from` to its cell in `child.cells`, the blank onto `from`; else from
+    /// scratch).
+    #[inline(always)]
+    fn child_index(&self, l: usize, child: &Child<'_>, parent: &CatalogueMemo) -> (u64, Placed) {
+        let lookup = &self.lookups[l];
+        if lookup.follows
+            && let Index::ZeroAware(index) = &lookup.table.index
+        {
+            let from = lookup.cell_map[child.from & 0xff];
+            let to = lookup.cell_map[child.cells[child.tile] as usize];
+            let placed = index.moved(parent.placed[l % MAX_FOLLOWED], from, to);
+            return (index.placed_entry(placed, from), placed);
+        }
+        (self.index(l, child.cells), Placed::default())
+    }
+
     /// The largest sum of `memo`, whose set (the first of the largest) it records.
     #[inline]
     #[expect(
@@ -326,15 +369,17 @@ impl<'a> CatalogueHeuristic<'a> {
         &self,
         plan: &ChildPlan,
         steps: u32,
-        cells: &[u8],
+        child: &Child<'_>,
+        parent: &CatalogueMemo,
         started: &mut CatalogueStarted,
     ) {
         for q in ones(steps) {
             let l = plan.lookups[q] as usize;
-            let index = self.index(l, cells);
+            let (index, placed) = self.child_index(l, child, parent);
             let t = &self.lookups[l].table;
             t.encoding.prefetch(t.payload, index);
             started.index[q] = index;
+            started.placed[q] = placed;
         }
         started.started |= steps;
     }
@@ -378,7 +423,7 @@ impl<'a> CatalogueHeuristic<'a> {
         plan: &ChildPlan,
         steps: u32,
         done: &mut u32,
-        cells: &[u8],
+        child: &Child<'_>,
         started: &CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
@@ -388,7 +433,7 @@ impl<'a> CatalogueHeuristic<'a> {
             return None;
         }
         for q in ones(steps) {
-            self.child_step(plan, q, cells, started, parent, memo);
+            self.child_step(plan, q, child, started, parent, memo);
         }
         *done |= steps;
         Self::complete_above(plan, memo, self.lookups_sets(plan, steps), *done, limit)
@@ -407,14 +452,14 @@ impl<'a> CatalogueHeuristic<'a> {
         plan: &ChildPlan,
         steps: u32,
         done: &mut u32,
-        cells: &[u8],
+        child: &Child<'_>,
         started: &CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
         limit: u32,
     ) -> Option<u32> {
         for q in ones(steps) {
-            self.child_step(plan, q, cells, started, parent, memo);
+            self.child_step(plan, q, child, started, parent, memo);
             *done |= 1 << q;
             let sets = self.lookups[plan.lookups[q] as usize].sets;
             if let Some(h) = Self::complete_above(plan, memo, sets, *done, limit) {
@@ -432,21 +477,24 @@ impl<'a> CatalogueHeuristic<'a> {
         &self,
         plan: &ChildPlan,
         q: usize,
-        cells: &[u8],
+        child: &Child<'_>,
         started: &CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
     ) {
         let l = plan.lookups[q] as usize;
-        let index = if started.started & (1 << q) != 0 {
-            started.index[q]
+        let (index, placed) = if started.started & (1 << q) != 0 {
+            (started.index[q], started.placed[q])
         } else {
-            self.index(l, cells)
+            self.child_index(l, child, parent)
         };
         let lookup = &self.lookups[l];
+        if lookup.follows {
+            memo.placed[l % MAX_FOLLOWED] = placed;
+        }
         let t = &lookup.table;
         let m = if t.child_needs_manhattan() {
-            let (at, _) = self.placement(l, cells);
+            let (at, _) = self.placement(l, child.cells);
             t.manhattan(self.board, &at)
         } else {
             0
@@ -536,6 +584,11 @@ impl Heuristic for CatalogueHeuristic<'_> {
             let (at, blank) = self.placement(l, cells);
             let value = lookup.table.root_value(self.board, &at, blank)?;
             memo.values[l] = value;
+            if lookup.follows
+                && let Index::ZeroAware(index) = &lookup.table.index
+            {
+                memo.placed[l % MAX_FOLLOWED] = index.placed(&at, lookup.table.k);
+            }
             for s in 0..self.sets {
                 if lookup.sets & (1 << s) != 0 {
                     memo.sums[s] += u16::from(value);
@@ -550,13 +603,14 @@ impl Heuristic for CatalogueHeuristic<'_> {
         &self,
         cells: &[u8],
         tile: usize,
-        _from: usize,
-        _: &CatalogueMemo,
+        from: usize,
+        parent: &CatalogueMemo,
         started: &mut CatalogueStarted,
     ) {
         let plan = &self.child_plans[tile];
         started.started = 0;
-        self.start_steps(plan, plan.all_steps(), cells, started);
+        let child = Child { cells, tile, from };
+        self.start_steps(plan, plan.all_steps(), &child, parent, started);
     }
 
     /// Starts nothing when a set the move leaves as it was is above `limit` (the child is
@@ -568,7 +622,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         &self,
         cells: &[u8],
         tile: usize,
-        _from: usize,
+        from: usize,
         parent: &CatalogueMemo,
         started: &mut CatalogueStarted,
         limit: u32,
@@ -584,7 +638,8 @@ impl Heuristic for CatalogueHeuristic<'_> {
         } else {
             plan.all_steps()
         };
-        self.start_steps(plan, steps, cells, started);
+        let child = Child { cells, tile, from };
+        self.start_steps(plan, steps, &child, parent, started);
     }
 
     /// Reads the started lookups, the parent's largest touched set's first, stopping as
@@ -595,7 +650,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         &self,
         cells: &[u8],
         tile: usize,
-        _from: usize,
+        from: usize,
         started: &mut CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
@@ -606,6 +661,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = self.untouched_above(plan, memo, limit) {
             return Some(h);
         }
+        let child = Child { cells, tile, from };
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         let pruner_steps = u32::from(plan.set_steps[first]) & started.started;
@@ -613,7 +669,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
             plan,
             pruner_steps,
             &mut done,
-            cells,
+            &child,
             started,
             parent,
             memo,
@@ -623,14 +679,20 @@ impl Heuristic for CatalogueHeuristic<'_> {
         }
         let rest = started.started & !done;
         if let Some(h) =
-            self.read_one_by_one(plan, rest, &mut done, cells, started, parent, memo, limit)
+            self.read_one_by_one(plan, rest, &mut done, &child, started, parent, memo, limit)
         {
             return Some(h);
         }
         if done == plan.all_steps() {
             return Some(self.total(memo));
         }
-        self.start_steps(plan, plan.all_steps() & !started.started, cells, started);
+        self.start_steps(
+            plan,
+            plan.all_steps() & !started.started,
+            &child,
+            parent,
+            started,
+        );
         started.read = done;
         None
     }
@@ -640,16 +702,17 @@ impl Heuristic for CatalogueHeuristic<'_> {
         &self,
         cells: &[u8],
         tile: usize,
-        _from: usize,
+        from: usize,
         started: &CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
         limit: u32,
     ) -> u32 {
         let plan = &self.child_plans[tile];
+        let child = Child { cells, tile, from };
         let mut done = started.read;
         let rest = plan.all_steps() & !done;
-        match self.read_one_by_one(plan, rest, &mut done, cells, started, parent, memo, limit) {
+        match self.read_one_by_one(plan, rest, &mut done, &child, started, parent, memo, limit) {
             Some(h) => h,
             None => self.total(memo),
         }
@@ -660,15 +723,16 @@ impl Heuristic for CatalogueHeuristic<'_> {
         &self,
         cells: &[u8],
         tile: usize,
-        _from: usize,
+        from: usize,
         started: &CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
     ) -> u32 {
         *memo = *parent;
         let plan = &self.child_plans[tile];
+        let child = Child { cells, tile, from };
         for q in 0..plan.count as usize {
-            self.child_step(plan, q, cells, started, parent, memo);
+            self.child_step(plan, q, &child, started, parent, memo);
         }
         self.total(memo)
     }
@@ -681,7 +745,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         &self,
         cells: &[u8],
         tile: usize,
-        _from: usize,
+        from: usize,
         started: &CatalogueStarted,
         parent: &CatalogueMemo,
         memo: &mut CatalogueMemo,
@@ -692,6 +756,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = self.untouched_above(plan, memo, limit) {
             return h;
         }
+        let child = Child { cells, tile, from };
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         let pruner_steps = u32::from(plan.set_steps[first]);
@@ -699,7 +764,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
             plan,
             pruner_steps,
             &mut done,
-            cells,
+            &child,
             started,
             parent,
             memo,
@@ -708,7 +773,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
             return h;
         }
         let rest = plan.all_steps() & !done;
-        match self.read_one_by_one(plan, rest, &mut done, cells, started, parent, memo, limit) {
+        match self.read_one_by_one(plan, rest, &mut done, &child, started, parent, memo, limit) {
             Some(h) => h,
             None => self.total(memo),
         }
