@@ -176,7 +176,7 @@ impl ShardEntries {
 
 /// The bits a stored code of `encoding` needs; an error for the encodings whose proof does
 /// not run on the shards.
-fn code_bits(space: &StateSpace, encoding: Encoding) -> Result<u32> {
+pub(super) fn code_bits(space: &StateSpace, encoding: Encoding) -> Result<u32> {
     match (space.rule(), encoding) {
         (BlankRule::ZeroAware, Encoding::OneBit) => Ok(1),
         (BlankRule::ZeroAware, Encoding::Mod3) => Ok(2),

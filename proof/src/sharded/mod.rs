@@ -40,7 +40,7 @@ mod teams;
 mod tests;
 
 pub use entries::{ENTRIES_PER_READ, ShardEntries};
-pub use prover::{LIST_STATES, ShardProver, ShardTally};
+pub use prover::{LIST_STATES, ShardProver, ShardTally, prover_bytes};
 pub use teams::{ProofTeam, ProofTeams};
 
 /// Whether a table of `space` in `encoding` is proven on the shards.

@@ -160,10 +160,13 @@ impl ShardProver {
         self.depth
     }
 
-    /// Bytes of memory the prover's arrays hold: the two-bit codes, the met placements and
-    /// the file's entries.
+    /// Bytes of memory the prover's arrays hold: the two-bit codes, the met placements, the
+    /// file's entries and the blocks' flags ([`prover_bytes`] before it is made).
     pub fn bytes(&self) -> u64 {
-        self.codes.bytes() + self.placed.len() as u64 * 8 + self.entries.bytes()
+        self.codes.bytes()
+            + self.placed.len() as u64 * 8
+            + self.entries.bytes()
+            + (self.active.len() + self.next.len()) as u64
     }
 
     /// Expands the shard's states of the current layer: every successor the shard owns is
@@ -408,6 +411,29 @@ impl ShardProver {
         let blank = space.goal().cell_of(0, space.board().cells());
         self.index.state_index(space.goal_cells(), blank)
     }
+}
+
+/// The bytes of the arrays a prover of shard `shard` of `layout` of the table of `space` (in
+/// `encoding`) on `index` holds ([`ShardProver::bytes`]), worked out before it is made; an
+/// error for a table not proven on the shards.
+pub fn prover_bytes(
+    space: &StateSpace,
+    index: &RegionIndex,
+    layout: ShardLayout,
+    shard: u32,
+    encoding: Encoding,
+) -> Result<u64> {
+    let own = layout.orders_of(shard);
+    let width = own.end - own.start;
+    let blocks = index.region_count();
+    let (placed, entries) = if space.rule() == BlankRule::Minimized {
+        let placements = index.sets() * width;
+        (placements.div_ceil(64) * 8, placements)
+    } else {
+        (0, blocks * width)
+    };
+    let bits = u64::from(super::entries::code_bits(space, encoding)?);
+    Ok(StateCodes::file_bytes(blocks * width) + placed + (entries * bits).div_ceil(8) + 2 * blocks)
 }
 
 /// Hands `list` on to shard `to`, sorted and without repeats, and empties it.

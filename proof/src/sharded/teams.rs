@@ -2,8 +2,12 @@
 
 use std::ops::Range;
 
+use tilepdb_common::StateSpace;
+use tilepdb_common::region_index::RegionIndex;
 use tilepdb_common::shard::ShardLayout;
+use tilepdb_common::table::Encoding;
 
+use super::prover_bytes;
 use crate::error::Result;
 
 /// One team: its workers, the layout of its proof shards (as many as it has workers, cut by
@@ -60,5 +64,25 @@ impl ProofTeams {
         Ok(Some(ProofTeams {
             teams: [team(0..a)?, team(a..p)?],
         }))
+    }
+}
+
+impl ProofTeams {
+    /// The bytes of the largest prover's arrays, over both teams, for the table of `space` in
+    /// `encoding` on `index` ([`prover_bytes`]): what a worker holds while it proves, beside
+    /// (or after) its build shard.
+    pub fn largest_prover_bytes(
+        &self,
+        space: &StateSpace,
+        index: &RegionIndex,
+        encoding: Encoding,
+    ) -> Result<u64> {
+        let mut largest = 0;
+        for team in &self.teams {
+            for j in 0..team.layout.shards() {
+                largest = largest.max(prover_bytes(space, index, team.layout, j, encoding)?);
+            }
+        }
+        Ok(largest)
     }
 }

@@ -439,3 +439,58 @@ fn a_list_with_a_state_of_another_shard_is_refused() {
     let err = prover.merge(&[2, 1]).unwrap_err().to_string();
     assert!(err.contains("not increasing"), "{err}");
 }
+
+#[test]
+fn the_provers_memory_is_known_before_they_are_made() {
+    for (space, values, encoding) in cases() {
+        let Ok(table) = EncodedTable::new(&space, encoding, &values) else {
+            continue;
+        };
+        let index = Arc::new(space.region_index().unwrap());
+        for shards in 1..=4 {
+            let layout = ShardLayout::new(index.orders(), shards).unwrap();
+            for j in 0..shards {
+                let entries = ShardEntries::from_payload(
+                    &space,
+                    &index,
+                    layout,
+                    j,
+                    encoding,
+                    table.payload(),
+                )
+                .unwrap();
+                let prover =
+                    ShardProver::new(&space, Arc::clone(&index), layout, j, encoding, entries)
+                        .unwrap();
+                assert_eq!(
+                    prover_bytes(&space, &index, layout, j, encoding).unwrap(),
+                    prover.bytes(),
+                    "{}",
+                    what(&space, encoding, shards)
+                );
+            }
+        }
+        if let Some(teams) = ProofTeams::new(ShardLayout::new(index.orders(), 3).unwrap()).unwrap()
+        {
+            // Three workers: team B is one worker, whose prover holds the whole table.
+            let whole = prover_bytes(
+                &space,
+                &index,
+                ShardLayout::new(index.orders(), 1).unwrap(),
+                0,
+                encoding,
+            )
+            .unwrap();
+            assert_eq!(
+                teams
+                    .largest_prover_bytes(&space, &index, encoding)
+                    .unwrap(),
+                whole
+            );
+        }
+    }
+    let (space, _) = built("3x3", &[1, 2, 3], Goal::BlankFirst, BlankRule::Aware);
+    let index = space.region_index().unwrap();
+    let layout = ShardLayout::new(index.orders(), 2).unwrap();
+    assert!(prover_bytes(&space, &index, layout, 0, Encoding::Byte).is_err());
+}
