@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::shard::ShardLayout;
@@ -30,7 +31,9 @@ pub struct ShardTally {
 /// [`ShardProver::expand`] (the layer's successors of other shards handed on in lists),
 /// [`ShardProver::merge`] of every list the other provers sent for the layer,
 /// [`ShardProver::finish_layer`]; once no prover of the team met a state in a layer,
-/// [`ShardProver::finish`].
+/// [`ShardProver::finish`]. Lists may be merged while the shard expands (the layer being
+/// expanded and the one being met keep different codes, as in the build): `expand` and `merge`
+/// take the prover shared, `finish_layer` alone.
 pub struct ShardProver {
     space: StateSpace,
     index: Arc<RegionIndex>,
@@ -50,16 +53,16 @@ pub struct ShardProver {
     /// Two bits per state of the shard, by `block * width + order - first`.
     codes: StateCodes,
     /// A minimized table's placements of the shard already met (a bit each).
-    placed: Vec<u64>,
+    placed: Vec<AtomicU64>,
     /// The blocks with states of the layer being expanded, and of the next one.
-    active: Vec<bool>,
-    next: Vec<bool>,
+    active: Vec<AtomicBool>,
+    next: Vec<AtomicBool>,
     /// The layer being expanded.
     depth: u32,
     /// States of the shard met at `depth + 1` so far.
-    added: u64,
-    histogram: Vec<u64>,
-    met_entries: u64,
+    added: AtomicU64,
+    /// The shard's entries met per distance.
+    histogram: Vec<AtomicU64>,
 }
 
 #[expect(
@@ -113,9 +116,14 @@ impl ShardProver {
             ));
         }
         let placed = if minimized {
-            vec![0u64; words(index.sets() * width)?]
+            (0..words(index.sets() * width)?)
+                .map(|_| AtomicU64::new(0))
+                .collect()
         } else {
             Vec::new()
+        };
+        let flags = || -> Result<Vec<AtomicBool>> {
+            Ok((0..len(blocks)?).map(|_| AtomicBool::new(false)).collect())
         };
         let mut prover = ShardProver {
             space: space.clone(),
@@ -130,12 +138,11 @@ impl ShardProver {
             entries,
             codes: StateCodes::new(blocks * width),
             placed,
-            active: vec![false; len(blocks)?],
-            next: vec![false; len(blocks)?],
+            active: flags()?,
+            next: flags()?,
             depth: 0,
-            added: 0,
-            histogram: vec![0],
-            met_entries: 0,
+            added: AtomicU64::new(0),
+            histogram: (0..UNREACHED).map(|_| AtomicU64::new(0)).collect(),
             own,
             index,
         };
@@ -143,9 +150,8 @@ impl ShardProver {
         if prover.owns(goal) {
             let (block, set) = prover.index.block_and_set(goal);
             prover.meet(block, set, goal % f, 0)?;
-            prover.active = std::mem::take(&mut prover.next);
-            prover.next = vec![false; prover.active.len()];
-            prover.added = 0;
+            std::mem::swap(&mut prover.active, &mut prover.next);
+            prover.added.store(0, Relaxed);
         }
         Ok(prover)
     }
@@ -167,13 +173,14 @@ impl ShardProver {
             + self.placed.len() as u64 * 8
             + self.entries.bytes()
             + (self.active.len() + self.next.len()) as u64
+                * std::mem::size_of::<AtomicBool>() as u64
     }
 
     /// Expands the shard's states of the current layer: every successor the shard owns is
     /// met at once (its entry checked), each other one is handed to `send` with its owner, in
     /// lists of at most [`LIST_STATES`] states, each sorted and without repeats. Stops at
     /// the first wrong entry or failed send.
-    pub fn expand(&mut self, send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>) -> Result<()> {
+    pub fn expand(&self, send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>) -> Result<()> {
         let here = StateCodes::code_of_depth(self.depth);
         let mut lists: Vec<Vec<u64>> = vec![Vec::new(); self.layout.shards() as usize];
         let mut current: Vec<u64> = Vec::with_capacity(usize::try_from(self.width).unwrap_or(0));
@@ -182,7 +189,7 @@ impl ShardProver {
             let first = index.first_block(c);
             for (r, &region) in index.regions_of(c).iter().enumerate() {
                 let block = first + r as u64;
-                if !self.active[block as usize] {
+                if !self.active[block as usize].load(Relaxed) {
                     continue;
                 }
                 current.clear();
@@ -210,7 +217,7 @@ impl ShardProver {
 
     /// The successors of the `orders` of a block by one move `m`.
     fn expand_move(
-        &mut self,
+        &self,
         m: &BlockMove,
         orders: &[u64],
         lists: &mut [Vec<u64>],
@@ -241,7 +248,7 @@ impl ShardProver {
     /// current layer) at the next layer where they are unseen, each entry checked. An error
     /// if the list is not strictly increasing or names a state the shard does not own (the
     /// list is then refused before anything is met).
-    pub fn merge(&mut self, list: &[u64]) -> Result<()> {
+    pub fn merge(&self, list: &[u64]) -> Result<()> {
         let states = self.index.states();
         if let Some(&[a, b]) = list.windows(2).find(|w| w[0] >= w[1]) {
             return Err(fail(
@@ -284,16 +291,15 @@ impl ShardProver {
         }
         let here = StateCodes::code_of_depth(self.depth);
         for (block, active) in self.active.iter_mut().enumerate() {
-            if *active {
+            if *active.get_mut() {
                 let base = block as u64 * self.width;
                 self.codes.retire(base..base + self.width, here);
-                *active = false;
+                *active.get_mut() = false;
             }
         }
         std::mem::swap(&mut self.active, &mut self.next);
         self.depth += 1;
-        let added = std::mem::take(&mut self.added);
-        Ok(added)
+        Ok(std::mem::take(self.added.get_mut()))
     }
 
     /// The search is over: every entry never met must store the unreached code (0 in
@@ -307,7 +313,7 @@ impl ShardProver {
         let count = self.entries.count();
         let met = |e: u64| {
             if self.minimized {
-                self.placed[(e / 64) as usize] & (1 << (e % 64)) != 0
+                self.placed[(e / 64) as usize].load(Relaxed) & (1 << (e % 64)) != 0
             } else {
                 self.codes.get(e) != 0
             }
@@ -322,35 +328,35 @@ impl ShardProver {
                 ),
             ));
         }
-        let mut histogram = self.histogram;
+        let mut histogram: Vec<u64> = self.histogram.iter().map(|n| n.load(Relaxed)).collect();
         while histogram.len() > 1 && histogram.last() == Some(&0) {
             histogram.pop();
         }
+        let met: u64 = histogram.iter().sum();
         Ok(ShardTally {
             histogram,
-            unreached: count - self.met_entries,
+            unreached: count - met,
         })
     }
 
     /// Meets the state of `order` in `block` (of set `set`, needed for a minimized table) at
     /// `depth` if it is unseen: marked, its block raised for the next layer, and its entry
     /// (the placement's, the first time any of its regions is met) checked.
-    fn meet(&mut self, block: u64, set: u64, order: u64, depth: u32) -> Result<()> {
+    fn meet(&self, block: u64, set: u64, order: u64, depth: u32) -> Result<()> {
         let local = block * self.width + order - self.own.start;
         if self.codes.get(local) != 0
             || !self.codes.try_mark(local, StateCodes::code_of_depth(depth))
         {
             return Ok(());
         }
-        self.added += 1;
-        self.next[block as usize] = true;
+        self.added.fetch_add(1, Relaxed);
+        self.next[block as usize].store(true, Relaxed);
         let entry = if self.minimized {
             let p = set * self.width + order - self.own.start;
             let (word, bit) = ((p / 64) as usize, 1u64 << (p % 64));
-            if self.placed[word] & bit != 0 {
+            if self.placed[word].fetch_or(bit, Relaxed) & bit != 0 {
                 return Ok(());
             }
-            self.placed[word] |= bit;
             p
         } else {
             local
@@ -366,12 +372,7 @@ impl ShardProver {
                 ),
             ));
         }
-        let d = depth as usize;
-        if self.histogram.len() <= d {
-            self.histogram.resize(d + 1, 0);
-        }
-        self.histogram[d] += 1;
-        self.met_entries += 1;
+        self.histogram[depth as usize].fetch_add(1, Relaxed);
         Ok(())
     }
 

@@ -424,7 +424,7 @@ fn a_list_with_a_state_of_another_shard_is_refused() {
     let entries =
         ShardEntries::from_payload(&space, &index, layout, 0, Encoding::OneBit, table.payload())
             .unwrap();
-    let mut prover = ShardProver::new(
+    let prover = ShardProver::new(
         &space,
         Arc::clone(&index),
         layout,
