@@ -14,6 +14,8 @@ use crate::walks::fail;
 
 /// File entries asked for in one read.
 pub const ENTRIES_PER_READ: u64 = 1 << 20;
+/// Ranges of file entries asked for in one read.
+pub const RANGES_PER_READ: u64 = 4096;
 
 /// The stored codes of the file entries one proof shard checks, by the shard's own entry
 /// number: `block * w + order - first` for a zero-aware table, `set * w + order - first` (a
@@ -32,7 +34,8 @@ impl ShardEntries {
     /// after the other. A zero-aware file is in the index's order, so the shard's entries of
     /// a block are one range; a minimized file is in placement-rank order, read in parts of
     /// [`ENTRIES_PER_READ`] of which the shard keeps the placements it owns. At most
-    /// [`ENTRIES_PER_READ`] entries are asked for at once. An error if `read` returns the
+    /// [`ENTRIES_PER_READ`] entries in at most [`RANGES_PER_READ`] ranges are asked for at
+    /// once. An error if `read` returns the
     /// wrong count, or a code the encoding cannot store.
     pub fn read(
         space: &StateSpace,
@@ -96,7 +99,7 @@ impl ShardEntries {
             }
         } else {
             // One range per block; blocks gathered until a read is full.
-            let per_read = (ENTRIES_PER_READ / width.max(1)).max(1);
+            let per_read = (ENTRIES_PER_READ / width.max(1)).clamp(1, RANGES_PER_READ);
             let blocks = index.region_count();
             let mut block = 0;
             while block < blocks {

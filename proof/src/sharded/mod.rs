@@ -39,7 +39,7 @@ mod teams;
 #[cfg(test)]
 mod tests;
 
-pub use entries::{ENTRIES_PER_READ, ShardEntries};
+pub use entries::{ENTRIES_PER_READ, RANGES_PER_READ, ShardEntries};
 pub use prover::{LIST_STATES, ShardProver, ShardTally, prover_bytes};
 pub use teams::{ProofTeam, ProofTeams};
 
