@@ -23,6 +23,8 @@
 //!   lossy encodings;
 //! * [`deep`]: [`verify_deep`] itself, with the canonical payload and the header's histogram;
 //! * [`memory`]: the proof a table gets and the memory it holds, before it runs;
+//! * [`sharded`]: the layer proof cut into proof shards, each searched by one prover that
+//!   holds its shard alone, run by two disjoint teams of workers for a table built on shards;
 //! * [`walks`]: the walks the proofs share.
 //!
 //! ```
@@ -48,6 +50,7 @@ pub mod error;
 pub mod facts;
 pub mod layers;
 pub mod memory;
+pub mod sharded;
 pub mod walks;
 
 pub use bellman::Proof;

@@ -90,6 +90,9 @@ impl From<StepReport> for ShardReport {
             entries: r.entries,
             checkpoint_bytes: r.checkpoint_bytes,
             peak_rss: r.peak_rss,
+            proof_histogram: r.proof_histogram,
+            proof_unreached: r.proof_unreached,
+            proof_failure: (!r.proof_failure.is_empty()).then_some(r.proof_failure),
             failure,
         }
     }

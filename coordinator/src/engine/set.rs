@@ -71,6 +71,18 @@ pub trait TableBuilder {
         true
     }
 
+    /// Proves table `index`'s file `staged`, written by [`TableBuilder::write`], before it is
+    /// published: the proof that ran, or (inside) why the table is refused. By default
+    /// [`prove_file`]; a sharded build proves it on its shards.
+    fn prove(
+        &mut self,
+        _index: usize,
+        _space: &StateSpace,
+        staged: &Pdb,
+    ) -> Result<Result<Proof>, Self::Error> {
+        Ok(prove_file(staged))
+    }
+
     /// Table `index` failed its proof (`error` says how) and was not written: it is built
     /// again ([`TableBuilder::build`] is called once more for it).
     fn rejected(
@@ -241,7 +253,7 @@ fn build_and_publish<B: TableBuilder>(
         let written = builder.write(index, space, spec.encoding, &mut table, &unproven)?;
         let proof = match written.and_then(|path| Pdb::open_released(&path).map_err(Error::from)) {
             Ok(staged) => {
-                let proof = prove_file(&staged);
+                let proof = builder.prove(index, space, &staged)?;
                 let staged_path = staged.path().to_path_buf();
                 drop(staged);
                 proof

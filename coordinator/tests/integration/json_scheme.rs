@@ -145,6 +145,7 @@ fn build_inspect_verify_and_partitions_share_the_scheme() {
     for key in [
         "worker_memory_bytes",
         "worker_arrays_bytes",
+        "worker_prover_bytes",
         "worker_checkpoint_bytes",
         "wire_bytes",
         "coordinator_memory_bytes",

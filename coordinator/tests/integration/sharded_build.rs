@@ -56,7 +56,19 @@ struct ShardWorker(Child);
 
 impl ShardWorker {
     fn start(url: &str, shard: u32, shards: u32, extra: &[&str]) -> ShardWorker {
+        ShardWorker::start_with_env(url, shard, shards, extra, &[])
+    }
+
+    /// [`ShardWorker::start`] with more environment variables.
+    fn start_with_env(
+        url: &str,
+        shard: u32,
+        shards: u32,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> ShardWorker {
         let mut command = Command::new(coordinator_bin());
+        command.envs(env.iter().copied());
         command
             .arg("worker")
             .args(["--coordinator", url, "--threads", "1"])
@@ -106,18 +118,20 @@ impl Drop for ShardWorker {
     }
 }
 
-/// Builds `job` on `shards` shards (a `serve --shards` and its workers) into `out`.
-fn build_on_shards(job: &[&str], out: &Path, shards: u32) {
+/// Builds `job` on `shards` shards (a `serve --shards` and its workers) into `out`; the
+/// coordinator's log.
+fn build_on_shards(job: &[&str], out: &Path, shards: u32) -> Vec<String> {
     let server = serve_shards(job, out, shards, &[]);
     let url = server.url();
     let workers: Vec<ShardWorker> = (0..shards)
         .map(|p| ShardWorker::start(&url, p, shards, &[]))
         .collect();
-    server.finish(MINUTES);
+    let log = server.finish(MINUTES);
     for w in workers {
         let (ok, err) = w.wait(Duration::from_secs(30));
         assert!(ok, "a shard worker failed: {err}");
     }
+    log
 }
 
 fn assert_same_sets(want: &Path, got: &Path) {
@@ -135,14 +149,34 @@ fn assert_same_sets(want: &Path, got: &Path) {
     }
 }
 
-/// `job` built on 1, 2 and 3 shards gives the single machine's files, byte for byte.
+/// `job` built on 1, 2 and 3 shards gives the single machine's files, byte for byte; with
+/// two shards or more each table is proven on the shards by both teams, with one in the
+/// coordinator.
 fn check_job(name: &str, job: &[&str]) {
     let dir = scratch(name);
     single_machine(job, &dir.join("single"));
+    let tables = table_files(&dir.join("single"))
+        .iter()
+        .filter(|(name, _)| Path::new(name).extension().is_some_and(|e| e == "pdb"))
+        .count();
     for shards in 1..=3 {
         let out = dir.join(format!("shards-{shards}"));
-        build_on_shards(job, &out, shards);
+        let log = build_on_shards(job, &out, shards);
         assert_same_sets(&dir.join("single"), &out);
+        let count = |words: &str| log.iter().filter(|l| l.contains(words)).count();
+        let (on_shards, in_coordinator) = (
+            count("both teams proved the table's file"),
+            count("proven in the coordinator"),
+        );
+        if shards == 1 {
+            assert_eq!((on_shards, in_coordinator), (0, tables), "{name}, 1 shard");
+        } else {
+            assert_eq!(
+                (on_shards, in_coordinator),
+                (tables, 0),
+                "{name}, {shards} shards"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -438,6 +472,7 @@ fn a_peer_with_malformed_or_foreign_lists_is_refused() {
             list_bytes: bytes.len() as u64,
             crc32: crc32fast::hash(&list),
             list,
+            search: 0,
         }
     };
     runtime().block_on(async {
@@ -724,5 +759,43 @@ fn a_replacement_without_checkpoints_fails_the_job() {
         server.lines(&["error"])
     );
     assert!(!dir.join("out").exists() || table_files(&dir.join("out")).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A worker that withholds successors in the build (its lists of layer 3 to shard 0) and
+/// again in the proof, and never reports a verdict against a table: a table it makes wrong
+/// is refused by the team without it, whatever its own team's proof makes of it; that table
+/// is not published and the job fails.
+#[test]
+fn a_worker_that_withholds_in_the_build_and_the_proof_gets_no_table_published() {
+    let dir = scratch("shards-liar");
+    let out = dir.join("out");
+    let mut server = serve_shards(&ZERO_AWARE_555, &out, 3, &[]);
+    let url = server.url();
+    let _workers: Vec<ShardWorker> = (0..3)
+        .map(|p| ShardWorker::start_with_env(&url, p, 3, &[], &[("TILEPDB_TEST_LIAR_SHARD", "1")]))
+        .collect();
+    let status = exit_status(&mut server);
+    let log = server.lines(&[""]).join("\n");
+    assert!(!status.success(), "the job passed:\n{log}");
+    assert!(
+        server.has(&["failed its proof", "the proof on shard"]),
+        "no proof on the shards refused the table:\n{log}"
+    );
+    // The bad worker (shard 1) reports no verdict: an honest prover refused the table.
+    assert!(
+        !server.has(&["the proof on shard 1"]),
+        "the bad worker reported a verdict:\n{log}"
+    );
+    // The tables the bad worker did not make wrong may be published before the job fails;
+    // every file published is the single machine's, and the refused one is not there.
+    single_machine(&ZERO_AWARE_555, &dir.join("single"));
+    let single = table_files(&dir.join("single"));
+    let published = table_files(&out);
+    assert!(published.len() < single.len(), "every table was published");
+    for (name, bytes) in &published {
+        let want = single.iter().find(|(n, _)| n == name).map(|(_, b)| b);
+        assert_eq!(want, Some(bytes), "{name} was published wrong");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,7 +9,13 @@
 //!                ▲                ▲                             │
 //!                │                └─────────────────────────────┘
 //!                └── close table t ◄── (the coordinator reads the values) ◄── (it added none)
+//!                         │
+//!                         ▼  (two shards or more)
+//!          proof open t ──► proof expand d ──► proof finish d ──► … ──► proof close t
 //! ```
+//!
+//! Then the table's file is proven on the shards (`proof.rs`): each worker proves one proof
+//! shard of its team's cut, with the proof crate's prover.
 //!
 //! Expanding, each successor the shard owns is merged at once; the others are gathered per
 //! owner and pushed to it in sorted, gap-coded, compressed lists (`send.rs`). A step is reported
@@ -18,6 +24,7 @@
 
 pub mod checkpoint;
 pub mod peer;
+mod proof;
 mod radix;
 mod send;
 
@@ -47,6 +54,7 @@ use crate::client::retry::{ControlFailure, classify_control};
 use crate::error::{Error, Result};
 use checkpoint::Checkpoints;
 use peer::{OpenShard, PeerService, PeerState};
+use proof::test_liar;
 use send::Peers;
 
 /// How to run a shard worker.
@@ -121,6 +129,7 @@ pub async fn run_shard(config: ShardConfig) -> Result<ShardSummary> {
         shard: config.shard,
         shards: config.shards,
         open: RwLock::new(None),
+        proof: RwLock::new(None),
     });
     let service = tonic::service::interceptor::InterceptedService::new(
         ShardPeerServer::new(PeerService::new(state.clone()))
@@ -189,6 +198,7 @@ async fn steps(
             state: state.clone(),
             pool: pool.clone(),
             peers: None,
+            proof_peers: None,
             checkpoints: config
                 .data_dir
                 .as_ref()
@@ -340,6 +350,8 @@ struct Work {
     state: Arc<PeerState>,
     pool: Arc<rayon::ThreadPool>,
     peers: Option<Arc<Peers>>,
+    /// The clients of the team's other provers while a proof is open.
+    proof_peers: Option<Arc<Peers>>,
     checkpoints: Option<Checkpoints>,
     summary: ShardSummary,
 }
@@ -486,6 +498,10 @@ impl Work {
                 }
                 Ok(StepReport::default())
             }
+            Command::ProofOpen(open) => self.proof_open(open).await,
+            Command::ProofExpand(layer) => self.proof_expand(layer).await,
+            Command::ProofFinish(layer) => self.proof_finish(layer).await,
+            Command::ProofClose(table) => self.proof_close(table).await,
             Command::Wait(_) | Command::Done(_) | Command::Failed(_) => Ok(StepReport::default()),
         }
     }

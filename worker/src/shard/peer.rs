@@ -5,6 +5,8 @@
 //! declared sizes, the region list's decoding (every state of the layer's parity, in the
 //! index), and every state one of this shard's ([`Shard::merge_received`]). A push for another
 //! job, table, layer or shard is refused and logged; nothing of it is merged.
+//! A push of the proof on the shards (`search` 1 or 2: a team's proof) goes to the prover of
+//! that search only (`proof.rs`), checked the same way.
 
 use std::sync::{Arc, RwLock};
 
@@ -14,7 +16,7 @@ use tilepdb_common::wire::proto::shard_peer_server::ShardPeer;
 use tilepdb_common::wire::proto::{
     PushRequest, PushResponse, ReadValuesRequest, ReadValuesResponse,
 };
-use tilepdb_common::wire::region_lists::walk_region_states;
+use tilepdb_common::wire::region_lists::{RegionListShape, walk_region_states};
 use tonic::{Request, Response, Status};
 
 /// Most states of one pushed list.
@@ -44,6 +46,8 @@ pub struct PeerState {
     pub shards: u32,
     /// The table open, if any.
     pub open: RwLock<Option<OpenShard>>,
+    /// The prover of the proof on the shards, if one is open.
+    pub proof: RwLock<Option<Arc<super::proof::ProofSlot>>>,
 }
 
 /// The `ShardPeer` service of a shard worker.
@@ -93,19 +97,23 @@ impl PeerService {
     }
 }
 
-fn invalid(e: impl std::fmt::Display) -> Status {
+pub(super) fn invalid(e: impl std::fmt::Display) -> Status {
     Status::invalid_argument(e.to_string())
 }
 
-/// Checks a pushed list in full and merges it; the states merged.
-fn merge_push(shard: &Shard, r: &PushRequest) -> Result<u64, Status> {
+/// Checks a pushed list in full (its count, declared size, CRC-32, decompression, and the
+/// decoding of every state, in `shape` and among `states`); its states.
+pub(super) fn decode_push(
+    r: &PushRequest,
+    shape: &RegionListShape<'_>,
+    states: std::ops::Range<u64>,
+) -> Result<Vec<u64>, Status> {
     if r.count == 0 || r.count > MAX_PUSH_STATES {
         return Err(invalid(format!(
             "a list of {} states: a push holds 1 to {MAX_PUSH_STATES}",
             r.count
         )));
     }
-    let shape = super::list_shape(shard, r.depth);
     if r.list_bytes > shape.max_bytes(r.count) {
         return Err(invalid(format!(
             "{} bytes declared for {} states",
@@ -124,11 +132,18 @@ fn merge_push(shard: &Shard, r: &PushRequest) -> Result<u64, Status> {
             r.list_bytes
         )));
     }
-    let mut states = Vec::with_capacity(usize::try_from(r.count).map_err(invalid)?);
-    walk_region_states(&bytes, r.count, &shape, 0..shard.index_states(), |s| {
-        states.push(s);
+    let mut decoded = Vec::with_capacity(usize::try_from(r.count).map_err(invalid)?);
+    walk_region_states(&bytes, r.count, shape, states, |s| {
+        decoded.push(s);
     })
     .map_err(invalid)?;
+    Ok(decoded)
+}
+
+/// Checks a pushed list in full and merges it; the states merged.
+fn merge_push(shard: &Shard, r: &PushRequest) -> Result<u64, Status> {
+    let shape = super::list_shape(shard, r.depth);
+    let states = decode_push(r, &shape, 0..shard.index_states())?;
     shard
         .merge_received(&states, r.depth)
         .map_err(|e: DomainError| invalid(e))?;
@@ -140,6 +155,16 @@ impl ShardPeer for PeerService {
     async fn push(&self, request: Request<PushRequest>) -> Result<Response<PushResponse>, Status> {
         let from = request.remote_addr();
         let r = request.into_inner();
+        if r.search != 0 {
+            let result = match self.check_job(&r.job_id) {
+                Ok(()) => super::proof::push(&self.state, r).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = &result {
+                tracing::warn!(peer = ?from, "refused a pushed proof list: {}", e.message());
+            }
+            return result.map(|()| Response::new(PushResponse {}));
+        }
         let checked = (|| {
             self.check_job(&r.job_id)?;
             if r.to_shard != self.state.shard

@@ -2,8 +2,10 @@
 //! finished table's file written from the shards' values, read range by range in file order
 //! (the coordinator holds one range at a time, never the table).
 //!
-//! The builder is a [`TableBuilder`], so [`crate::engine::build_set`] proves each table and
-//! publishes it, its manifest and its reuse, as for every other build.
+//! The builder is a [`TableBuilder`], so [`crate::engine::build_set`] has each table proven
+//! and publishes it, its manifest and its reuse, as for every other build; with two shards or
+//! more the proof runs on the shards, by two disjoint teams of workers
+//! ([`TableBuilder::prove`], `docs/DESIGN.md` §5).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,14 +19,17 @@ use tilepdb_common::table::{DepthCode, Encoding, Header, Pdb, TableError};
 use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
+use tilepdb_proof::sharded::{ProofTeams, ShardTally, proven_on_shards, team_layers};
 
 use super::control::{Control, ShardReport, Step, StepOutcome};
+use super::service::ProvenFile;
 
 use super::server::ShardedBuild;
 use super::status::{ShardedStatus, Shown};
 use super::values::read_values;
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
+use crate::engine::set::prove_file;
 use crate::engine::{SearchProgress, TableBuilder};
 use crate::error::{Error, Result};
 use crate::output::table_file_name;
@@ -72,6 +77,8 @@ pub struct ShardedBuilder {
     status: Arc<ShardedStatus>,
     /// The table searched and not yet written: its progress and figures so far.
     searched: Option<(SearchProgress, ShardedTableFigures)>,
+    /// Where the control plane finds the file the shards prove.
+    proven: Arc<ProvenFile>,
 }
 
 impl ShardedBuilder {
@@ -103,6 +110,117 @@ impl ShardedBuilder {
             figures: Vec::new(),
             searched: None,
             status,
+            proven: Arc::new(ProvenFile::default()),
+        }
+    }
+
+    /// The builder, its tables' files served to the shards' provers through `proven` (the
+    /// control plane's `ReadEntries`).
+    #[must_use]
+    pub fn proving_through(mut self, proven: Arc<ProvenFile>) -> ShardedBuilder {
+        self.proven = proven;
+        self
+    }
+
+    /// Proves table `table`'s written file `staged` on the shards: two disjoint teams of
+    /// workers each run the proof crate's layer search on their own cut of the index, and
+    /// both must pass (`docs/DESIGN.md` §5); each team's counts must be the header's. The
+    /// proof that ran, or (inside) why the table is refused. A shard lost meanwhile fails
+    /// the job (the proof is not resumed).
+    fn prove_on_shards(
+        &mut self,
+        table: u32,
+        space: &StateSpace,
+        staged: &Pdb,
+        teams: &ProofTeams,
+    ) -> Result<std::result::Result<Proof, Error>> {
+        let pdb = Arc::new(Pdb::open_released(staged.path())?);
+        self.proven.set(Some((table, pdb)));
+        let verdict = self.run_proof(table, space, staged.header(), teams);
+        self.proven.set(None);
+        verdict
+    }
+
+    /// The proof's steps (see [`ShardedBuilder::prove_on_shards`]).
+    fn run_proof(
+        &mut self,
+        table: u32,
+        space: &StateSpace,
+        header: &Header,
+        teams: &ProofTeams,
+    ) -> Result<std::result::Result<Proof, Error>> {
+        let [a, b] = &teams.teams;
+        tracing::info!(
+            table,
+            team_a = ?a.provers,
+            team_b = ?b.provers,
+            "proving the table's file on the shards, by two disjoint teams"
+        );
+        let refused = |reports: &[ShardReport]| {
+            reports.iter().enumerate().find_map(|(p, r)| {
+                r.proof_failure.as_ref().map(|why| Error::Check {
+                    table: space.pattern().to_string(),
+                    reason: format!("the proof on shard {p}: {why}"),
+                })
+            })
+        };
+        let open = Step::ProofOpen {
+            table,
+            team_a: a.provers.clone(),
+            team_b: b.provers.clone(),
+            peers: self.peers.clone(),
+        };
+        let reports = self.proof_step(table, open)?;
+        if let Some(e) = refused(&reports) {
+            self.proof_step(table, Step::ProofClose { table })?;
+            return Ok(Err(e));
+        }
+        for depth in 0u32.. {
+            let reports = self.proof_step(table, Step::ProofExpand { table, depth })?;
+            if let Some(e) = refused(&reports) {
+                self.proof_step(table, Step::ProofClose { table })?;
+                return Ok(Err(e));
+            }
+            let reports = self.proof_step(table, Step::ProofFinish { table, depth })?;
+            if let Some(e) = refused(&reports) {
+                self.proof_step(table, Step::ProofClose { table })?;
+                return Ok(Err(e));
+            }
+            if reports.iter().all(|r| r.added == 0) {
+                break;
+            }
+        }
+        let reports = self.proof_step(table, Step::ProofClose { table })?;
+        if let Some(e) = refused(&reports) {
+            return Ok(Err(e));
+        }
+        for (name, team) in [("A", a), ("B", b)] {
+            let tallies: Vec<ShardTally> = team
+                .provers
+                .iter()
+                .map(|&w| ShardTally {
+                    histogram: reports[w as usize].proof_histogram.clone(),
+                    unreached: reports[w as usize].proof_unreached,
+                })
+                .collect();
+            if let Err(e) = team_layers(space, &tallies, &header.histogram, header.unreached) {
+                return Ok(Err(Error::Check {
+                    table: space.pattern().to_string(),
+                    reason: format!("team {name}'s proof: {e}"),
+                }));
+            }
+        }
+        tracing::info!(table, "both teams proved the table's file");
+        Ok(Ok(Proof::LayerSearch))
+    }
+
+    /// Gives one step of the proof; every shard's report. A shard lost fails the job.
+    fn proof_step(&mut self, table: u32, step: Step) -> Result<Vec<ShardReport>> {
+        match self.control.run_step(step)? {
+            StepOutcome::Done(reports) => Ok(reports),
+            StepOutcome::Lost(lost) => Err(Error::Shards(format!(
+                "table {table}: shards {lost:?} were lost while the table was proven on the shards"
+            ))),
         }
     }
 
@@ -556,6 +674,29 @@ impl TableBuilder for ShardedBuilder {
 
     fn proves(&self) -> bool {
         self.proves
+    }
+
+    fn prove(
+        &mut self,
+        index: usize,
+        space: &StateSpace,
+        staged: &Pdb,
+    ) -> Result<std::result::Result<Proof, Error>> {
+        let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
+        let orders = tilepdb_common::region_index::factorial(space.k());
+        let build = ShardLayout::new(orders, self.control.shards());
+        let teams = match build.ok().map(ProofTeams::new) {
+            Some(Ok(Some(teams))) if proven_on_shards(space, staged.encoding()) => teams,
+            _ => {
+                tracing::info!(
+                    table,
+                    shards = self.control.shards(),
+                    "the table's file is proven in the coordinator (one shard, or a table the shards do not prove)"
+                );
+                return Ok(prove_file(staged));
+            }
+        };
+        self.prove_on_shards(table, space, staged, &teams)
     }
 
     fn proven(&mut self, _index: usize, _space: &StateSpace, proof: Proof) -> Result<()> {

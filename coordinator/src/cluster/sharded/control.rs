@@ -12,6 +12,19 @@
 //!     └──────────────────────────► Failed(reason)                           Done (told once)
 //! ```
 //!
+//! The steps of one table, as the driver gives them ([`super::builder`]):
+//!
+//! ```text
+//! Open ──► Expand d ──► Checkpoint d ──► Finish d ──┬──(states added)──► Expand d + 1 …
+//!                                                    └──(none)──► (file written) ──► Close
+//!   Close ──(P >= 2, a table proven on the shards)──► ProofOpen ──► ProofExpand d ──►
+//!   ProofFinish d ──┬──(either team met states)──► ProofExpand d + 1 …
+//!                   └──(neither)──► ProofClose ──► (the teams' counts against the header)
+//! ```
+//!
+//! A proof step's report carries the prover's verdict against the table; the driver stops
+//! the proof at the first one and the table is refused.
+//!
 //! A replacement joins a freed slot at any time; until it is told to restore, it is only
 //! told to wait.
 //!
@@ -74,6 +87,38 @@ pub enum Step {
         /// The table.
         table: u32,
     },
+    /// Make the provers of table `table`'s written file: `team_a[j]` (a shard) proves team
+    /// A's proof shard `j`, and the same for team B.
+    ProofOpen {
+        /// The table.
+        table: u32,
+        /// Team A's provers, by proof shard.
+        team_a: Vec<u32>,
+        /// Team B's provers, by proof shard.
+        team_b: Vec<u32>,
+        /// Every shard's data-plane address.
+        peers: Vec<String>,
+    },
+    /// Expand the provers' layer `depth` of table `table`.
+    ProofExpand {
+        /// The table.
+        table: u32,
+        /// The layer.
+        depth: u32,
+    },
+    /// End the provers' layer `depth` of table `table`.
+    ProofFinish {
+        /// The table.
+        table: u32,
+        /// The layer.
+        depth: u32,
+    },
+    /// The proof's searches are over: each prover checks its entries never met and reports
+    /// its counts.
+    ProofClose {
+        /// The table.
+        table: u32,
+    },
 }
 
 /// Why a step failed on a shard.
@@ -107,6 +152,12 @@ pub struct ShardReport {
     pub checkpoint_bytes: u64,
     /// The worker's peak resident memory so far, bytes (0: unknown).
     pub peak_rss: u64,
+    /// Proof close: the prover's entries per distance.
+    pub proof_histogram: Vec<u64>,
+    /// Proof close: the prover's entries never met.
+    pub proof_unreached: u64,
+    /// A proof step: the prover's verdict against the table (a wrong entry, say).
+    pub proof_failure: Option<String>,
     /// The step failed on this shard: why.
     pub failure: Option<StepFailure>,
 }

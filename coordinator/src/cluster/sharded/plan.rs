@@ -21,6 +21,8 @@ use tilepdb_common::shard::{ShardLayout, ShardSize, locality};
 use tilepdb_common::table::file_writer::TableFileWriter;
 use tilepdb_common::table::{Encoding, Header};
 
+use tilepdb_proof::sharded::{ProofTeams, proven_on_shards};
+
 use super::builder::READ_ENTRIES;
 use crate::engine::build_memory::depth_code;
 use crate::error::Result;
@@ -45,7 +47,12 @@ pub struct ShardPlan {
     pub shards: u32,
     /// The largest shard's two-bit codes and depth store.
     pub worker_arrays_bytes: u64,
-    /// The most memory a worker holds: its arrays, the index and the allowance.
+    /// The largest prover's arrays when the table is proven on the shards (two bits a state
+    /// of its proof shard, its file entries), held after the shard's arrays are let go; 0
+    /// when the coordinator proves it.
+    pub worker_prover_bytes: u64,
+    /// The most memory a worker holds: the larger of its arrays and its prover's, the index
+    /// and the allowance.
     pub worker_memory_bytes: u64,
     /// The most disk a worker's checkpoints of the table take.
     pub worker_checkpoint_bytes: u64,
@@ -88,10 +95,19 @@ pub fn shard_plan(space: &StateSpace, encoding: Encoding, shards: u32) -> Result
     let multiple = TableFileWriter::part_multiple(encoding);
     let range = READ_ENTRIES.div_ceil(multiple) * multiple;
     let range_bytes = 2 * code.bytes_for(range) + encoding.payload_len(range) + (1 << 20);
+    let prover = match ProofTeams::new(layout)? {
+        Some(teams) if proven_on_shards(space, encoding) => {
+            teams.largest_prover_bytes(space, &index, encoding)?
+        }
+        _ => 0,
+    };
     Ok(ShardPlan {
         shards,
         worker_arrays_bytes: largest.bytes(),
-        worker_memory_bytes: largest.bytes() + index.memory_bytes() + WORKER_ALLOWANCE_BYTES,
+        worker_prover_bytes: prover,
+        worker_memory_bytes: largest.bytes().max(prover)
+            + index.memory_bytes()
+            + WORKER_ALLOWANCE_BYTES,
         worker_checkpoint_bytes: (largest.states as f64 * CHECKPOINT_BYTES_PER_STATE) as u64,
         local_fraction: local,
         wire_bytes: wire as u64,

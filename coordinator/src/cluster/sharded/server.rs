@@ -11,7 +11,7 @@ use tilepdb_common::wire::proto::shard_control_server::ShardControlServer;
 
 use super::builder::{ShardedBuilder, ShardedTableFigures};
 use super::control::Control;
-use super::service::{ShardControlService, ShardedCoordinatorService};
+use super::service::{ProvenFile, ShardControlService, ShardedCoordinatorService};
 use super::status::ShardedStatus;
 use crate::cluster::server::bind;
 use crate::cluster::service::check_token;
@@ -59,6 +59,8 @@ pub struct ShardedServer {
     token: Option<String>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<std::result::Result<(), tonic::transport::Error>>>,
+    /// The table file the shards prove, read through `ReadEntries`.
+    proven: Arc<ProvenFile>,
 }
 
 impl ShardedServer {
@@ -95,7 +97,8 @@ impl ShardedServer {
             .build()
             .map_err(|e| Error::Serve(format!("cannot start the async runtime: {e}")))?;
         let (listener, addr) = runtime.block_on(bind(listen))?;
-        let service = ShardControlService::new(control.clone(), spec, HEARTBEAT);
+        let proven = Arc::new(ProvenFile::default());
+        let service = ShardControlService::new(control.clone(), spec, HEARTBEAT, proven.clone());
         let tokens: Vec<Arc<str>> = token.iter().map(|t| Arc::from(t.as_str())).collect();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = runtime.spawn(
@@ -125,6 +128,7 @@ impl ShardedServer {
             token,
             stop: Some(stop_tx),
             server: Some(server),
+            proven,
         })
     }
 
@@ -175,7 +179,8 @@ impl ShardedServer {
                 self.runtime.handle().clone(),
                 how,
                 self.status.clone(),
-            );
+            )
+            .proving_through(self.proven.clone());
             let set = build_set(spec, &how.out, how.reuse, &mut builder)?;
             Ok(ShardedRun {
                 set,

@@ -2,17 +2,19 @@
 //! the job's `Coordinator` service, which answers `JobStatus`. The only place of the sharded
 //! job that makes a `tonic::Status`.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use tilepdb_common::table::Pdb;
 use tilepdb_common::wire::proto::coordinator_server::Coordinator;
 use tilepdb_common::wire::proto::shard_control_server::ShardControl;
 use tilepdb_common::wire::proto::step_response::Command;
 use tilepdb_common::wire::proto::{
     DeliverResultResponse, HeartbeatRequest, HeartbeatResponse, JobSpec, JobStatusRequest,
-    JobStatusResponse, JoinRequest, JoinResponse, LayerStep, OpenTable, RegisterRequest,
-    RegisterResponse, RestoreTable, ResultMessage, ShardHeartbeatRequest, ShardHeartbeatResponse,
-    StepRequest, StepResponse, TakeTaskRequest,
+    JobStatusResponse, JoinRequest, JoinResponse, LayerStep, OpenTable, ProofOpen,
+    ReadEntriesRequest, ReadEntriesResponse, RegisterRequest, RegisterResponse, RestoreTable,
+    ResultMessage, ShardHeartbeatRequest, ShardHeartbeatResponse, StepRequest, StepResponse,
+    TakeTaskRequest,
 };
 use tonic::{Request, Response, Status};
 
@@ -30,17 +32,48 @@ pub struct ShardControlService {
     job: JobSpec,
     encoding: String,
     heartbeat: Duration,
+    proven: Arc<ProvenFile>,
 }
+
+/// The table file being proven on the shards, which `ReadEntries` reads: set by the driver
+/// before the proof's first step, cleared after its last.
+#[derive(Default)]
+pub struct ProvenFile {
+    file: std::sync::RwLock<Option<(u32, Arc<Pdb>)>>,
+}
+
+impl ProvenFile {
+    /// Table `table`'s file `pdb` is the one the provers read now (`None`: none).
+    pub fn set(&self, file: Option<(u32, Arc<Pdb>)>) {
+        *self.file.write().unwrap_or_else(PoisonError::into_inner) = file;
+    }
+
+    fn get(&self, table: u32) -> Option<Arc<Pdb>> {
+        match &*self.file.read().unwrap_or_else(PoisonError::into_inner) {
+            Some((t, pdb)) if *t == table => Some(pdb.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Most file entries one `ReadEntries` call asks for.
+pub const MAX_READ_ENTRIES: u64 = 1 << 20;
 
 impl ShardControlService {
     /// The service of `control`, whose job builds the set `spec`; shards heartbeat every
     /// `heartbeat`.
-    pub fn new(control: Arc<Control>, spec: &SetSpec, heartbeat: Duration) -> ShardControlService {
+    pub fn new(
+        control: Arc<Control>,
+        spec: &SetSpec,
+        heartbeat: Duration,
+        proven: Arc<ProvenFile>,
+    ) -> ShardControlService {
         ShardControlService {
             control,
             job: job_spec(spec),
             encoding: spec.encoding.to_string(),
             heartbeat,
+            proven,
         }
     }
 
@@ -93,6 +126,24 @@ fn response(answer: Answer) -> StepResponse {
                     peers,
                 }),
                 Step::Close { table } => Command::CloseTable(table),
+                Step::ProofOpen {
+                    table,
+                    team_a,
+                    team_b,
+                    peers,
+                } => Command::ProofOpen(ProofOpen {
+                    table,
+                    team_a,
+                    team_b,
+                    peers,
+                }),
+                Step::ProofExpand { table, depth } => {
+                    Command::ProofExpand(LayerStep { table, depth })
+                }
+                Step::ProofFinish { table, depth } => {
+                    Command::ProofFinish(LayerStep { table, depth })
+                }
+                Step::ProofClose { table } => Command::ProofClose(table),
             },
         ),
     };
@@ -171,6 +222,50 @@ impl ShardControl for ShardControlService {
             .heartbeat(r.shard, r.session)
             .map_err(|e| status(&e))?;
         Ok(Response::new(ShardHeartbeatResponse {}))
+    }
+
+    async fn read_entries(
+        &self,
+        request: Request<ReadEntriesRequest>,
+    ) -> Result<Response<ReadEntriesResponse>, Status> {
+        let r = request.into_inner();
+        self.check_job(&r.job_id)?;
+        let pdb = self.proven.get(r.table).ok_or_else(|| {
+            Status::failed_precondition(format!("table {} is not being proven", r.table))
+        })?;
+        let entries = pdb.space().entries();
+        let mut count = 0u64;
+        for range in &r.ranges {
+            if range.start >= range.end || range.end > entries {
+                return Err(Status::invalid_argument(format!(
+                    "entries {}..{} of a table of {entries}",
+                    range.start, range.end
+                )));
+            }
+            count += range.end - range.start;
+        }
+        if count > MAX_READ_ENTRIES {
+            return Err(Status::invalid_argument(format!(
+                "{count} entries asked for: a read takes at most {MAX_READ_ENTRIES}"
+            )));
+        }
+        tokio::task::spawn_blocking(move || {
+            let (encoding, payload) = (pdb.encoding(), pdb.payload());
+            let codes: Vec<u8> = r
+                .ranges
+                .iter()
+                .flat_map(|range| (range.start..range.end).map(|e| encoding.stored(payload, e)))
+                .collect();
+            let packed =
+                zstd::bulk::compress(&codes, 1).map_err(|e| Status::internal(e.to_string()))?;
+            Ok(Response::new(ReadEntriesResponse {
+                crc32: crc32fast::hash(&packed),
+                codes: packed,
+                count,
+            }))
+        })
+        .await
+        .unwrap_or_else(|e| Err(Status::internal(format!("the read stopped: {e}"))))
     }
 }
 

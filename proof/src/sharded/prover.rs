@@ -1,0 +1,466 @@
+//! [`ShardProver`]: the layer search of one proof shard, its lists exchanged with the other
+//! provers of its team.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use tilepdb_common::region_index::{OrderMoves, RegionIndex};
+use tilepdb_common::shard::ShardLayout;
+use tilepdb_common::table::{Encoding, UNREACHED};
+use tilepdb_common::{BlankRule, StateCodes, StateSpace};
+
+use super::entries::ShardEntries;
+use crate::error::Result;
+use crate::walks::{BlockMove, fail, for_each_block_move};
+
+/// Successors gathered for one owner before they are handed on as a list.
+pub const LIST_STATES: usize = 1 << 16;
+
+/// What one proof shard counted once its search is over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardTally {
+    /// The shard's entries per distance, from the goal's 0 (trailing zeros kept as met).
+    pub histogram: Vec<u64>,
+    /// The shard's entries the search never met (each checked to store the unreached code).
+    pub unreached: u64,
+}
+
+/// The layer search of shard `shard` of a `layout` of a table's index, proving the file's
+/// entries of that shard (see the module's documentation). Driven layer by layer:
+/// [`ShardProver::expand`] (the layer's successors of other shards handed on in lists),
+/// [`ShardProver::merge`] of every list the other provers sent for the layer,
+/// [`ShardProver::finish_layer`]; once no prover of the team met a state in a layer,
+/// [`ShardProver::finish`]. Lists may be merged while the shard expands (the layer being
+/// expanded and the one being met keep different codes, as in the build): `expand` and `merge`
+/// take the prover shared, `finish_layer` alone.
+pub struct ShardProver {
+    space: StateSpace,
+    index: Arc<RegionIndex>,
+    moves: Arc<OrderMoves>,
+    layout: ShardLayout,
+    shard: u32,
+    own: Range<u64>,
+    /// The orders the shard owns in each block.
+    width: u64,
+    /// The orders of a block (k!).
+    f: u64,
+    /// The shard of each order.
+    owners: Vec<u32>,
+    encoding: Encoding,
+    minimized: bool,
+    entries: ShardEntries,
+    /// Two bits per state of the shard, by `block * width + order - first`.
+    codes: StateCodes,
+    /// A minimized table's placements of the shard already met (a bit each).
+    placed: Vec<AtomicU64>,
+    /// The blocks with states of the layer being expanded, and of the next one.
+    active: Vec<AtomicBool>,
+    next: Vec<AtomicBool>,
+    /// The layer being expanded.
+    depth: u32,
+    /// States of the shard met at `depth + 1` so far.
+    added: AtomicU64,
+    /// The shard's entries met per distance.
+    histogram: Vec<AtomicU64>,
+}
+
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "blocks, orders and placements index arrays held in memory, so they fit in usize"
+)]
+impl ShardProver {
+    /// The prover of shard `shard` of `layout` of the table of `space` on `index`, in
+    /// `encoding`, whose file entries of the shard are `entries`; the goal met if the shard
+    /// owns it (and its entry checked). Proves zero-aware tables in `1-bit`, `mod3` and
+    /// bytes, and minimized tables in bytes; an error for the others.
+    pub fn new(
+        space: &StateSpace,
+        index: Arc<RegionIndex>,
+        layout: ShardLayout,
+        shard: u32,
+        encoding: Encoding,
+        entries: ShardEntries,
+    ) -> Result<ShardProver> {
+        if !super::proven_on_shards(space, encoding) {
+            return Err(fail(
+                space,
+                format!(
+                    "a {} table in {encoding} is not proven on the shards",
+                    space.rule()
+                ),
+            ));
+        }
+        let f = index.orders();
+        if shard >= layout.shards() || layout.orders_of(layout.shards() - 1).end != f {
+            return Err(fail(
+                space,
+                format!(
+                    "proof shard {shard} of {} does not fit the index's {f} orders",
+                    layout.shards()
+                ),
+            ));
+        }
+        let own = layout.orders_of(shard);
+        let width = own.end - own.start;
+        let minimized = space.rule() == BlankRule::Minimized;
+        let blocks = index.region_count();
+        let want = if minimized { index.sets() } else { blocks } * width;
+        if entries.count() != want {
+            return Err(fail(
+                space,
+                format!(
+                    "proof shard {shard} was given {} entries, not its {want}",
+                    entries.count()
+                ),
+            ));
+        }
+        let placed = if minimized {
+            (0..words(index.sets() * width)?)
+                .map(|_| AtomicU64::new(0))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let flags = || -> Result<Vec<AtomicBool>> {
+            Ok((0..len(blocks)?).map(|_| AtomicBool::new(false)).collect())
+        };
+        let mut prover = ShardProver {
+            space: space.clone(),
+            moves: Arc::new(OrderMoves::new(index.k())),
+            layout,
+            shard,
+            width,
+            f,
+            owners: (0..f).map(|o| layout.owner(o)).collect(),
+            encoding,
+            minimized,
+            entries,
+            codes: StateCodes::new(blocks * width),
+            placed,
+            active: flags()?,
+            next: flags()?,
+            depth: 0,
+            added: AtomicU64::new(0),
+            histogram: (0..UNREACHED).map(|_| AtomicU64::new(0)).collect(),
+            own,
+            index,
+        };
+        let goal = prover.goal_state();
+        if prover.owns(goal) {
+            let (block, set) = prover.index.block_and_set(goal);
+            prover.meet(block, set, goal % f, 0)?;
+            std::mem::swap(&mut prover.active, &mut prover.next);
+            prover.added.store(0, Relaxed);
+        }
+        Ok(prover)
+    }
+
+    /// The shard this prover proves.
+    pub fn shard(&self) -> u32 {
+        self.shard
+    }
+
+    /// The layer the next [`ShardProver::expand`] expands.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Bytes of memory the prover's arrays hold: the two-bit codes, the met placements, the
+    /// file's entries and the blocks' flags ([`prover_bytes`] before it is made).
+    pub fn bytes(&self) -> u64 {
+        self.codes.bytes()
+            + self.placed.len() as u64 * 8
+            + self.entries.bytes()
+            + (self.active.len() + self.next.len()) as u64
+                * std::mem::size_of::<AtomicBool>() as u64
+    }
+
+    /// Expands the shard's states of the current layer: every successor the shard owns is
+    /// met at once (its entry checked), each other one is handed to `send` with its owner, in
+    /// lists of at most [`LIST_STATES`] states, each sorted and without repeats. Stops at
+    /// the first wrong entry or failed send.
+    pub fn expand(&self, send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>) -> Result<()> {
+        let here = StateCodes::code_of_depth(self.depth);
+        let mut lists: Vec<Vec<u64>> = vec![Vec::new(); self.layout.shards() as usize];
+        let mut current: Vec<u64> = Vec::with_capacity(usize::try_from(self.width).unwrap_or(0));
+        let index = Arc::clone(&self.index);
+        for c in 0..index.sets() {
+            let first = index.first_block(c);
+            for (r, &region) in index.regions_of(c).iter().enumerate() {
+                let block = first + r as u64;
+                if !self.active[block as usize].load(Relaxed) {
+                    continue;
+                }
+                current.clear();
+                let base = block * self.width;
+                self.codes
+                    .for_each_with_code(base..base + self.width, here, |l| {
+                        current.push(self.own.start + l - base);
+                    });
+                if current.is_empty() {
+                    continue;
+                }
+                let space = self.space.clone();
+                for_each_block_move(&space, &index, c, region, |m| {
+                    self.expand_move(&m, &current, &mut lists, send)
+                })?;
+            }
+        }
+        for (to, list) in lists.iter_mut().enumerate() {
+            if !list.is_empty() {
+                send_list(to, list, send)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The successors of the `orders` of a block by one move `m`.
+    fn expand_move(
+        &self,
+        m: &BlockMove,
+        orders: &[u64],
+        lists: &mut [Vec<u64>],
+        send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
+    ) -> Result<()> {
+        let moves = Arc::clone(&self.moves);
+        let row = moves.row(m.pa, m.pb);
+        for &o in orders {
+            let moved = match row {
+                Some(row) => u64::from(row[o as usize]),
+                None => moves.moved(m.pa, m.pb, o),
+            };
+            let owner = self.owners[moved as usize];
+            if owner == self.shard {
+                self.meet(m.block, m.set, moved, self.depth + 1)?;
+            } else {
+                let list = &mut lists[owner as usize];
+                list.push(m.block * self.f + moved);
+                if list.len() >= LIST_STATES {
+                    send_list(owner as usize, list, send)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Meets the states of `list` (from another prover of the team, successors of its
+    /// current layer) at the next layer where they are unseen, each entry checked. An error
+    /// if the list is not strictly increasing or names a state the shard does not own (the
+    /// list is then refused before anything is met).
+    pub fn merge(&self, list: &[u64]) -> Result<()> {
+        let states = self.index.states();
+        if let Some(&[a, b]) = list.windows(2).find(|w| w[0] >= w[1]) {
+            return Err(fail(
+                &self.space,
+                format!(
+                    "proof shard {}: a received list is not increasing ({} then {})",
+                    self.shard, a, b
+                ),
+            ));
+        }
+        if let Some(&s) = list.iter().find(|&&s| s >= states || !self.owns(s)) {
+            return Err(fail(
+                &self.space,
+                format!(
+                    "proof shard {}: a received list names state {s}, which it does not own",
+                    self.shard
+                ),
+            ));
+        }
+        for &s in list {
+            let (block, set) = if self.minimized {
+                self.index.block_and_set(s)
+            } else {
+                (s / self.f, 0)
+            };
+            self.meet(block, set, s % self.f, self.depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the current layer once every list of it is merged: its states are done, and the
+    /// next layer becomes current. The shard's states met in the new layer (the team's
+    /// search is over when no prover met any). An error past the deepest layer a table holds.
+    pub fn finish_layer(&mut self) -> Result<u64> {
+        if self.depth + 1 >= u32::from(UNREACHED) - 1 {
+            return Err(fail(
+                &self.space,
+                format!("the layers go on past depth {}", self.depth + 1),
+            ));
+        }
+        let here = StateCodes::code_of_depth(self.depth);
+        for (block, active) in self.active.iter_mut().enumerate() {
+            if *active.get_mut() {
+                let base = block as u64 * self.width;
+                self.codes.retire(base..base + self.width, here);
+                *active.get_mut() = false;
+            }
+        }
+        std::mem::swap(&mut self.active, &mut self.next);
+        self.depth += 1;
+        Ok(std::mem::take(self.added.get_mut()))
+    }
+
+    /// The search is over: every entry never met must store the unreached code (0 in
+    /// `1-bit` and `mod3`, [`UNREACHED`] in bytes). The shard's entries per distance.
+    pub fn finish(self) -> Result<ShardTally> {
+        let unmet = if self.encoding == Encoding::Byte {
+            UNREACHED
+        } else {
+            0
+        };
+        let count = self.entries.count();
+        let met = |e: u64| {
+            if self.minimized {
+                self.placed[(e / 64) as usize].load(Relaxed) & (1 << (e % 64)) != 0
+            } else {
+                self.codes.get(e) != 0
+            }
+        };
+        if let Some(e) = (0..count).find(|&e| !met(e) && self.entries.get(e) != unmet) {
+            return Err(fail(
+                &self.space,
+                format!(
+                    "entry {} is unreachable but stores {}, not {unmet}",
+                    self.file_entry(e),
+                    self.entries.get(e)
+                ),
+            ));
+        }
+        let mut histogram: Vec<u64> = self.histogram.iter().map(|n| n.load(Relaxed)).collect();
+        while histogram.len() > 1 && histogram.last() == Some(&0) {
+            histogram.pop();
+        }
+        let met: u64 = histogram.iter().sum();
+        Ok(ShardTally {
+            histogram,
+            unreached: count - met,
+        })
+    }
+
+    /// Meets the state of `order` in `block` (of set `set`, needed for a minimized table) at
+    /// `depth` if it is unseen: marked, its block raised for the next layer, and its entry
+    /// (the placement's, the first time any of its regions is met) checked.
+    fn meet(&self, block: u64, set: u64, order: u64, depth: u32) -> Result<()> {
+        let local = block * self.width + order - self.own.start;
+        if self.codes.get(local) != 0
+            || !self.codes.try_mark(local, StateCodes::code_of_depth(depth))
+        {
+            return Ok(());
+        }
+        self.added.fetch_add(1, Relaxed);
+        self.next[block as usize].store(true, Relaxed);
+        let entry = if self.minimized {
+            let p = set * self.width + order - self.own.start;
+            let (word, bit) = ((p / 64) as usize, 1u64 << (p % 64));
+            if self.placed[word].fetch_or(bit, Relaxed) & bit != 0 {
+                return Ok(());
+            }
+            p
+        } else {
+            local
+        };
+        let (stored, want) = (self.entries.get(entry), self.code_of(depth));
+        if stored != want {
+            return Err(fail(
+                &self.space,
+                format!(
+                    "entry {} is at distance {depth} but stores {stored}, not {want} (proof shard {})",
+                    self.file_entry(entry),
+                    self.shard
+                ),
+            ));
+        }
+        self.histogram[depth as usize].fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    /// The code an entry of `depth` stores.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a byte table's depths stay below 255 (finish_layer fails first); the other codes are a remainder below 3 or one bit"
+    )]
+    fn code_of(&self, depth: u32) -> u8 {
+        match self.encoding {
+            Encoding::OneBit => ((depth >> 1) & 1) as u8,
+            Encoding::Mod3 => (depth % 3) as u8,
+            _ => depth as u8,
+        }
+    }
+
+    /// The file entry of the shard's entry `e`: its state for a zero-aware table, its
+    /// placement's rank for a minimized one.
+    fn file_entry(&self, e: u64) -> u64 {
+        let order = self.own.start + e % self.width;
+        if self.minimized {
+            let cells = self.index.placement_cells(e / self.width, order);
+            self.space.ranker().rank(&cells[..self.index.k()])
+        } else {
+            (e / self.width) * self.f + order
+        }
+    }
+
+    /// Whether the shard owns `state`.
+    fn owns(&self, state: u64) -> bool {
+        self.own.contains(&(state % self.f))
+    }
+
+    /// The goal's state on the index.
+    fn goal_state(&self) -> u64 {
+        let space = &self.space;
+        let blank = space.goal().cell_of(0, space.board().cells());
+        self.index.state_index(space.goal_cells(), blank)
+    }
+}
+
+/// The bytes of the arrays a prover of shard `shard` of `layout` of the table of `space` (in
+/// `encoding`) on `index` holds ([`ShardProver::bytes`]), worked out before it is made; an
+/// error for a table not proven on the shards.
+pub fn prover_bytes(
+    space: &StateSpace,
+    index: &RegionIndex,
+    layout: ShardLayout,
+    shard: u32,
+    encoding: Encoding,
+) -> Result<u64> {
+    let own = layout.orders_of(shard);
+    let width = own.end - own.start;
+    let blocks = index.region_count();
+    let (placed, entries) = if space.rule() == BlankRule::Minimized {
+        let placements = index.sets() * width;
+        (placements.div_ceil(64) * 8, placements)
+    } else {
+        (0, blocks * width)
+    };
+    let bits = u64::from(super::entries::code_bits(space, encoding)?);
+    Ok(StateCodes::file_bytes(blocks * width) + placed + (entries * bits).div_ceil(8) + 2 * blocks)
+}
+
+/// Hands `list` on to shard `to`, sorted and without repeats, and empties it.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a shard number is below the team's shards, a u32"
+)]
+fn send_list(
+    to: usize,
+    list: &mut Vec<u64>,
+    send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
+) -> Result<()> {
+    let mut out = std::mem::take(list);
+    out.sort_unstable();
+    out.dedup();
+    send(to as u32, out)
+}
+
+fn len(n: u64) -> Result<usize> {
+    usize::try_from(n).map_err(|_| {
+        crate::Error::Domain(tilepdb_common::Error::Shard(
+            "a proof shard does not fit in memory".into(),
+        ))
+    })
+}
+
+fn words(bits: u64) -> Result<usize> {
+    len(bits.div_ceil(64))
+}

@@ -1,0 +1,462 @@
+//! The worker's side of the proof on the shards (`docs/DESIGN.md` §5): after the table's
+//! file is written, every worker proves one proof shard of its team's cut of the index with
+//! the proof crate's own prover ([`ShardProver`], never the build's kernel). Its file entries
+//! are read from the coordinator, which wrote the file, a bounded part at a time, each answer
+//! checked by CRC-32 and count; its lists go to the team's other provers over the data plane,
+//! tagged with the team's search, so a list of one team is never merged by the other.
+//!
+//! A wrong entry (or a list no honest prover sends) is the prover's verdict, not a failed
+//! step: it is kept and reported with every later step (`proof_failure`), and the coordinator
+//! refuses the table.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use tilepdb_common::region_index::RegionIndex;
+use tilepdb_common::shard::ShardLayout;
+use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
+use tilepdb_common::wire::proto::{
+    EntryRange, LayerStep, ProofOpen, PushRequest, ReadEntriesRequest, StepReport,
+};
+use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
+use tilepdb_common::{StateSpace, human_bytes};
+use tilepdb_proof::sharded::{ProofTeams, ShardEntries, ShardProver, prover_bytes};
+use tonic::Status;
+
+use super::Work;
+use super::peer::{PeerState, decode_push, invalid};
+use super::send::{Peers, push_list};
+use crate::error::{Error, Result};
+
+/// A worker's prover of one table, shared with its data plane.
+pub struct ProofSlot {
+    table: u32,
+    /// 1: team A's search, 2: team B's.
+    search: u32,
+    proof_shard: u32,
+    team_shards: u32,
+    space: StateSpace,
+    index: Arc<RegionIndex>,
+    /// `None` once closed, or when the prover could not be made (the failure says why).
+    prover: RwLock<Option<ShardProver>>,
+    /// The layer whose states pushes may carry now.
+    accept_depth: AtomicU32,
+    failure: Mutex<Option<String>>,
+}
+
+impl ProofSlot {
+    /// Keeps the first verdict against the table.
+    fn fail(&self, why: String) {
+        let mut failure = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+        if failure.is_none() {
+            tracing::warn!(table = self.table, "the proof refuses the table: {why}");
+            *failure = Some(why);
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn shape(&self, depth: u32) -> RegionListShape<'_> {
+        RegionListShape::new(&self.index, false, self.space.goal_cells(), depth)
+    }
+}
+
+/// A pushed list of a proof: checked in full for the open prover of its search, then met;
+/// a list the prover refuses (a state it does not own, say) is a verdict against the table.
+pub(super) async fn push(state: &Arc<PeerState>, r: PushRequest) -> Result<(), Status> {
+    let slot = state
+        .proof
+        .read()
+        .expect("proof lock")
+        .clone()
+        .ok_or_else(|| Status::unavailable("this shard has no proof open"))?;
+    if r.table != slot.table || r.search != slot.search {
+        return Err(Status::failed_precondition(format!(
+            "a proof list of table {} search {}; this shard proves table {} in search {}",
+            r.table, r.search, slot.table, slot.search
+        )));
+    }
+    if r.to_shard != slot.proof_shard
+        || r.from_shard >= slot.team_shards
+        || r.from_shard == slot.proof_shard
+    {
+        return Err(invalid(format!(
+            "a proof list from proof shard {} to {}, sent to proof shard {} of {}",
+            r.from_shard, r.to_shard, slot.proof_shard, slot.team_shards
+        )));
+    }
+    let accept = slot.accept_depth.load(Relaxed);
+    if r.depth != accept {
+        return Err(Status::failed_precondition(format!(
+            "a proof list of layer {} where this prover takes layer {accept}",
+            r.depth
+        )));
+    }
+    tokio::task::spawn_blocking(move || {
+        let states = decode_push(&r, &slot.shape(r.depth), 0..slot.index.states())?;
+        if slot.failure().is_none() {
+            let prover = slot.prover.read().expect("prover lock");
+            if let Some(prover) = prover.as_ref()
+                && let Err(e) = prover.merge(&states)
+            {
+                slot.fail(e.to_string());
+            }
+        }
+        Ok(())
+    })
+    .await
+    .unwrap_or_else(|e| Err(Status::internal(format!("the merge stopped: {e}"))))
+}
+
+/// Whether this worker is the test-only bad worker (`TILEPDB_TEST_LIAR_SHARD`, for the
+/// distributed tests): it withholds its lists of layer 3 (to shard 0 in the build, to every
+/// prover of its team in the proof) and reports no verdict against a table.
+pub(super) fn test_liar(shard: u32) -> bool {
+    std::env::var("TILEPDB_TEST_LIAR_SHARD")
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        == Some(shard)
+}
+
+impl Work {
+    fn proof_slot(&self, table: u32) -> Result<Arc<ProofSlot>> {
+        match &*self.state.proof.read().expect("proof lock") {
+            Some(slot) if slot.table == table => Ok(slot.clone()),
+            _ => Err(Error::Refused(format!(
+                "table {table} has no proof open on this shard"
+            ))),
+        }
+    }
+
+    /// The report of a proof step: the verdict against the table, if any.
+    fn proof_report(&self, slot: &ProofSlot, mut report: StepReport) -> StepReport {
+        if !test_liar(self.config.shard) {
+            report.proof_failure = slot.failure().unwrap_or_default();
+        }
+        report
+    }
+
+    /// `ProofOpen`: this worker's team and proof shard found in the teams given (which
+    /// must be the teams of the job's shards); its file entries read from the coordinator;
+    /// its prover made and shared with the data plane.
+    pub(super) async fn proof_open(&mut self, open: ProofOpen) -> Result<StepReport> {
+        let space = self
+            .spaces
+            .get(open.table as usize)
+            .ok_or_else(|| Error::Refused(format!("the job has no table {}", open.table)))?
+            .clone();
+        let (shard, shards) = (self.config.shard, self.config.shards);
+        if open.peers.len() != shards as usize {
+            return Err(Error::Refused(format!(
+                "{} peer addresses for {shards} shards",
+                open.peers.len()
+            )));
+        }
+        let index = {
+            let space = space.clone();
+            tokio::task::spawn_blocking(move || space.region_index())
+                .await
+                .map_err(|e| Error::Start(e.to_string()))??
+        };
+        let index = Arc::new(index);
+        let build = ShardLayout::new(index.orders(), shards)?;
+        let teams = ProofTeams::new(build)
+            .map_err(|e| Error::Refused(e.to_string()))?
+            .ok_or_else(|| Error::Refused("a proof on one shard".into()))?;
+        let [a, b] = &teams.teams;
+        if a.provers != open.team_a || b.provers != open.team_b {
+            return Err(Error::Refused(format!(
+                "teams {:?} and {:?} given; the job's {shards} shards make {:?} and {:?}",
+                open.team_a, open.team_b, a.provers, b.provers
+            )));
+        }
+        let (search, team) = if a.provers.contains(&shard) {
+            (1, a)
+        } else {
+            (2, b)
+        };
+        let proof_shard = team
+            .provers
+            .iter()
+            .position(|&w| w == shard)
+            .and_then(|j| u32::try_from(j).ok())
+            .ok_or_else(|| Error::Refused(format!("shard {shard} is in no team")))?;
+        let limit = self.config.memory_limit.or_else(super::cgroup_limit);
+        let prover = prover_bytes(&space, &index, team.layout, proof_shard, self.encoding)
+            .map_err(|e| Error::Refused(e.to_string()))?;
+        if let Some(limit) = limit {
+            let need = prover + index.memory_bytes();
+            if need > limit {
+                return Err(Error::Refused(format!(
+                    "proof shard {proof_shard} of {} of {} needs {} ({} of prover, {} of index) but this worker may use {}",
+                    team.layout.shards(),
+                    space.pattern(),
+                    human_bytes(need),
+                    human_bytes(prover),
+                    human_bytes(index.memory_bytes()),
+                    human_bytes(limit)
+                )));
+            }
+        }
+        let addresses: Vec<String> = team
+            .provers
+            .iter()
+            .map(|&w| open.peers[w as usize].clone())
+            .collect();
+        let peers = Peers::connect(&addresses, proof_shard, &self.config.worker.coordinator)?;
+        let coordinator = &self.config.worker.coordinator;
+        let mut control =
+            ShardControlClient::with_interceptor(coordinator.channel()?, coordinator.auth()?)
+                .max_decoding_message_size(super::peer::MAX_MESSAGE_BYTES);
+        let (handle, job_id, encoding) = (
+            tokio::runtime::Handle::current(),
+            self.job_id.clone(),
+            self.encoding,
+        );
+        let (layout, table) = (team.layout, open.table);
+        let made_index = index.clone();
+        let made_space = space.clone();
+        let made = tokio::task::spawn_blocking(move || -> Result<_> {
+            let mut transport: Option<Error> = None;
+            let read = |ranges: &[std::ops::Range<u64>]| -> tilepdb_proof::Result<Vec<u8>> {
+                read_entries(&handle, &mut control, &job_id, table, ranges).map_err(|e| {
+                    let why = e.to_string();
+                    transport = Some(e);
+                    tilepdb_proof::Error::Domain(tilepdb_common::Error::Shard(why))
+                })
+            };
+            let made = ShardEntries::read(
+                &made_space,
+                &made_index,
+                layout,
+                proof_shard,
+                encoding,
+                read,
+            )
+            .and_then(|entries| {
+                ShardProver::new(
+                    &made_space,
+                    made_index.clone(),
+                    layout,
+                    proof_shard,
+                    encoding,
+                    entries,
+                )
+            });
+            match (made, transport) {
+                (_, Some(e)) => Err(e),
+                (Ok(prover), None) => Ok(Ok(prover)),
+                (Err(e), None) => Ok(Err(e.to_string())),
+            }
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))??;
+        let slot = Arc::new(ProofSlot {
+            table,
+            search,
+            proof_shard,
+            team_shards: layout.shards(),
+            space,
+            index,
+            prover: RwLock::new(None),
+            accept_depth: AtomicU32::new(1),
+            failure: Mutex::new(None),
+        });
+        match made {
+            Ok(prover) => *slot.prover.write().expect("prover lock") = Some(prover),
+            Err(why) => slot.fail(why),
+        }
+        tracing::info!(
+            table,
+            team = if search == 1 { "A" } else { "B" },
+            proof_shard,
+            "proving a shard of the table's file"
+        );
+        self.proof_peers = Some(Arc::new(peers));
+        *self.state.proof.write().expect("proof lock") = Some(slot.clone());
+        Ok(self.proof_report(&slot, StepReport::default()))
+    }
+
+    /// `ProofExpand`: the prover's layer expanded, the other proof shards' successors pushed
+    /// to their provers.
+    pub(super) async fn proof_expand(&mut self, layer: LayerStep) -> Result<StepReport> {
+        let slot = self.proof_slot(layer.table)?;
+        let peers = self
+            .proof_peers
+            .clone()
+            .ok_or_else(|| Error::Refused("no proof peers".into()))?;
+        let handle = tokio::runtime::Handle::current();
+        let (job_id, level) = (self.job_id.clone(), self.config.worker.zstd_level);
+        let liar = test_liar(self.config.shard);
+        let expanding = slot.clone();
+        let (sent_states, sent_bytes) = tokio::task::spawn_blocking(move || -> Result<_> {
+            let slot = expanding;
+            if slot.failure().is_some() {
+                return Ok((0, 0));
+            }
+            let shape = slot.shape(layer.depth + 1);
+            let gone: Vec<AtomicBool> = (0..slot.team_shards)
+                .map(|_| AtomicBool::new(false))
+                .collect();
+            let (mut states, mut bytes, mut transport) = (0u64, 0u64, None);
+            let mut send = |to: u32, list: Vec<u64>| -> tilepdb_proof::Result<()> {
+                if liar && layer.depth + 1 == 3 {
+                    return Ok(());
+                }
+                let pushed = (|| -> Result<u64> {
+                    let encoded = encode_region_states(&shape, 0..slot.index.states(), &list)?;
+                    let packed = zstd::bulk::compress(&encoded, level)
+                        .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
+                    let request = PushRequest {
+                        job_id: job_id.clone(),
+                        table: layer.table,
+                        depth: layer.depth + 1,
+                        from_shard: slot.proof_shard,
+                        to_shard: to,
+                        count: list.len() as u64,
+                        list_bytes: encoded.len() as u64,
+                        crc32: crc32fast::hash(&packed),
+                        list: packed,
+                        search: slot.search,
+                    };
+                    push_list(&peers, &handle, &request, &gone)
+                })();
+                match pushed {
+                    Ok(sent) => {
+                        states += list.len() as u64;
+                        bytes += sent;
+                        Ok(())
+                    }
+                    Err(e) => {
+                        let why = e.to_string();
+                        transport = Some(e);
+                        Err(tilepdb_proof::Error::Domain(tilepdb_common::Error::Shard(
+                            why,
+                        )))
+                    }
+                }
+            };
+            let expanded = {
+                let prover = slot.prover.read().expect("prover lock");
+                prover.as_ref().map(|p| p.expand(&mut send))
+            };
+            if let Some(e) = transport {
+                return Err(e);
+            }
+            if let Some(Err(e)) = expanded {
+                slot.fail(e.to_string());
+            }
+            Ok((states, bytes))
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))??;
+        let report = StepReport {
+            sent_states,
+            sent_bytes,
+            ..StepReport::default()
+        };
+        Ok(self.proof_report(&slot, report))
+    }
+
+    /// `ProofFinish`: the prover's layer ended; the states it met in the next one.
+    pub(super) async fn proof_finish(&mut self, layer: LayerStep) -> Result<StepReport> {
+        let slot = self.proof_slot(layer.table)?;
+        let finishing = slot.clone();
+        let added = tokio::task::spawn_blocking(move || {
+            let slot = finishing;
+            let mut prover = slot.prover.write().expect("prover lock");
+            let added = match prover.as_mut().map(ShardProver::finish_layer) {
+                Some(Ok(added)) => added,
+                Some(Err(e)) => {
+                    slot.fail(e.to_string());
+                    0
+                }
+                None => 0,
+            };
+            slot.accept_depth.store(layer.depth + 2, Relaxed);
+            added
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))?;
+        let report = StepReport {
+            added,
+            ..StepReport::default()
+        };
+        Ok(self.proof_report(&slot, report))
+    }
+
+    /// `ProofClose`: the entries never met checked; the prover's counts; the prover let go.
+    pub(super) async fn proof_close(&mut self, table: u32) -> Result<StepReport> {
+        let slot = self.proof_slot(table)?;
+        *self.state.proof.write().expect("proof lock") = None;
+        self.proof_peers = None;
+        let closing = slot.clone();
+        let report = tokio::task::spawn_blocking(move || {
+            let slot = closing;
+            let prover = slot.prover.write().expect("prover lock").take();
+            let mut report = StepReport::default();
+            match prover.map(ShardProver::finish) {
+                Some(Ok(tally)) => {
+                    report.proof_histogram = tally.histogram;
+                    report.proof_unreached = tally.unreached;
+                }
+                Some(Err(e)) => slot.fail(e.to_string()),
+                None => {}
+            }
+            report
+        })
+        .await
+        .map_err(|e| Error::Start(e.to_string()))?;
+        Ok(self.proof_report(&slot, report))
+    }
+}
+
+/// The codes the coordinator's file stores for `ranges` of its entries of table `table`,
+/// checked by count and CRC-32.
+fn read_entries(
+    handle: &tokio::runtime::Handle,
+    control: &mut super::Control,
+    job_id: &str,
+    table: u32,
+    ranges: &[std::ops::Range<u64>],
+) -> Result<Vec<u8>> {
+    let count: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    let request = ReadEntriesRequest {
+        job_id: job_id.to_string(),
+        table,
+        ranges: ranges
+            .iter()
+            .map(|r| EntryRange {
+                start: r.start,
+                end: r.end,
+            })
+            .collect(),
+    };
+    let answer = handle
+        .block_on(control.read_entries(request))
+        .map_err(|s| Error::Refused(format!("reading the file's entries: {}", s.message())))?
+        .into_inner();
+    if crc32fast::hash(&answer.codes) != answer.crc32 || answer.count != count {
+        return Err(Error::Refused(format!(
+            "the file's entries came with a wrong CRC-32 or count ({} for {count})",
+            answer.count
+        )));
+    }
+    let codes = zstd::bulk::decompress(
+        &answer.codes,
+        usize::try_from(count).map_err(|_| Error::Refused("too many entries".into()))?,
+    )
+    .map_err(|e| Error::Refused(format!("the file's entries do not decompress: {e}")))?;
+    if codes.len() as u64 != count {
+        return Err(Error::Refused(format!(
+            "{} codes of the file's entries where {count} were asked for",
+            codes.len()
+        )));
+    }
+    Ok(codes)
+}
