@@ -163,7 +163,6 @@ impl Work {
                 .await
                 .map_err(|e| Error::Start(e.to_string()))??
         };
-        let index = Arc::new(index);
         let build = ShardLayout::new(index.orders(), shards)?;
         let teams = ProofTeams::new(build)
             .map_err(|e| Error::Refused(e.to_string()))?

@@ -18,7 +18,7 @@ use serde::Serialize;
 use tilepdb_common::StateSpace;
 use tilepdb_common::region_index::OrderMoves;
 use tilepdb_common::shard::{ShardLayout, ShardSize, locality};
-use tilepdb_common::table::file_writer::TableFileWriter;
+use tilepdb_common::table::file_writer::{TableFileWriter, WRITE_BUFFER_BYTES};
 use tilepdb_common::table::{Encoding, Header};
 
 use tilepdb_proof::sharded::{ProofTeams, proven_on_shards};
@@ -94,7 +94,7 @@ pub fn shard_plan(space: &StateSpace, encoding: Encoding, shards: u32) -> Result
     // store's code, then its payload and the file's buffer.
     let multiple = TableFileWriter::part_multiple(encoding);
     let range = READ_ENTRIES.div_ceil(multiple) * multiple;
-    let range_bytes = 2 * code.bytes_for(range) + encoding.payload_len(range) + (1 << 20);
+    let range_bytes = 2 * code.bytes_for(range) + encoding.payload_len(range) + WRITE_BUFFER_BYTES as u64;
     let prover = match ProofTeams::new(layout)? {
         Some(teams) if proven_on_shards(space, encoding) => {
             teams.largest_prover_bytes(space, &index, encoding)?
