@@ -1,16 +1,17 @@
 //! Deep verification of a table file: decode every entry and re-check the facts of
 //! [`crate::facts`] and the header's histogram.
 //!
-//! * aware and ignored tables in an exact encoding (byte, mod3, 1-bit), and zero-aware tables
-//!   in bytes, are the exact distance function of their abstraction ([`crate::bellman`]: the
+//! * aware tables in bytes, ignored tables in an exact encoding (byte, mod3, 1-bit), and
+//!   zero-aware tables in bytes, are the exact distance function of their abstraction ([`crate::bellman`]: the
 //!   goal is 0 and every other entry one more than its least neighbour), so a forged entry is
 //!   found even when the file's checksums were recomputed to match; ignored tables in nibbles
 //!   are the nibbles of it (the same rule, a saturated entry at most one more than its least
 //!   neighbour, [`crate::bellman::check_ignored_nibbles`]);
-//! * zero-aware tables in other encodings, aware ones in nibbles, ignored ones in min-nibble
-//!   and minimized ones in every encoding are proven by one search from the goal that meets
-//!   each state at its distance ([`crate::layers`]): every entry must be its exact
-//!   value's encoding;
+//! * zero-aware tables in other encodings, aware ones in nibbles, mod3 and 1-bit, ignored ones
+//!   in min-nibble and minimized ones in every encoding are proven by one search from the goal
+//!   that meets each state at its distance ([`crate::layers`]): every entry must be its exact
+//!   value's encoding; minimized bytes and aware mod3 and 1-bit are read a part at a time,
+//!   each part's pages let go once read;
 //! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
 //! * exact encodings give back the header's histogram and unreached count; lossy ones give
 //!   lower bounds, so at every value at least as many entries decode to it or less as the
@@ -25,7 +26,8 @@ use crate::bellman::{Proof, check_distances, check_ignored_nibbles};
 use crate::error::{Error, Result};
 use crate::facts::{check_bound_and_parity, check_lower_bound};
 use crate::layers::{
-    Layers, prove_aware, prove_ignored, prove_minimized_releasing, prove_zero_aware,
+    AWARE_PACKED_PART, Layers, prove_aware, prove_aware_releasing, prove_ignored,
+    prove_minimized_releasing, prove_zero_aware, prove_zero_aware_on,
 };
 
 /// What a deep verification checked.
@@ -53,12 +55,28 @@ fn fail(pdb: &Pdb, reason: String) -> Error {
 
 /// Decodes every entry of `pdb` and checks it (see the module's documentation).
 pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
-    check_canonical_payload(pdb)?;
     let space = pdb.space();
     let encoding = pdb.encoding();
+    // Aware tables in packed entries are read once in order by their proof: the canonical
+    // check lets each part's pages go too.
+    let aware_packed =
+        space.rule() == BlankRule::Aware && matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
+    check_canonical_payload(pdb, aware_packed)?;
+    let release = |range| pdb.release_payload(range);
     match space.rule() {
         BlankRule::ZeroAware if encoding != Encoding::Byte => {
-            return verify_by_layers(pdb, prove_zero_aware);
+            // The file's own region index, when it holds one: not a second one.
+            return match pdb.region_index() {
+                Some(index) => verify_by_layers(pdb, |space, payload, encoding| {
+                    prove_zero_aware_on(space, index, payload, encoding)
+                }),
+                None => verify_by_layers(pdb, prove_zero_aware),
+            };
+        }
+        BlankRule::Aware if aware_packed => {
+            return verify_by_layers(pdb, |space, payload, encoding| {
+                prove_aware_releasing(space, payload, encoding, &release)
+            });
         }
         BlankRule::Aware if !encoding.is_exact() => return verify_by_layers(pdb, prove_aware),
         BlankRule::Ignored if matches!(encoding, Encoding::MinNibble { .. }) => {
@@ -66,7 +84,6 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
         }
         BlankRule::Minimized => {
             // Bytes are read once in order: each part's pages go once compared.
-            let release = |range| pdb.release_payload(range);
             return verify_by_layers(pdb, |space, payload, encoding| {
                 prove_minimized_releasing(space, payload, encoding, &release)
             });
@@ -166,13 +183,27 @@ fn verify_by_layers(
 }
 
 /// Base-3 bytes are below 3^5 = 243; the digits or nibble after the last entry are zero.
-fn check_canonical_payload(pdb: &Pdb) -> Result<()> {
+/// `release_parts`: the base-3 bytes are read a part at a time, each part's pages let go once
+/// read ([`Pdb::release_payload`]).
+fn check_canonical_payload(pdb: &Pdb, release_parts: bool) -> Result<()> {
     let payload = pdb.payload();
     let units = pdb.header().units;
     match pdb.encoding() {
         Encoding::Byte => {}
         Encoding::Mod3 => {
-            if let Some(i) = payload.iter().position(|&b| b >= 243) {
+            let part = if release_parts {
+                AWARE_PACKED_PART
+            } else {
+                payload.len().max(1)
+            };
+            let above = payload.chunks(part).enumerate().find_map(|(p, bytes)| {
+                let found = bytes.iter().position(|&b| b >= 243).map(|i| p * part + i);
+                if release_parts {
+                    pdb.release_payload(p * part..p * part + bytes.len());
+                }
+                found
+            });
+            if let Some(i) = above {
                 return Err(fail(
                     pdb,
                     format!(

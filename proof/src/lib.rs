@@ -12,11 +12,11 @@
 //! its kind and encoding, and the proof that ran named ([`Proof`]):
 //!
 //! * [`bellman`]: the goal is 0 and every other entry one more than its least neighbour, the
-//!   exact distance function of the abstraction (aware and ignored tables in exact encodings,
+//!   exact distance function of the abstraction (ignored tables in exact encodings, aware and
 //!   zero-aware ones in bytes; ignored ones in nibbles with saturation);
 //! * [`layers`]: one breadth-first search from the goal on two bits per state, which meets
-//!   each state at its distance; every entry must be its distance's encoding (zero-aware tables
-//!   in packed entries, aware ones in nibbles, ignored ones in min-nibble, minimized ones in
+//!   each state at its distance; every entry must be its distance's encoding (zero-aware and
+//!   aware tables in packed entries, aware ones in nibbles, ignored ones in min-nibble, minimized ones in
 //!   every encoding);
 //! * [`facts`]: what every table satisfies (the Manhattan lower bound with its parity,
 //!   consistency, minimized = least aware value), for `build --check` and for the checks of

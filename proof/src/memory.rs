@@ -39,12 +39,11 @@ pub struct ProofMemory {
 }
 
 /// The proof [`crate::verify_deep`] runs on a table of blank rule `rule` in `encoding`: the
-/// layer search for zero-aware tables in packed entries, aware ones in lossy encodings,
+/// layer search for zero-aware and aware tables in every encoding but bytes,
 /// ignored ones in min-nibble and every minimized table; the Bellman check otherwise.
 pub fn proof_for(rule: BlankRule, encoding: Encoding) -> Proof {
     let layers = match rule {
-        BlankRule::ZeroAware => encoding != Encoding::Byte,
-        BlankRule::Aware => !encoding.is_exact(),
+        BlankRule::ZeroAware | BlankRule::Aware => encoding != Encoding::Byte,
         BlankRule::Ignored => matches!(encoding, Encoding::MinNibble { .. }),
         BlankRule::Minimized => true,
     };
@@ -75,14 +74,22 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
         payload: encoding.payload_len(entries),
     };
     let proof = proof_for(space.rule(), encoding);
-    // A minimized byte table is compared in rank order, a part at a time, each part let go
-    // once read ([`crate::layers::prove_minimized_releasing`]).
-    let file_part = (space.rule() == BlankRule::Minimized && encoding == Encoding::Byte)
-        .then_some(crate::layers::MINIMIZED_BYTE_PART as u64);
+    // A minimized byte table is compared in rank order, an aware one in mod3 or 1-bit in file
+    // order, a part at a time, each part let go once read
+    // ([`crate::layers::prove_minimized_releasing`], [`crate::layers::prove_aware_releasing`]).
+    let aware_packed =
+        space.rule() == BlankRule::Aware && matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
+    let file_part = if space.rule() == BlankRule::Minimized && encoding == Encoding::Byte {
+        Some(crate::layers::MINIMIZED_BYTE_PART as u64)
+    } else if aware_packed {
+        Some(crate::layers::AWARE_PACKED_PART as u64)
+    } else {
+        None
+    };
     let (bytes, detail) = match (proof, space.rule()) {
         (Proof::BellmanCheck, _) => bellman_memory(encoding, entries),
         (Proof::LayerSearch, BlankRule::ZeroAware) => sizes.zero_aware(encoding),
-        (Proof::LayerSearch, BlankRule::Aware) => sizes.aware(),
+        (Proof::LayerSearch, BlankRule::Aware) => sizes.aware(encoding),
         (Proof::LayerSearch, BlankRule::Ignored) => sizes.ignored(),
         (Proof::LayerSearch, BlankRule::Minimized) => sizes.minimized(encoding),
     };
@@ -151,9 +158,22 @@ impl Sizes {
         }
     }
 
-    /// The zero-aware distances, spread to every free cell, encoded again.
-    fn aware(&self) -> (u64, String) {
+    /// Packed entries (mod3, 1-bit): the search and two bits per state of its code, the file
+    /// compared a part at a time; nibbles: the zero-aware distances, spread to every free
+    /// cell, encoded again.
+    fn aware(&self, encoding: Encoding) -> (u64, String) {
         let codes = Self::search(self.states, self.regions);
+        if matches!(encoding, Encoding::Mod3 | Encoding::OneBit) {
+            let state_codes = StateCodes::file_bytes(self.states);
+            return (
+                codes + state_codes,
+                format!(
+                    "a layer search of {} + {} of each zero-aware state's code, then the file compared a part at a time",
+                    human_bytes(codes),
+                    human_bytes(state_codes)
+                ),
+            );
+        }
         let peak = self.states + codes.max(self.entries + self.payload);
         (
             peak,

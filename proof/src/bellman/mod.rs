@@ -72,13 +72,13 @@ pub fn check_distances(space: &StateSpace, values: &[u8]) -> Result<()> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Proof {
-    /// The Bellman rule, each entry against its neighbours ([`check_distances`]): aware and
-    /// ignored tables in an exact encoding, zero-aware ones in bytes, and ignored ones in
+    /// The Bellman rule, each entry against its neighbours ([`check_distances`]): ignored
+    /// tables in an exact encoding, aware and zero-aware ones in bytes, and ignored ones in
     /// nibbles ([`check_ignored_nibbles`]).
     BellmanCheck,
     /// One search from the goal that meets every state at its distance
-    /// ([`crate::layers`]): zero-aware tables in packed entries, aware ones in nibbles,
-    /// ignored ones in min-nibble, minimized ones in every encoding.
+    /// ([`crate::layers`]): zero-aware and aware tables in packed entries, aware ones in
+    /// nibbles, ignored ones in min-nibble, minimized ones in every encoding.
     LayerSearch,
 }
 

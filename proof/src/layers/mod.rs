@@ -8,7 +8,11 @@
 //!   meets must store its distance's code; in nibbles the distances met are encoded again and
 //!   must give the payload.
 //! * [`prove_aware`]: an aware table, whose entries are the zero-aware distances of each free
-//!   cell's region; for nibbles, which keep too little for the Bellman check.
+//!   cell's region; for nibbles, which keep too little for the Bellman check, and for `mod3`
+//!   and `1-bit`, whose Bellman check would decode every entry to a byte. Those two are
+//!   proven on the search's two bits per zero-aware state and two more for the state's code
+//!   (its distance mod 3, or bit 1 of it), and the file is then compared in its own order a
+//!   part at a time ([`prove_aware_releasing`]): no value per entry is held.
 //! * [`prove_ignored`]: a table that ignores the blank (the search is then over the
 //!   placements alone); for min-nibble, which keeps too little for the Bellman check.
 //! * [`prove_minimized`]: a minimized table in any encoding. Its entry is the least distance
@@ -56,11 +60,13 @@ use crate::walks::{fail, set_chunks};
 use tilepdb_common::table::UNREACHED;
 use tilepdb_common::table::header::histogram_of;
 
+mod aware;
 mod order_ranks;
 mod search;
 #[cfg(test)]
 mod tests;
 
+pub use aware::AWARE_PACKED_PART;
 use order_ranks::OrderRanks;
 use search::search;
 
@@ -77,6 +83,18 @@ pub struct Layers {
 /// exact distance's code (see the module's documentation); the entries per distance. An error
 /// names the first entry found wrong.
 pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    prove_zero_aware_on(space, &space.region_index()?, payload, encoding)
+}
+
+/// [`prove_zero_aware`] on the region index `index` of `space`'s board and pattern size, one
+/// the caller holds already ([`tilepdb_common::table::Pdb::region_index`] of a zero-aware
+/// file), so that the proof does not hold a second one.
+pub fn prove_zero_aware_on(
+    space: &StateSpace,
+    index: &RegionIndex,
+    payload: &[u8],
+    encoding: Encoding,
+) -> Result<Layers> {
     if space.rule() != BlankRule::ZeroAware {
         return Err(fail(
             space,
@@ -86,11 +104,20 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
             ),
         ));
     }
+    if index.board() != space.board() || index.k() != space.k() {
+        return Err(fail(
+            space,
+            format!(
+                "the zero-aware layer proof was given the region index of {} tiles on {}",
+                index.k(),
+                index.board()
+            ),
+        ));
+    }
     check_payload_len(space, payload, encoding)?;
-    let index = space.region_index()?;
     let entries = space.entries();
     if let Some(code_of) = code_per_entry(encoding) {
-        let (histogram, codes) = search(space, &index, |met, depth| {
+        let (histogram, codes) = search(space, index, |met, depth| {
             let (stored, want) = (encoding.stored(payload, met.state), code_of(depth));
             if stored == want {
                 return Ok(());
@@ -130,7 +157,7 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
         });
     }
     // Nibbles: the distances, encoded again.
-    let (histogram, values) = distances(space, &index)?;
+    let (histogram, values) = distances(space, index)?;
     let met: u64 = histogram.iter().sum();
     same_payload(space, encoding, &values, payload)?;
     Ok(Layers {
@@ -141,9 +168,25 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
 
 /// Proves that `payload`, in `encoding`, is the aware table of `space`: every entry the
 /// exact distance's encoding, each free cell of a region with the region's zero-aware
-/// distance; the entries per distance. Meant for nibbles, whose entries keep too little for
-/// the Bellman check; an error names the first entry found wrong.
+/// distance; the entries per distance. Meant for the encodings whose entries keep too little
+/// for the Bellman check on their own bytes: nibbles, `mod3` and `1-bit` (the packed ones read
+/// a part at a time, [`prove_aware_releasing`]); an error names the first entry found wrong.
 pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    prove_aware_releasing(space, payload, encoding, &|_| {})
+}
+
+/// [`prove_aware`], calling `release` with each range of the payload once it is read (in
+/// order, a part at a time) when the table is in `mod3` or `1-bit`: a caller whose payload is
+/// a map gives those pages back ([`tilepdb_common::table::Pdb::release_payload`]). Those
+/// tables are proven on four bits per zero-aware state and never hold a value per entry (the
+/// module's documentation); nibbles are proven on the zero-aware distances spread to every
+/// entry and encoded again.
+pub fn prove_aware_releasing(
+    space: &StateSpace,
+    payload: &[u8],
+    encoding: Encoding,
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Result<Layers> {
     if space.rule() != BlankRule::Aware {
         return Err(fail(
             space,
@@ -158,6 +201,10 @@ pub fn prove_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Re
         BlankRule::ZeroAware,
     )?;
     let index = zero_aware.region_index()?;
+    if matches!(encoding, Encoding::Mod3 | Encoding::OneBit) {
+        let parts = (AWARE_PACKED_PART, release);
+        return aware::prove_aware_packed(space, &zero_aware, &index, payload, encoding, parts);
+    }
     let (_, distances) = distances(&zero_aware, &index)?;
     let values = index.aware_from_zero_aware(space.ranker(), &distances);
     same_payload(space, encoding, &values, payload)?;

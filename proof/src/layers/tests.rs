@@ -26,7 +26,7 @@ fn encodings(rule: BlankRule) -> Vec<Encoding> {
         Encoding::Nibble,
         Encoding::min_nibble(4).unwrap(),
     ];
-    if matches!(rule, BlankRule::ZeroAware | BlankRule::Ignored) {
+    if rule != BlankRule::Minimized {
         all.extend([Encoding::Mod3, Encoding::OneBit]);
     }
     all
@@ -173,4 +173,99 @@ fn a_minimized_value_raised_where_the_blank_has_several_regions_is_found() {
         raised += 1;
     }
     assert!(raised > 1000, "{raised} placements with several regions");
+}
+
+/// The packed aware proof of `payload` with parts of `part` bytes: its verdict and the
+/// ranges it let go, in order.
+fn prove_aware_in_parts(
+    space: &StateSpace,
+    payload: &[u8],
+    encoding: Encoding,
+    part: usize,
+) -> (Result<Layers>, Vec<std::ops::Range<usize>>) {
+    let zero_aware = StateSpace::new(
+        space.board(),
+        space.goal(),
+        space.pattern().clone(),
+        BlankRule::ZeroAware,
+    )
+    .unwrap();
+    let index = zero_aware.region_index().unwrap();
+    let released = std::sync::Mutex::new(vec![]);
+    let release = |range| released.lock().unwrap().push(range);
+    let proven = aware::prove_aware_packed(
+        space,
+        &zero_aware,
+        &index,
+        payload,
+        encoding,
+        (part, &release),
+    );
+    (proven, released.into_inner().unwrap())
+}
+
+#[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the test's payloads are held in memory"
+)]
+fn an_aware_packed_entry_forged_at_a_part_boundary_is_found() {
+    // Parts of a few bytes (and, on the larger board, parts that end inside a thread's
+    // piece): the entries each side of a part boundary, and the first and last entries,
+    // forged in turn; the error names the forged entry. A table that passes lets every byte
+    // go once, in order.
+    for (board, tiles, part, step) in [
+        ("4x4", &[1u8, 2, 3][..], 7usize, 97usize),
+        ("4x4", &[1, 2, 3, 4, 5], 3 * 4096 + 100, 10),
+    ] {
+        let (space, values) = built(board, tiles, Goal::BlankFirst, BlankRule::Aware);
+        for encoding in [Encoding::Mod3, Encoding::OneBit] {
+            let what = format!("{board} {tiles:?} {encoding}");
+            let table = EncodedTable::new(&space, encoding, &values).unwrap();
+            let payload = table.payload();
+            let (proven, released) = prove_aware_in_parts(&space, payload, encoding, part);
+            let layers = proven.unwrap();
+            assert_eq!(layers.histogram, table.header.histogram, "{what}");
+            assert_eq!(layers.unreached, table.header.unreached, "{what}");
+            let mut next = 0;
+            for range in released {
+                assert_eq!(range.start, next, "{what}");
+                assert!(range.end - range.start <= part, "{what}");
+                next = range.end;
+            }
+            assert_eq!(next, payload.len(), "{what}");
+            let per_byte = (space.entries() as usize).div_ceil(payload.len());
+            let entries = space.entries();
+            let mut forged: Vec<u64> = vec![0, entries - 1];
+            for boundary in (part..payload.len()).step_by(part).step_by(step) {
+                let e = (boundary * per_byte) as u64;
+                forged.extend([e - 1, e]);
+            }
+            for e in forged {
+                let bad = altered(payload, encoding, e);
+                let err = prove_aware_in_parts(&space, &bad, encoding, part)
+                    .0
+                    .unwrap_err()
+                    .to_string();
+                assert!(err.contains(&format!("entry {e} ")), "{what}: {err}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_zero_aware_proof_on_a_given_index_is_the_same_and_checks_the_index() {
+    let (space, values) = built("3x4", &[1, 5, 6], Goal::BlankFirst, BlankRule::ZeroAware);
+    let table = EncodedTable::new(&space, Encoding::OneBit, &values).unwrap();
+    let payload = table.payload();
+    let index = space.region_index().unwrap();
+    assert_eq!(
+        prove_zero_aware_on(&space, &index, payload, Encoding::OneBit).unwrap(),
+        prove_zero_aware(&space, payload, Encoding::OneBit).unwrap()
+    );
+    let other = RegionIndex::new(space.board(), space.k() + 1).unwrap();
+    let err = prove_zero_aware_on(&space, &other, payload, Encoding::OneBit)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("region index of 4 tiles"), "{err}");
 }
