@@ -83,12 +83,12 @@ pub struct Layers {
 /// exact distance's code (see the module's documentation); the entries per distance. An error
 /// names the first entry found wrong.
 pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
-    prove_zero_aware_on(space, &space.region_index()?, payload, encoding)
+    prove_zero_aware_on(space, &*space.region_index()?, payload, encoding)
 }
 
 /// [`prove_zero_aware`] on the region index `index` of `space`'s board and pattern size, one
 /// the caller holds already ([`tilepdb_common::table::Pdb::region_index`] of a zero-aware
-/// file), so that the proof does not hold a second one.
+/// file; within a process it is the shared one, `RegionIndex::shared`).
 pub fn prove_zero_aware_on(
     space: &StateSpace,
     index: &RegionIndex,

@@ -94,7 +94,8 @@ pub fn shard_plan(space: &StateSpace, encoding: Encoding, shards: u32) -> Result
     // store's code, then its payload and the file's buffer.
     let multiple = TableFileWriter::part_multiple(encoding);
     let range = READ_ENTRIES.div_ceil(multiple) * multiple;
-    let range_bytes = 2 * code.bytes_for(range) + encoding.payload_len(range) + WRITE_BUFFER_BYTES as u64;
+    let range_bytes =
+        2 * code.bytes_for(range) + encoding.payload_len(range) + WRITE_BUFFER_BYTES as u64;
     let prover = match ProofTeams::new(layout)? {
         Some(teams) if proven_on_shards(space, encoding) => {
             teams.largest_prover_bytes(space, &index, encoding)?
