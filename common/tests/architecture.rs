@@ -83,7 +83,7 @@ fn each_crate_depends_only_on_the_crates_the_map_allows() {
     let rules: [(&str, &[&str]); 5] = [
         ("common", &[]),
         ("proof", &["tilepdb-common"]),
-        ("worker", &["tilepdb-common"]),
+        ("worker", &["tilepdb-common", "tilepdb-proof"]),
         ("solver", &["tilepdb-common", "tilepdb-proof"]),
         (
             "coordinator",
