@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::facts::{check_bound_and_parity, check_lower_bound};
 use crate::layers::{
     AWARE_PACKED_PART, Layers, prove_aware, prove_aware_releasing, prove_ignored,
-    prove_minimized_releasing, prove_zero_aware, prove_zero_aware_on,
+    prove_minimized_releasing, prove_zero_aware,
 };
 
 /// What a deep verification checked.
@@ -65,13 +65,7 @@ pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     let release = |range| pdb.release_payload(range);
     match space.rule() {
         BlankRule::ZeroAware if encoding != Encoding::Byte => {
-            // The file's own region index, when it holds one: not a second one.
-            return match pdb.region_index() {
-                Some(index) => verify_by_layers(pdb, |space, payload, encoding| {
-                    prove_zero_aware_on(space, index, payload, encoding)
-                }),
-                None => verify_by_layers(pdb, prove_zero_aware),
-            };
+            return verify_by_layers(pdb, prove_zero_aware);
         }
         BlankRule::Aware if aware_packed => {
             return verify_by_layers(pdb, |space, payload, encoding| {

@@ -83,18 +83,6 @@ pub struct Layers {
 /// exact distance's code (see the module's documentation); the entries per distance. An error
 /// names the first entry found wrong.
 pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
-    prove_zero_aware_on(space, &*space.region_index()?, payload, encoding)
-}
-
-/// [`prove_zero_aware`] on the region index `index` of `space`'s board and pattern size, one
-/// the caller holds already ([`tilepdb_common::table::Pdb::region_index`] of a zero-aware
-/// file; within a process it is the shared one, `RegionIndex::shared`).
-pub fn prove_zero_aware_on(
-    space: &StateSpace,
-    index: &RegionIndex,
-    payload: &[u8],
-    encoding: Encoding,
-) -> Result<Layers> {
     if space.rule() != BlankRule::ZeroAware {
         return Err(fail(
             space,
@@ -104,16 +92,9 @@ pub fn prove_zero_aware_on(
             ),
         ));
     }
-    if index.board() != space.board() || index.k() != space.k() {
-        return Err(fail(
-            space,
-            format!(
-                "the zero-aware layer proof was given the region index of {} tiles on {}",
-                index.k(),
-                index.board()
-            ),
-        ));
-    }
+    // The process's shared index: the one a zero-aware file opened for the proof holds.
+    let index = space.region_index()?;
+    let index = &*index;
     check_payload_len(space, payload, encoding)?;
     let entries = space.entries();
     if let Some(code_of) = code_per_entry(encoding) {

@@ -252,20 +252,3 @@ fn an_aware_packed_entry_forged_at_a_part_boundary_is_found() {
         }
     }
 }
-
-#[test]
-fn the_zero_aware_proof_on_a_given_index_is_the_same_and_checks_the_index() {
-    let (space, values) = built("3x4", &[1, 5, 6], Goal::BlankFirst, BlankRule::ZeroAware);
-    let table = EncodedTable::new(&space, Encoding::OneBit, &values).unwrap();
-    let payload = table.payload();
-    let index = space.region_index().unwrap();
-    assert_eq!(
-        prove_zero_aware_on(&space, &index, payload, Encoding::OneBit).unwrap(),
-        prove_zero_aware(&space, payload, Encoding::OneBit).unwrap()
-    );
-    let other = RegionIndex::new(space.board(), space.k() + 1).unwrap();
-    let err = prove_zero_aware_on(&space, &other, payload, Encoding::OneBit)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("region index of 4 tiles"), "{err}");
-}
