@@ -4,12 +4,14 @@
 //! time, the CPU time of all its processes (user + sys, the workers included), the
 //! coordinator's and each worker's peak resident memory against the shard's arrays, bytes on
 //! the wire per state, the fraction of successors that stayed on their shard, and whether the
-//! file is the single machine's (sha256). Builds run without the proof (`--no-proof`): what is
-//! measured is the search and the writing.
+//! file is the single machine's (sha256). Builds run without the proof (`--no-proof`) unless
+//! `TILEPDB_BENCH_PROOF=1`: then each table is proven as a build proves it (on the shards by
+//! two teams of workers when there are two or more), and the figures include the proof.
 //!
 //! ```text
 //! cargo bench -p tilepdb-coordinator --bench sharded            # both tables (the 7-tile one: minutes)
 //! cargo bench -p tilepdb-coordinator --bench sharded -- 6       # the 6-tile table only
+//! TILEPDB_BENCH_PROOF=1 cargo bench -p tilepdb-coordinator --bench sharded -- 6
 //! ```
 //!
 //! `TILEPDB_SHARDS=1,2,4` sets the shard counts.
@@ -35,13 +37,15 @@ fn children_cpu() -> f64 {
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
-/// Builds with `args` into `out`: wall seconds, CPU seconds of every process, the summary.
-fn build(args: &[&str], out: &Path) -> (f64, f64, Value) {
+/// Builds with `args` into `out` (proven when `proof`): wall seconds, CPU seconds of every
+/// process, the summary.
+fn build(args: &[&str], proof: bool, out: &Path) -> (f64, f64, Value) {
     let (cpu, started) = (children_cpu(), Instant::now());
     let output = Command::new(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
         .arg("build")
         .args(args)
-        .args(["--no-proof", "--json", "--out"])
+        .args(if proof { &[][..] } else { &["--no-proof"][..] })
+        .args(["--json", "--out"])
         .arg(out)
         .env("RUST_LOG", "warn")
         .env(
@@ -82,11 +86,13 @@ fn main() {
         || vec![1, 2, 4],
         |s| s.split(',').filter_map(|p| p.trim().parse().ok()).collect(),
     );
+    let proof = std::env::var("TILEPDB_BENCH_PROOF").is_ok_and(|v| v == "1");
     let cases: [(&str, &str); 2] = [("6", "1,2,5,6,7,12"), ("7", "1,2,5,6,7,10,11")];
     let scratch = std::env::temp_dir().join(format!("tilepdb-bench-shards-{}", std::process::id()));
     println!(
-        "{} cores; 24-puzzle zero-aware 1-bit tables, built without the proof",
-        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        "{} cores; 24-puzzle zero-aware 1-bit tables, built {} the proof",
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        if proof { "with" } else { "without" }
     );
     for (name, tiles) in cases {
         if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
@@ -113,7 +119,7 @@ fn main() {
         let index = space.region_index().unwrap();
         let states = index.states() as f64;
         println!("\n{name} tiles {{{tiles}}}: {} states", index.states());
-        let (wall, cpu, summary) = build(&job, &scratch.join("single"));
+        let (wall, cpu, summary) = build(&job, proof, &scratch.join("single"));
         let table = &summary["tables"][0];
         let single_sha = sha256(table["file"].as_str().unwrap());
         println!(
@@ -126,6 +132,7 @@ fn main() {
             let out = scratch.join(format!("shards-{shards}"));
             let (wall, cpu, summary) = build(
                 &[&job[..], &["--shards", &shards.to_string()]].concat(),
+                proof,
                 &out,
             );
             let table = &summary["tables"][0];

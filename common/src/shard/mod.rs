@@ -32,111 +32,16 @@ use crate::layer::{CurrentLayer, StateCodes};
 use crate::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use crate::region_index::{OrderMoves, RegionIndex};
 
+mod layout;
 mod locality;
 mod values;
 
 use crate::space::{BlankRule, StateSpace};
 use crate::table::DepthCode;
+pub use layout::{MAX_SHARDS, ShardLayout, ShardSize};
 pub use locality::locality;
 pub use values::assemble_values;
 use values::for_each_block_part;
-
-/// Most shards a table may be cut into.
-pub const MAX_SHARDS: u32 = 4096;
-
-/// How the orders of a block are cut among `P` shards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ShardLayout {
-    orders: u64,
-    shards: u32,
-}
-
-impl ShardLayout {
-    /// `shards` shards of blocks of `orders` orders; refuses no shard, more than
-    /// [`MAX_SHARDS`], or more shards than orders (a shard would own nothing).
-    pub fn new(orders: u64, shards: u32) -> Result<ShardLayout> {
-        if shards == 0 || shards > MAX_SHARDS || u64::from(shards) > orders {
-            return Err(Error::Shard(format!(
-                "{shards} shards: a table of {orders} orders per block is cut into 1 to {} shards",
-                orders.min(u64::from(MAX_SHARDS))
-            )));
-        }
-        Ok(ShardLayout { orders, shards })
-    }
-
-    /// The number of shards.
-    pub fn shards(&self) -> u32 {
-        self.shards
-    }
-
-    /// The orders that shard `shard` owns in every block.
-    pub fn orders_of(&self, shard: u32) -> Range<u64> {
-        let at = |p: u32| u64::from(p) * self.orders / u64::from(self.shards);
-        at(shard)..at(shard + 1)
-    }
-
-    /// The shard that owns `order`.
-    #[inline]
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "the result is below the number of shards, a u32"
-    )]
-    pub fn owner(&self, order: u64) -> u32 {
-        (((order + 1) * u64::from(self.shards) - 1) / self.orders) as u32
-    }
-}
-
-/// The figures of one shard of a table: its states and the bytes of its arrays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ShardSize {
-    /// The shard's states (its two-bit codes).
-    pub states: u64,
-    /// The entries of its depth store.
-    pub depth_entries: u64,
-    /// Bytes of the two-bit codes.
-    pub code_bytes: u64,
-    /// Bytes of the depth store.
-    pub depth_bytes: u64,
-}
-
-impl ShardSize {
-    /// The size of shard `shard` of `layout` for a table of `space` on `index`, whose depth
-    /// store keeps `code`.
-    pub fn of(
-        space: &StateSpace,
-        index: &RegionIndex,
-        layout: ShardLayout,
-        shard: u32,
-        code: DepthCode,
-    ) -> ShardSize {
-        let width = {
-            let o = layout.orders_of(shard);
-            o.end - o.start
-        };
-        let blocks = if space.rule() == BlankRule::Ignored {
-            index.sets()
-        } else {
-            index.region_count()
-        };
-        let states = blocks * width;
-        let depth_entries = if space.rule() == BlankRule::Minimized {
-            index.sets() * width
-        } else {
-            states
-        };
-        ShardSize {
-            states,
-            depth_entries,
-            code_bytes: StateCodes::file_bytes(states),
-            depth_bytes: code.bytes_for(depth_entries),
-        }
-    }
-
-    /// Bytes of both arrays.
-    pub fn bytes(&self) -> u64 {
-        self.code_bytes + self.depth_bytes
-    }
-}
 
 /// One shard of one table's search: the two-bit codes and the depth store of the orders it
 /// owns in every block.
@@ -165,11 +70,11 @@ impl Shard {
         shard: u32,
         code: DepthCode,
     ) -> Result<Shard> {
-        if shard >= layout.shards() || layout.orders != index.orders() {
+        if shard >= layout.shards() || layout.orders() != index.orders() {
             return Err(Error::Shard(format!(
                 "shard {shard} of {} shards of {} orders does not fit the table's {} orders",
                 layout.shards(),
-                layout.orders,
+                layout.orders(),
                 index.orders()
             )));
         }
@@ -583,96 +488,4 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Board, Goal, Pattern};
-
-    /// Shard 1 of 2 of the 3x4 puzzle's tiles {1,2,3} under `rule`, nothing searched.
-    fn second_of_two(rule: BlankRule) -> Shard {
-        let board: Board = "3x4".parse().unwrap();
-        let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
-        let space = StateSpace::new(board, Goal::BlankFirst, pattern, rule).unwrap();
-        let index = space.region_index().unwrap();
-        let moves = Arc::new(OrderMoves::new(index.k()));
-        let layout = ShardLayout::new(index.orders(), 2).unwrap();
-        Shard::new(&space, index, moves, layout, 1, DepthCode::Byte).unwrap()
-    }
-
-    fn layer(shard: &Shard, depth: u32) -> Vec<u64> {
-        let mut states = Vec::new();
-        shard.for_each_state_of_layer(0..shard.index.sets(), depth, |s| states.push(s));
-        states
-    }
-
-    /// States merged in any order and any cut are the states merged sorted at once; a list
-    /// with one foreign state is refused whole.
-    #[test]
-    fn received_states_merge_in_any_order() {
-        for rule in [
-            BlankRule::ZeroAware,
-            BlankRule::Minimized,
-            BlankRule::Aware,
-            BlankRule::Ignored,
-        ] {
-            let (sorted, shuffled) = (second_of_two(rule), second_of_two(rule));
-            let own: Vec<u64> = (0..sorted.index_states())
-                .filter(|&s| sorted.owns(s))
-                .step_by(5)
-                .collect();
-            assert!(own.len() > 100);
-            sorted.merge_received(&own, 1).unwrap();
-            let mut reversed = own.clone();
-            reversed.reverse();
-            for piece in reversed.chunks(37) {
-                shuffled.merge_received(piece, 1).unwrap();
-            }
-            assert_eq!(layer(&sorted, 1), layer(&shuffled, 1), "{rule}");
-            let merged = layer(&sorted, 1);
-            assert!(merged.len() >= own.len() - 1, "{rule}");
-            sorted.finish_layer(0..sorted.index.sets(), 0);
-            shuffled.finish_layer(0..shuffled.index.sets(), 0);
-            let entries = 0..sorted.space.entries();
-            assert_eq!(
-                sorted.own_values(entries.clone()),
-                shuffled.own_values(entries),
-                "{rule}"
-            );
-
-            let fresh = second_of_two(rule);
-            let foreign = (0..fresh.index_states()).find(|&s| !fresh.owns(s)).unwrap();
-            for list in [
-                vec![own[0], own[1], foreign],
-                vec![foreign, own[0]],
-                vec![own[0], fresh.index_states()],
-            ] {
-                assert!(fresh.merge_received(&list, 1).is_err(), "{rule} {list:?}");
-            }
-            assert!(layer(&fresh, 1).is_empty(), "{rule}");
-        }
-    }
-
-    /// A layer's blocks hold its states, block by block, and its states are those blocks'.
-    #[test]
-    fn a_layers_blocks_hold_its_states() {
-        for rule in [BlankRule::ZeroAware, BlankRule::Ignored] {
-            let shard = second_of_two(rule);
-            let own: Vec<u64> = (0..shard.index_states())
-                .filter(|&s| shard.owns(s))
-                .step_by(3)
-                .collect();
-            shard.merge_received(&own, 1).unwrap();
-            let f = shard.index.orders();
-            let sets = shard.index.sets();
-            let mut blocks = Vec::new();
-            for range in [0..sets / 2, sets / 2..sets] {
-                shard.for_each_block_of_layer(range, 1, |block, orders| {
-                    assert!(!orders.is_empty());
-                    blocks.extend(orders.iter().map(|o| block * f + o));
-                });
-            }
-            // Every state merged was unseen: the layer is exactly the list merged.
-            assert_eq!(blocks, own, "{rule}");
-            assert_eq!(layer(&shard, 1), own, "{rule}");
-        }
-    }
-}
+mod tests;
