@@ -4,8 +4,8 @@
 //!
 //! The builder is a [`TableBuilder`], so [`crate::engine::build_set`] has each table proven
 //! and publishes it, its manifest and its reuse, as for every other build; with two shards or
-//! more the proof runs on the shards, by two disjoint teams of workers
-//! ([`TableBuilder::prove`], `docs/DESIGN.md` §5).
+//! more the proof runs on the shards, by two disjoint teams of workers, driven by
+//! [`super::proof`] ([`TableBuilder::prove`], `docs/DESIGN.md` §5).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +19,6 @@ use tilepdb_common::table::{DepthCode, Encoding, Header, Pdb, TableError};
 use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
-use tilepdb_proof::sharded::{ProofTeams, ShardTally, proven_on_shards, team_layers};
 
 use super::control::{Control, ShardReport, Step, StepOutcome};
 use super::service::ProvenFile;
@@ -29,7 +28,6 @@ use super::status::{ShardedStatus, Shown};
 use super::values::read_values;
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
-use crate::engine::set::prove_file;
 use crate::engine::{SearchProgress, TableBuilder};
 use crate::error::{Error, Result};
 use crate::output::table_file_name;
@@ -58,8 +56,8 @@ pub struct ShardedTableFigures {
 
 /// Builds a set's tables with the shards of a [`Control`].
 pub struct ShardedBuilder {
-    control: Arc<Control>,
-    peers: Vec<String>,
+    pub(super) control: Arc<Control>,
+    pub(super) peers: Vec<String>,
     encoding: Encoding,
     token: Option<String>,
     runtime: tokio::runtime::Handle,
@@ -68,7 +66,7 @@ pub struct ShardedBuilder {
     /// Where the progress of the table being built is recorded (`None`: nowhere).
     progress_file: Option<std::path::PathBuf>,
     /// How long to wait for a lost shard's replacement.
-    replacement_wait: std::time::Duration,
+    pub(super) replacement_wait: std::time::Duration,
     /// Each table's report, as it was written or reused.
     pub reports: Vec<TableReport>,
     /// Each built table's figures, by table.
@@ -77,8 +75,12 @@ pub struct ShardedBuilder {
     status: Arc<ShardedStatus>,
     /// The table searched and not yet written: its progress and figures so far.
     searched: Option<(SearchProgress, ShardedTableFigures)>,
+    /// The table whose file a restarted coordinator found written by the job's last run
+    /// (kept beside the progress record), and its header: [`TableBuilder::write`] places
+    /// that file instead of reading the shards, and the table is proven again.
+    resumed: Option<(u32, Header)>,
     /// Where the control plane finds the file the shards prove.
-    proven: Arc<ProvenFile>,
+    pub(super) proven: Arc<ProvenFile>,
 }
 
 impl ShardedBuilder {
@@ -109,6 +111,7 @@ impl ShardedBuilder {
             reports: Vec::new(),
             figures: Vec::new(),
             searched: None,
+            resumed: None,
             status,
             proven: Arc::new(ProvenFile::default()),
         }
@@ -120,108 +123,6 @@ impl ShardedBuilder {
     pub fn proving_through(mut self, proven: Arc<ProvenFile>) -> ShardedBuilder {
         self.proven = proven;
         self
-    }
-
-    /// Proves table `table`'s written file `staged` on the shards: two disjoint teams of
-    /// workers each run the proof crate's layer search on their own cut of the index, and
-    /// both must pass (`docs/DESIGN.md` §5); each team's counts must be the header's. The
-    /// proof that ran, or (inside) why the table is refused. A shard lost meanwhile fails
-    /// the job (the proof is not resumed).
-    fn prove_on_shards(
-        &mut self,
-        table: u32,
-        space: &StateSpace,
-        staged: &Pdb,
-        teams: &ProofTeams,
-    ) -> Result<std::result::Result<Proof, Error>> {
-        let pdb = Arc::new(Pdb::open_released(staged.path())?);
-        self.proven.set(Some((table, pdb)));
-        let verdict = self.run_proof(table, space, staged.header(), teams);
-        self.proven.set(None);
-        verdict
-    }
-
-    /// The proof's steps (see [`ShardedBuilder::prove_on_shards`]).
-    fn run_proof(
-        &mut self,
-        table: u32,
-        space: &StateSpace,
-        header: &Header,
-        teams: &ProofTeams,
-    ) -> Result<std::result::Result<Proof, Error>> {
-        let [a, b] = &teams.teams;
-        tracing::info!(
-            table,
-            team_a = ?a.provers,
-            team_b = ?b.provers,
-            "proving the table's file on the shards, by two disjoint teams"
-        );
-        let refused = |reports: &[ShardReport]| {
-            reports.iter().enumerate().find_map(|(p, r)| {
-                r.proof_failure.as_ref().map(|why| Error::Check {
-                    table: space.pattern().to_string(),
-                    reason: format!("the proof on shard {p}: {why}"),
-                })
-            })
-        };
-        let open = Step::ProofOpen {
-            table,
-            team_a: a.provers.clone(),
-            team_b: b.provers.clone(),
-            peers: self.peers.clone(),
-        };
-        let reports = self.proof_step(table, open)?;
-        if let Some(e) = refused(&reports) {
-            self.proof_step(table, Step::ProofClose { table })?;
-            return Ok(Err(e));
-        }
-        for depth in 0u32.. {
-            let reports = self.proof_step(table, Step::ProofExpand { table, depth })?;
-            if let Some(e) = refused(&reports) {
-                self.proof_step(table, Step::ProofClose { table })?;
-                return Ok(Err(e));
-            }
-            let reports = self.proof_step(table, Step::ProofFinish { table, depth })?;
-            if let Some(e) = refused(&reports) {
-                self.proof_step(table, Step::ProofClose { table })?;
-                return Ok(Err(e));
-            }
-            if reports.iter().all(|r| r.added == 0) {
-                break;
-            }
-        }
-        let reports = self.proof_step(table, Step::ProofClose { table })?;
-        if let Some(e) = refused(&reports) {
-            return Ok(Err(e));
-        }
-        for (name, team) in [("A", a), ("B", b)] {
-            let tallies: Vec<ShardTally> = team
-                .provers
-                .iter()
-                .map(|&w| ShardTally {
-                    histogram: reports[w as usize].proof_histogram.clone(),
-                    unreached: reports[w as usize].proof_unreached,
-                })
-                .collect();
-            if let Err(e) = team_layers(space, &tallies, &header.histogram, header.unreached) {
-                return Ok(Err(Error::Check {
-                    table: space.pattern().to_string(),
-                    reason: format!("team {name}'s proof: {e}"),
-                }));
-            }
-        }
-        tracing::info!(table, "both teams proved the table's file");
-        Ok(Ok(Proof::LayerSearch))
-    }
-
-    /// Gives one step of the proof; every shard's report. A shard lost fails the job.
-    fn proof_step(&mut self, table: u32, step: Step) -> Result<Vec<ShardReport>> {
-        match self.control.run_step(step)? {
-            StepOutcome::Done(reports) => Ok(reports),
-            StepOutcome::Lost(lost) => Err(Error::Shards(format!(
-                "table {table}: shards {lost:?} were lost while the table was proven on the shards"
-            ))),
-        }
     }
 
     /// Writes `space`'s table `table` to `path` in the builder's encoding, from the values
@@ -530,6 +431,12 @@ impl ShardedBuilder {
 
     /// Records that table `table` got as far as `progress` (for a restarted coordinator).
     fn save_progress(&self, table: u32, progress: &SearchProgress) -> Result<()> {
+        self.save_record(table, progress, false)
+    }
+
+    /// Records that table `table` got as far as `progress`, and whether its file is written
+    /// (and kept, [`ShardedBuilder::kept_dir`]) with its shards closed.
+    fn save_record(&self, table: u32, progress: &SearchProgress, written: bool) -> Result<()> {
         let Some(path) = &self.progress_file else {
             return Ok(());
         };
@@ -537,6 +444,7 @@ impl ShardedBuilder {
             job_id: self.control.job_id.clone(),
             table,
             progress: progress.clone(),
+            written,
         };
         let text = serde_json::to_vec_pretty(&saved)
             .map_err(|e| Error::Shards(format!("cannot record the progress: {e}")))?;
@@ -545,7 +453,7 @@ impl ShardedBuilder {
 
     /// Where a restarted coordinator takes up table `table`: the progress recorded, if it is
     /// this job's and table's.
-    fn saved_progress(&self, table: u32) -> Option<SearchProgress> {
+    fn saved_progress(&self, table: u32) -> Option<SavedProgress> {
         let path = self.progress_file.as_ref()?;
         let bytes = std::fs::read(path).ok()?;
         let saved: SavedProgress = match serde_json::from_slice(&bytes) {
@@ -558,8 +466,109 @@ impl ShardedBuilder {
                 return None;
             }
         };
-        (saved.job_id == self.control.job_id && saved.table == table).then_some(saved.progress)
+        (saved.job_id == self.control.job_id && saved.table == table).then_some(saved)
     }
+
+    /// The directory beside the progress record where the file of the table being proven is
+    /// kept (a hard link to the staged file where the file system allows, else a copy), so
+    /// that a restarted coordinator proves it again instead of searching it again (`None`:
+    /// no progress is recorded).
+    fn kept_dir(&self) -> Option<PathBuf> {
+        Some(self.progress_file.as_ref()?.with_extension("written"))
+    }
+
+    /// Keeps table `table`'s file `path`, just written from the shards and closed on them,
+    /// and records it; when it cannot be kept, the progress record goes (a restarted
+    /// coordinator then searches the table again: its shards no longer hold it).
+    fn keep_written(
+        &self,
+        table: u32,
+        space: &StateSpace,
+        path: &Path,
+        progress: &SearchProgress,
+    ) -> Result<()> {
+        let (Some(dir), Some(record)) = (self.kept_dir(), &self.progress_file) else {
+            return Ok(());
+        };
+        let kept = dir.join(table_file_name(space));
+        let _ = std::fs::remove_dir_all(&dir);
+        let placed = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::hard_link(path, &kept).or_else(|_| copy_file(path, &kept)));
+        match placed {
+            Ok(()) => self.save_record(table, progress, true),
+            Err(e) => {
+                tracing::warn!(
+                    table,
+                    "cannot keep the written file in {} ({e}): a restarted coordinator would search the table again",
+                    dir.display()
+                );
+                let _ = std::fs::remove_file(record);
+                Ok(())
+            }
+        }
+    }
+
+    /// The header of table `space`'s file kept by the job's last run, if it is there, whole
+    /// (its checksums) and this table's.
+    fn kept_table(&self, space: &StateSpace) -> Option<Header> {
+        let path = self.kept_dir()?.join(table_file_name(space));
+        if !path.exists() {
+            return None;
+        }
+        let checked = Pdb::open_released(&path).and_then(|pdb| {
+            pdb.check_matches(
+                space.board(),
+                space.goal(),
+                space.rule(),
+                space.pattern().tiles(),
+                Some(self.encoding),
+            )?;
+            Ok(pdb.header().clone())
+        });
+        checked
+            .inspect_err(|e| {
+                tracing::warn!(
+                    "{}: the kept file is not this table's whole file ({e})",
+                    path.display()
+                );
+            })
+            .ok()
+    }
+
+    /// Places the kept file of the table taken up (`header`: its header, checked when it was
+    /// found) at `path`, where [`TableBuilder::write`] would have written it.
+    fn place_kept(&self, space: &StateSpace, header: Header, path: &Path) -> Result<Header> {
+        let kept = self
+            .kept_dir()
+            .ok_or_else(|| Error::Shards("no kept file without a progress record".into()))?
+            .join(table_file_name(space));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let _ = std::fs::remove_file(path);
+        std::fs::hard_link(&kept, path)
+            .or_else(|_| copy_file(&kept, path))
+            .map_err(|e| Error::io(path, e))?;
+        Ok(header)
+    }
+
+    /// Forgets table `index`'s progress record and kept file: the table is published (or
+    /// found published), or refused and searched again.
+    fn forget_table(&self, index: usize) {
+        let recorded = u32::try_from(index)
+            .ok()
+            .and_then(|table| self.saved_progress(table))
+            .is_some();
+        if let (true, Some(record), Some(dir)) = (recorded, &self.progress_file, self.kept_dir()) {
+            let _ = std::fs::remove_file(record);
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Copies the file `from` to `to` (where a hard link cannot be made).
+fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(from, to).map(|_| ())
 }
 
 /// The progress of a sharded job's table, as a restarted coordinator reads it.
@@ -568,6 +577,10 @@ struct SavedProgress {
     job_id: String,
     table: u32,
     progress: SearchProgress,
+    /// The table's file is written (and kept, [`ShardedBuilder::kept_dir`]) and closed on the
+    /// shards: only its proof is left.
+    #[serde(default)]
+    written: bool,
 }
 
 impl TableBuilder for ShardedBuilder {
@@ -580,7 +593,34 @@ impl TableBuilder for ShardedBuilder {
         let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
         let code = depth_code(space, Some(self.encoding));
         let mut figures = ShardedTableFigures::default();
-        let (mut progress, phase) = match self.saved_progress(table) {
+        let saved = self.saved_progress(table);
+        let saved = match saved {
+            Some(saved) if saved.written => {
+                if let Some(header) = self.kept_table(space) {
+                    tracing::info!(
+                        table,
+                        "taking up the table where the job's last run left it: its file was \
+                         written; proving it again"
+                    );
+                    self.status
+                        .searching(index, &saved.progress, Shown::WritingTable);
+                    let built =
+                        table_of_values(space, code, Vec::new(), &saved.progress, started, (0, 0));
+                    self.searched = Some((saved.progress, figures));
+                    self.resumed = Some((table, header));
+                    return Ok(built);
+                }
+                // The shards closed the table: it is searched again from the goal.
+                tracing::warn!(
+                    table,
+                    "the job's last run wrote the table, but its kept file is gone or damaged: \
+                     searching the table again"
+                );
+                None
+            }
+            saved => saved.map(|s| s.progress),
+        };
+        let (mut progress, phase) = match saved {
             Some(progress) => {
                 tracing::info!(
                     table,
@@ -644,21 +684,31 @@ impl TableBuilder for ShardedBuilder {
         }
         let code = depth_code(space, Some(encoding));
         let path = dir.join(table_file_name(space));
-        let counts = (built.histogram.clone(), built.unreached);
-        let written = self
-            .drive(
-                table,
-                space,
-                code,
-                Phase::Read,
-                &mut progress,
-                &mut figures,
-                Some((&path, (&counts.0, counts.1))),
-            )?
-            .ok_or_else(|| Error::Shards(format!("table {table} was not written")))?;
-        if let Some(progress_file) = &self.progress_file {
-            let _ = std::fs::remove_file(progress_file);
-        }
+        let written = match self.resumed.take() {
+            Some((resumed, header)) if resumed == table => {
+                Ok(self.place_kept(space, header, &path)?)
+            }
+            _ => {
+                let counts = (built.histogram.clone(), built.unreached);
+                let written = self
+                    .drive(
+                        table,
+                        space,
+                        code,
+                        Phase::Read,
+                        &mut progress,
+                        &mut figures,
+                        Some((&path, (&counts.0, counts.1))),
+                    )?
+                    .ok_or_else(|| Error::Shards(format!("table {table} was not written")))?;
+                match &written {
+                    Ok(_) => self.keep_written(table, space, &path, &progress)?,
+                    // The shards closed the table: a restarted coordinator searches it again.
+                    Err(_) => self.forget_table(index),
+                }
+                written
+            }
+        };
         if self.figures.len() <= index {
             self.figures
                 .resize(index + 1, ShardedTableFigures::default());
@@ -683,20 +733,7 @@ impl TableBuilder for ShardedBuilder {
         staged: &Pdb,
     ) -> Result<std::result::Result<Proof, Error>> {
         let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
-        let orders = tilepdb_common::region_index::factorial(space.k());
-        let build = ShardLayout::new(orders, self.control.shards());
-        let teams = match build.ok().map(ProofTeams::new) {
-            Some(Ok(Some(teams))) if proven_on_shards(space, staged.encoding()) => teams,
-            _ => {
-                tracing::info!(
-                    table,
-                    shards = self.control.shards(),
-                    "the table's file is proven in the coordinator (one shard, or a table the shards do not prove)"
-                );
-                return Ok(prove_file(staged));
-            }
-        };
-        self.prove_on_shards(table, space, staged, &teams)
+        self.prove_table(table, space, staged)
     }
 
     fn proven(&mut self, _index: usize, _space: &StateSpace, proof: Proof) -> Result<()> {
@@ -704,7 +741,13 @@ impl TableBuilder for ShardedBuilder {
         Ok(())
     }
 
+    fn rejected(&mut self, index: usize, _space: &StateSpace, _error: &Error) -> Result<()> {
+        self.forget_table(index);
+        Ok(())
+    }
+
     fn reused(&mut self, index: usize, space: &StateSpace, pdb: &Pdb) -> Result<()> {
+        self.forget_table(index);
         self.status.written(index);
         self.reports.push(TableReport::cached(space, pdb));
         Ok(())
@@ -717,6 +760,7 @@ impl TableBuilder for ShardedBuilder {
         table: &BuiltTable,
         pdb: &Pdb,
     ) -> Result<()> {
+        self.forget_table(index);
         self.status.written(index);
         self.reports.push(
             TableReport::new(space, table, crate::report::peak_rss_bytes(), None)

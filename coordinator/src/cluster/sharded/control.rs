@@ -20,13 +20,17 @@
 //!   Close ──(P >= 2, a table proven on the shards)──► ProofOpen ──► ProofExpand d ──►
 //!   ProofFinish d ──┬──(either team met states)──► ProofExpand d + 1 …
 //!                   └──(neither)──► ProofClose ──► (the teams' counts against the header)
+//!   any proof step ──(a shard lost; its replacement joined)──► ProofOpen (the proof again)
 //! ```
 //!
 //! A proof step's report carries the prover's verdict against the table; the driver stops
-//! the proof at the first one and the table is refused.
+//! the proof at the first one and the table is refused. A proof step that loses a shard is
+//! discarded whole, with every report of it; the driver ([`super::proof`]) proves the table
+//! again from `ProofOpen` once the shard's replacement has joined.
 //!
-//! A replacement joins a freed slot at any time; until it is told to restore, it is only
-//! told to wait.
+//! A replacement joins a freed slot at any time; until it is given a step that admits it
+//! ([`Step::admits_replacement`]: a `Restore` naming its shard, or a `ProofOpen`, which
+//! makes every prover anew), it is only told to wait.
 //!
 //! The driver ([`super::builder`]) gives a step with [`Control::run_step`] and waits for every
 //! shard's report; the service hands the step to each shard's `NextStep` call and stores the
@@ -119,6 +123,21 @@ pub enum Step {
         /// The table.
         table: u32,
     },
+}
+
+impl Step {
+    /// Whether a shard's replacement, which holds nothing of the job yet, may take this step:
+    /// a `Restore` that names `shard` (it rebuilds the table from its checkpoints), or a
+    /// `ProofOpen` (every prover is made anew from the written file; the table's build arrays
+    /// are closed by then). Any other step would find the replacement without the state it
+    /// needs.
+    pub fn admits_replacement(&self, shard: u32) -> bool {
+        match self {
+            Step::Restore { shards, .. } => shards.contains(&shard),
+            Step::ProofOpen { .. } => true,
+            _ => false,
+        }
+    }
 }
 
 /// Why a step failed on a shard.
@@ -407,10 +426,8 @@ impl Control {
             .as_ref()
             .is_some_and(|m| m.replacement);
         Ok(match &state.current {
-            Some(Step::Restore { shards, .. })
-                if replacement && state.step > done && shards.contains(&shard) =>
-            {
-                let step = state.current.clone().expect("a step");
+            Some(step) if replacement && state.step > done && step.admits_replacement(shard) => {
+                let step = step.clone();
                 if let Some(m) = state.members[shard as usize].as_mut() {
                     m.replacement = false;
                 }
@@ -481,16 +498,16 @@ impl Control {
                 return Err(Error::Shards(reason));
             }
             // Lost: a shard silent too long (its slot is freed), or a replacement that took a
-            // freed slot and is not being told to restore by this step (it must be).
-            let restoring: &[u32] = match &state.current {
-                Some(Step::Restore { shards, .. }) => shards,
-                _ => &[],
-            };
+            // freed slot and that this step does not admit (it must restore first).
             let lost: Vec<u32> = (0..self.shards)
                 .filter(|&p| {
                     state.members[p as usize].as_ref().is_none_or(|m| {
                         m.last_seen.elapsed() > self.silence
-                            || (m.replacement && !restoring.contains(&p))
+                            || (m.replacement
+                                && !state
+                                    .current
+                                    .as_ref()
+                                    .is_some_and(|s| s.admits_replacement(p)))
                     })
                 })
                 .collect();
