@@ -23,6 +23,7 @@ use tilepdb_proof::Proof;
 use super::control::{Control, ShardReport, Step, StepOutcome};
 use super::service::ProvenFile;
 
+use super::progress::ProgressRecord;
 use super::server::ShardedBuild;
 use super::status::{ShardedStatus, Shown};
 use super::values::read_values;
@@ -63,8 +64,8 @@ pub struct ShardedBuilder {
     runtime: tokio::runtime::Handle,
     proves: bool,
     proof: Option<Proof>,
-    /// Where the progress of the table being built is recorded (`None`: nowhere).
-    progress_file: Option<std::path::PathBuf>,
+    /// Where the progress of the table being built is recorded, for a restarted coordinator.
+    record: ProgressRecord,
     /// How long to wait for a lost shard's replacement.
     pub(super) replacement_wait: std::time::Duration,
     /// Each table's report, as it was written or reused.
@@ -98,6 +99,7 @@ impl ShardedBuilder {
         how: &ShardedBuild,
         status: Arc<ShardedStatus>,
     ) -> ShardedBuilder {
+        let record = ProgressRecord::new(how.progress_file.clone(), control.job_id.clone());
         ShardedBuilder {
             control,
             peers,
@@ -106,7 +108,7 @@ impl ShardedBuilder {
             runtime,
             proves: how.prove,
             proof: None,
-            progress_file: how.progress_file.clone(),
+            record,
             replacement_wait: how.join_timeout,
             reports: Vec::new(),
             figures: Vec::new(),
@@ -426,161 +428,8 @@ impl ShardedBuilder {
         } else {
             tracing::info!(table, depth, added, "layer finished on every shard");
         }
-        self.save_progress(table, progress)
+        self.record.save(table, progress, false)
     }
-
-    /// Records that table `table` got as far as `progress` (for a restarted coordinator).
-    fn save_progress(&self, table: u32, progress: &SearchProgress) -> Result<()> {
-        self.save_record(table, progress, false)
-    }
-
-    /// Records that table `table` got as far as `progress`, and whether its file is written
-    /// (and kept, [`ShardedBuilder::kept_dir`]) with its shards closed.
-    fn save_record(&self, table: u32, progress: &SearchProgress, written: bool) -> Result<()> {
-        let Some(path) = &self.progress_file else {
-            return Ok(());
-        };
-        let saved = SavedProgress {
-            job_id: self.control.job_id.clone(),
-            table,
-            progress: progress.clone(),
-            written,
-        };
-        let text = serde_json::to_vec_pretty(&saved)
-            .map_err(|e| Error::Shards(format!("cannot record the progress: {e}")))?;
-        tilepdb_common::table::write::write_atomic(path, &[&text]).map_err(Error::from)
-    }
-
-    /// Where a restarted coordinator takes up table `table`: the progress recorded, if it is
-    /// this job's and table's.
-    fn saved_progress(&self, table: u32) -> Option<SavedProgress> {
-        let path = self.progress_file.as_ref()?;
-        let bytes = std::fs::read(path).ok()?;
-        let saved: SavedProgress = match serde_json::from_slice(&bytes) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(
-                    "{}: not a progress record ({e}); starting the table over",
-                    path.display()
-                );
-                return None;
-            }
-        };
-        (saved.job_id == self.control.job_id && saved.table == table).then_some(saved)
-    }
-
-    /// The directory beside the progress record where the file of the table being proven is
-    /// kept (a hard link to the staged file where the file system allows, else a copy), so
-    /// that a restarted coordinator proves it again instead of searching it again (`None`:
-    /// no progress is recorded).
-    fn kept_dir(&self) -> Option<PathBuf> {
-        Some(self.progress_file.as_ref()?.with_extension("written"))
-    }
-
-    /// Keeps table `table`'s file `path`, just written from the shards and closed on them,
-    /// and records it; when it cannot be kept, the progress record goes (a restarted
-    /// coordinator then searches the table again: its shards no longer hold it).
-    fn keep_written(
-        &self,
-        table: u32,
-        space: &StateSpace,
-        path: &Path,
-        progress: &SearchProgress,
-    ) -> Result<()> {
-        let (Some(dir), Some(record)) = (self.kept_dir(), &self.progress_file) else {
-            return Ok(());
-        };
-        let kept = dir.join(table_file_name(space));
-        let _ = std::fs::remove_dir_all(&dir);
-        let placed = std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::hard_link(path, &kept).or_else(|_| copy_file(path, &kept)));
-        match placed {
-            Ok(()) => self.save_record(table, progress, true),
-            Err(e) => {
-                tracing::warn!(
-                    table,
-                    "cannot keep the written file in {} ({e}): a restarted coordinator would search the table again",
-                    dir.display()
-                );
-                let _ = std::fs::remove_file(record);
-                Ok(())
-            }
-        }
-    }
-
-    /// The header of table `space`'s file kept by the job's last run, if it is there, whole
-    /// (its checksums) and this table's.
-    fn kept_table(&self, space: &StateSpace) -> Option<Header> {
-        let path = self.kept_dir()?.join(table_file_name(space));
-        if !path.exists() {
-            return None;
-        }
-        let checked = Pdb::open_released(&path).and_then(|pdb| {
-            pdb.check_matches(
-                space.board(),
-                space.goal(),
-                space.rule(),
-                space.pattern().tiles(),
-                Some(self.encoding),
-            )?;
-            Ok(pdb.header().clone())
-        });
-        checked
-            .inspect_err(|e| {
-                tracing::warn!(
-                    "{}: the kept file is not this table's whole file ({e})",
-                    path.display()
-                );
-            })
-            .ok()
-    }
-
-    /// Places the kept file of the table taken up (`header`: its header, checked when it was
-    /// found) at `path`, where [`TableBuilder::write`] would have written it.
-    fn place_kept(&self, space: &StateSpace, header: Header, path: &Path) -> Result<Header> {
-        let kept = self
-            .kept_dir()
-            .ok_or_else(|| Error::Shards("no kept file without a progress record".into()))?
-            .join(table_file_name(space));
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        let _ = std::fs::remove_file(path);
-        std::fs::hard_link(&kept, path)
-            .or_else(|_| copy_file(&kept, path))
-            .map_err(|e| Error::io(path, e))?;
-        Ok(header)
-    }
-
-    /// Forgets table `index`'s progress record and kept file: the table is published (or
-    /// found published), or refused and searched again.
-    fn forget_table(&self, index: usize) {
-        let recorded = u32::try_from(index)
-            .ok()
-            .and_then(|table| self.saved_progress(table))
-            .is_some();
-        if let (true, Some(record), Some(dir)) = (recorded, &self.progress_file, self.kept_dir()) {
-            let _ = std::fs::remove_file(record);
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-/// Copies the file `from` to `to` (where a hard link cannot be made).
-fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::copy(from, to).map(|_| ())
-}
-
-/// The progress of a sharded job's table, as a restarted coordinator reads it.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SavedProgress {
-    job_id: String,
-    table: u32,
-    progress: SearchProgress,
-    /// The table's file is written (and kept, [`ShardedBuilder::kept_dir`]) and closed on the
-    /// shards: only its proof is left.
-    #[serde(default)]
-    written: bool,
 }
 
 impl TableBuilder for ShardedBuilder {
@@ -593,10 +442,10 @@ impl TableBuilder for ShardedBuilder {
         let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
         let code = depth_code(space, Some(self.encoding));
         let mut figures = ShardedTableFigures::default();
-        let saved = self.saved_progress(table);
+        let saved = self.record.load(table);
         let saved = match saved {
             Some(saved) if saved.written => {
-                if let Some(header) = self.kept_table(space) {
+                if let Some(header) = self.record.kept_table(space, self.encoding) {
                     tracing::info!(
                         table,
                         "taking up the table where the job's last run left it: its file was \
@@ -686,7 +535,8 @@ impl TableBuilder for ShardedBuilder {
         let path = dir.join(table_file_name(space));
         let written = match self.resumed.take() {
             Some((resumed, header)) if resumed == table => {
-                Ok(self.place_kept(space, header, &path)?)
+                self.record.place_kept(space, &path)?;
+                Ok(header)
             }
             _ => {
                 let counts = (built.histogram.clone(), built.unreached);
@@ -702,9 +552,9 @@ impl TableBuilder for ShardedBuilder {
                     )?
                     .ok_or_else(|| Error::Shards(format!("table {table} was not written")))?;
                 match &written {
-                    Ok(_) => self.keep_written(table, space, &path, &progress)?,
+                    Ok(_) => self.record.keep_written(table, space, &path, &progress)?,
                     // The shards closed the table: a restarted coordinator searches it again.
-                    Err(_) => self.forget_table(index),
+                    Err(_) => self.record.forget(index),
                 }
                 written
             }
@@ -742,12 +592,12 @@ impl TableBuilder for ShardedBuilder {
     }
 
     fn rejected(&mut self, index: usize, _space: &StateSpace, _error: &Error) -> Result<()> {
-        self.forget_table(index);
+        self.record.forget(index);
         Ok(())
     }
 
     fn reused(&mut self, index: usize, space: &StateSpace, pdb: &Pdb) -> Result<()> {
-        self.forget_table(index);
+        self.record.forget(index);
         self.status.written(index);
         self.reports.push(TableReport::cached(space, pdb));
         Ok(())
@@ -760,7 +610,7 @@ impl TableBuilder for ShardedBuilder {
         table: &BuiltTable,
         pdb: &Pdb,
     ) -> Result<()> {
-        self.forget_table(index);
+        self.record.forget(index);
         self.status.written(index);
         self.reports.push(
             TableReport::new(space, table, crate::report::peak_rss_bytes(), None)
