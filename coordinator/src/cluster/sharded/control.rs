@@ -642,3 +642,93 @@ impl Control {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    const SILENCE: Duration = Duration::from_millis(300);
+
+    fn join(control: &Control, shard: u32) -> u64 {
+        control
+            .join(PROTOCOL_VERSION, "", shard, 2, "http://127.0.0.1:1", "test")
+            .unwrap()
+    }
+
+    /// Gives `step` on a thread; meanwhile shard 0 (session `s0`) heartbeats and reports
+    /// every step it is given, and so does shard 1 (session `s1`) if it is there, without
+    /// heartbeats; the outcome, and shard 1's answer (the step it was given, else `Wait`).
+    fn run(
+        control: &Arc<Control>,
+        step: Step,
+        s0: u64,
+        s1: Option<u64>,
+    ) -> (StepOutcome, Option<Answer>) {
+        let driver = {
+            let control = control.clone();
+            std::thread::spawn(move || control.run_step(step).unwrap())
+        };
+        let (mut done0, mut done1, mut answer1) = (0, 0, None);
+        while !driver.is_finished() {
+            control.heartbeat(0, s0).unwrap();
+            if let Answer::Do(n, _) = control.next_step(0, s0, done0, None).unwrap() {
+                control
+                    .next_step(0, s0, n, Some(ShardReport::default()))
+                    .unwrap();
+                done0 = n;
+            }
+            if let Some(s1) = s1 {
+                let answer = control.next_step(1, s1, done1, None).unwrap();
+                if let Answer::Do(n, _) = &answer {
+                    control
+                        .next_step(1, s1, *n, Some(ShardReport::default()))
+                        .unwrap();
+                    done1 = *n;
+                }
+                // The step it was given, if any; else that it was told to wait.
+                if answer1.is_none() || matches!(answer, Answer::Do(..)) {
+                    answer1 = Some(answer);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (driver.join().unwrap(), answer1)
+    }
+
+    /// A shard lost during the proof is replaced; the replacement is told to wait, and a
+    /// step given with it there is lost, until a `ProofOpen` admits it.
+    #[test]
+    fn a_replacement_is_admitted_by_a_proof_open_and_by_no_other_proof_step() {
+        let control = Arc::new(Control::new("job".into(), 2, SILENCE));
+        let s0 = join(&control, 0);
+        join(&control, 1);
+        let expand = Step::ProofExpand { table: 0, depth: 0 };
+        // Shard 1 says nothing more: it is lost, its slot freed.
+        let (outcome, _) = run(&control, expand.clone(), s0, None);
+        assert_eq!(outcome, StepOutcome::Lost(vec![1]));
+        let s1 = join(&control, 1);
+        let (outcome, answer) = run(
+            &control,
+            Step::ProofFinish { table: 0, depth: 0 },
+            s0,
+            Some(s1),
+        );
+        assert_eq!(outcome, StepOutcome::Lost(vec![1]));
+        assert_eq!(answer, Some(Answer::Wait));
+        let open = Step::ProofOpen {
+            table: 0,
+            team_a: vec![0],
+            team_b: vec![1],
+            peers: vec!["http://127.0.0.1:1".into(); 2],
+        };
+        let (outcome, answer) = run(&control, open.clone(), s0, Some(s1));
+        assert!(matches!(outcome, StepOutcome::Done(r) if r.len() == 2));
+        assert!(matches!(answer, Some(Answer::Do(_, step)) if step == open));
+        // Admitted once, it takes every later step.
+        let (outcome, answer) = run(&control, expand.clone(), s0, Some(s1));
+        assert!(matches!(outcome, StepOutcome::Done(r) if r.len() == 2));
+        assert!(matches!(answer, Some(Answer::Do(_, step)) if step == expand));
+    }
+}
