@@ -799,3 +799,159 @@ fn a_worker_that_withholds_in_the_build_and_the_proof_gets_no_table_published() 
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The data directory of shard `p` under `dir`.
+fn shard_dir(dir: &Path, p: u32) -> String {
+    dir.join(format!("shard-{p}"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A worker that dies in the middle of the proof on the shards (shard 1 of 3, in team A,
+/// after its first list of the proof's layer 1 is merged: the test-only switch
+/// `TILEPDB_TEST_EXIT_IN_PROOF`) is replaced by another worker of the same shard; the void
+/// proof is run again from its first step with the replacement, and the set is the single
+/// machine's, byte for byte, every table proven on the shards.
+#[test]
+fn a_worker_lost_mid_proof_is_replaced_and_the_table_proven_again() {
+    let dir = scratch("shards-proof-killed");
+    let job = ZERO_AWARE_555;
+    let server = serve_shards(&job, &dir.join("out"), 3, &["--lease-timeout", "2"]);
+    let url = server.url();
+    let dies = [("TILEPDB_TEST_EXIT_IN_PROOF", "1")];
+    let mut workers: Vec<ShardWorker> = (0..3)
+        .map(|p| {
+            let env: &[(&str, &str)] = if p == 1 { &dies } else { &[] };
+            ShardWorker::start_with_env(&url, p, 3, &["--data-dir", &shard_dir(&dir, p)], env)
+        })
+        .collect();
+    let (ok, err) = workers.remove(1).wait(MINUTES);
+    assert!(
+        !ok && err.contains("exits in the middle of the proof"),
+        "{err}"
+    );
+    workers.push(ShardWorker::start(
+        &url,
+        1,
+        3,
+        &["--data-dir", &shard_dir(&dir, 1)],
+    ));
+    let log = server.finish(MINUTES);
+    let count = |words: &str| log.iter().filter(|l| l.contains(words)).count();
+    assert_eq!(count("its proof is void"), 1, "{log:#?}");
+    assert_eq!(count("both teams proved the table's file"), 3, "{log:#?}");
+    for w in workers {
+        let (ok, err) = w.wait(Duration::from_secs(30));
+        assert!(ok, "{err}");
+    }
+    single_machine(&job, &dir.join("single"));
+    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A shard whose every worker dies in the proof fails the job after a few attempts, with the
+/// reason; the table is not published.
+#[test]
+fn a_shard_lost_in_every_proof_fails_the_job() {
+    let dir = scratch("shards-proof-dying");
+    let job = ZERO_AWARE_555;
+    let mut server = serve_shards(&job, &dir.join("out"), 2, &["--lease-timeout", "2"]);
+    let url = server.url();
+    let dies = [("TILEPDB_TEST_EXIT_IN_PROOF", "1")];
+    let _first = ShardWorker::start(&url, 0, 2, &[]);
+    let mut dying = ShardWorker::start_with_env(&url, 1, 2, &[], &dies);
+    let until = Instant::now() + MINUTES;
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < until, "the job did not end");
+        if dying.0.try_wait().unwrap().is_some() {
+            dying = ShardWorker::start_with_env(&url, 1, 2, &[], &dies);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!exit_status(&mut server).success());
+    assert!(
+        server.has(&["lost during each of 3 attempts to prove the table"]),
+        "{:?}",
+        server.lines(&["error"])
+    );
+    assert!(table_files(&dir.join("out")).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Waits until the progress record in `dir` says that table `table`'s file is written and
+/// only its proof is left.
+fn wait_for_written(dir: &Path, table: u64) {
+    let until = Instant::now() + MINUTES;
+    loop {
+        let written = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let record: Option<serde_json::Value> = std::fs::read(e.path())
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok());
+                record.is_some_and(|r| {
+                    r["table"].as_u64() == Some(table) && r["written"] == serde_json::json!(true)
+                })
+            });
+        if written {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "table {table} was never recorded as written"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The coordinator killed while a written table is proven on the shards, and started again
+/// on its data directory, proves the file it kept again (it does not search the table
+/// again, and publishes nothing unproven): the set is the single machine's, byte for byte.
+#[test]
+fn a_coordinator_restarted_mid_proof_proves_the_written_table_again() {
+    let dir = scratch("shards-proof-restart");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let data_dir = dir.join("control").to_string_lossy().into_owned();
+    let extra = ["--listen", listen.as_str(), "--data-dir", data_dir.as_str()];
+    let mut first = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
+    let url = first.url();
+    let workers: Vec<ShardWorker> = (0..2)
+        .map(|p| {
+            ShardWorker::start(
+                &url,
+                p,
+                2,
+                &["--data-dir", &shard_dir(&dir, p), "--give-up-after", "120"],
+            )
+        })
+        .collect();
+    wait_for_written(&dir.join("control"), 0);
+    first.wait_for(
+        &["proving the table's file on the shards", "table=0"],
+        MINUTES,
+    );
+    let _ = first.child.kill();
+    let _ = first.child.wait();
+    assert!(
+        !first.has(&["both teams proved the table's file"]),
+        "the proof was over before the coordinator was killed"
+    );
+    let second = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
+    let log = second.finish(MINUTES);
+    let count = |words: &str| log.iter().filter(|l| l.contains(words)).count();
+    assert_eq!(
+        count("its file was written; proving it again"),
+        1,
+        "{log:#?}"
+    );
+    assert_eq!(count("both teams proved the table's file"), 3, "{log:#?}");
+    for w in workers {
+        let (ok, err) = w.wait(Duration::from_secs(30));
+        assert!(ok, "{err}");
+    }
+    single_machine(&FAULT_JOB, &dir.join("single"));
+    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -12,6 +12,8 @@
 //!                         │
 //!                         ▼  (two shards or more)
 //!          proof open t ──► proof expand d ──► proof finish d ──► … ──► proof close t
+//!                ▲                                                  │
+//!                └──────── (a shard lost: the proof given again) ◄──┘
 //! ```
 //!
 //! Then the table's file is proven on the shards (`proof.rs`): each worker proves one proof
@@ -478,12 +480,17 @@ impl Work {
     async fn try_step(&mut self, command: Command) -> Result<StepReport> {
         match command {
             Command::OpenTable(open) => {
+                // A prover left by a proof the coordinator did not close (it was restarted).
+                self.let_proof_go();
                 let shard = self.make_shard(open.table, &open.peers).await?;
                 self.install(open.table, shard, 1, &open.peers)?;
                 self.summary.tables += 1;
                 Ok(StepReport::default())
             }
-            Command::Restore(restore) => self.restore(restore).await,
+            Command::Restore(restore) => {
+                self.let_proof_go();
+                self.restore(restore).await
+            }
             Command::Checkpoint(layer) => self.checkpoint(layer).await,
             Command::Expand(layer) => self.expand(layer).await,
             Command::Finish(layer) => self.finish(layer).await,

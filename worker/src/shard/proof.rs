@@ -8,6 +8,10 @@
 //! A wrong entry (or a list no honest prover sends) is the prover's verdict, not a failed
 //! step: it is kept and reported with every later step (`proof_failure`), and the coordinator
 //! refuses the table.
+//!
+//! When a shard is lost during the proof, the coordinator gives `ProofOpen` again to every
+//! worker (the lost shard's replacement among them): the prover of the void attempt is let go
+//! before the new one is made, so a worker never holds two.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -113,6 +117,23 @@ pub(super) async fn push(state: &Arc<PeerState>, r: PushRequest) -> Result<(), S
     .unwrap_or_else(|e| Err(Status::internal(format!("the merge stopped: {e}"))))
 }
 
+/// Whether this worker is the test-only worker that dies in the proof
+/// (`TILEPDB_TEST_EXIT_IN_PROOF`, for the distributed tests): it exits, without a word to
+/// anyone, in its proof's layer 1: after its first list of that layer is merged by its owner,
+/// or at the end of the layer's expansion when it sends none.
+fn test_exit_in_proof(shard: u32) -> bool {
+    std::env::var("TILEPDB_TEST_EXIT_IN_PROOF")
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        == Some(shard)
+}
+
+/// Ends this process at once, as a worker killed mid-proof (see [`test_exit_in_proof`]).
+fn die_in_proof() -> ! {
+    tracing::warn!("TILEPDB_TEST_EXIT_IN_PROOF: this worker exits in the middle of the proof");
+    std::process::exit(86)
+}
+
 /// Whether this worker is the test-only bad worker (`TILEPDB_TEST_LIAR_SHARD`, for the
 /// distributed tests): it withholds its lists of layer 3 (to shard 0 in the build, to every
 /// prover of its team in the proof) and reports no verdict against a table.
@@ -124,6 +145,12 @@ pub(super) fn test_liar(shard: u32) -> bool {
 }
 
 impl Work {
+    /// Lets the open prover go, if any (a new proof, or a table opened, takes its place).
+    pub(super) fn let_proof_go(&mut self) {
+        *self.state.proof.write().expect("proof lock") = None;
+        self.proof_peers = None;
+    }
+
     fn proof_slot(&self, table: u32) -> Result<Arc<ProofSlot>> {
         match &*self.state.proof.read().expect("proof lock") {
             Some(slot) if slot.table == table => Ok(slot.clone()),
@@ -145,6 +172,8 @@ impl Work {
     /// must be the teams of the job's shards); its file entries read from the coordinator;
     /// its prover made and shared with the data plane.
     pub(super) async fn proof_open(&mut self, open: ProofOpen) -> Result<StepReport> {
+        // A proof given again (a shard was lost): the void attempt's prover goes first.
+        self.let_proof_go();
         let space = self
             .spaces
             .get(open.table as usize)
@@ -292,6 +321,7 @@ impl Work {
         let handle = tokio::runtime::Handle::current();
         let (job_id, level) = (self.job_id.clone(), self.config.worker.zstd_level);
         let liar = test_liar(self.config.shard);
+        let dies = test_exit_in_proof(self.config.shard) && layer.depth == 1;
         let expanding = slot.clone();
         let (sent_states, sent_bytes) = tokio::task::spawn_blocking(move || -> Result<_> {
             let slot = expanding;
@@ -326,6 +356,7 @@ impl Work {
                     push_list(&peers, &handle, &request, &gone)
                 })();
                 match pushed {
+                    Ok(_) if dies => die_in_proof(),
                     Ok(sent) => {
                         states += list.len() as u64;
                         bytes += sent;
@@ -346,6 +377,9 @@ impl Work {
             };
             if let Some(e) = transport {
                 return Err(e);
+            }
+            if dies {
+                die_in_proof();
             }
             if let Some(Err(e)) = expanded {
                 slot.fail(e.to_string());

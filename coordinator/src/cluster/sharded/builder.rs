@@ -4,8 +4,8 @@
 //!
 //! The builder is a [`TableBuilder`], so [`crate::engine::build_set`] has each table proven
 //! and publishes it, its manifest and its reuse, as for every other build; with two shards or
-//! more the proof runs on the shards, by two disjoint teams of workers
-//! ([`TableBuilder::prove`], `docs/DESIGN.md` §5).
+//! more the proof runs on the shards, by two disjoint teams of workers, driven by
+//! [`super::proof`] ([`TableBuilder::prove`], `docs/DESIGN.md` §5).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,17 +19,16 @@ use tilepdb_common::table::{DepthCode, Encoding, Header, Pdb, TableError};
 use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
-use tilepdb_proof::sharded::{ProofTeams, ShardTally, proven_on_shards, team_layers};
 
 use super::control::{Control, ShardReport, Step, StepOutcome};
 use super::service::ProvenFile;
 
+use super::progress::ProgressRecord;
 use super::server::ShardedBuild;
 use super::status::{ShardedStatus, Shown};
 use super::values::read_values;
 use crate::engine::build_memory::depth_code;
 use crate::engine::search::{BuiltTable, table_of_values};
-use crate::engine::set::prove_file;
 use crate::engine::{SearchProgress, TableBuilder};
 use crate::error::{Error, Result};
 use crate::output::table_file_name;
@@ -58,17 +57,17 @@ pub struct ShardedTableFigures {
 
 /// Builds a set's tables with the shards of a [`Control`].
 pub struct ShardedBuilder {
-    control: Arc<Control>,
-    peers: Vec<String>,
+    pub(super) control: Arc<Control>,
+    pub(super) peers: Vec<String>,
     encoding: Encoding,
     token: Option<String>,
     runtime: tokio::runtime::Handle,
     proves: bool,
     proof: Option<Proof>,
-    /// Where the progress of the table being built is recorded (`None`: nowhere).
-    progress_file: Option<std::path::PathBuf>,
+    /// Where the progress of the table being built is recorded, for a restarted coordinator.
+    record: ProgressRecord,
     /// How long to wait for a lost shard's replacement.
-    replacement_wait: std::time::Duration,
+    pub(super) replacement_wait: std::time::Duration,
     /// Each table's report, as it was written or reused.
     pub reports: Vec<TableReport>,
     /// Each built table's figures, by table.
@@ -77,8 +76,12 @@ pub struct ShardedBuilder {
     status: Arc<ShardedStatus>,
     /// The table searched and not yet written: its progress and figures so far.
     searched: Option<(SearchProgress, ShardedTableFigures)>,
+    /// The table whose file a restarted coordinator found written by the job's last run
+    /// (kept beside the progress record), and its header: [`TableBuilder::write`] places
+    /// that file instead of reading the shards, and the table is proven again.
+    resumed: Option<(u32, Header)>,
     /// Where the control plane finds the file the shards prove.
-    proven: Arc<ProvenFile>,
+    pub(super) proven: Arc<ProvenFile>,
 }
 
 impl ShardedBuilder {
@@ -96,6 +99,7 @@ impl ShardedBuilder {
         how: &ShardedBuild,
         status: Arc<ShardedStatus>,
     ) -> ShardedBuilder {
+        let record = ProgressRecord::new(how.progress_file.clone(), control.job_id.clone());
         ShardedBuilder {
             control,
             peers,
@@ -104,11 +108,12 @@ impl ShardedBuilder {
             runtime,
             proves: how.prove,
             proof: None,
-            progress_file: how.progress_file.clone(),
+            record,
             replacement_wait: how.join_timeout,
             reports: Vec::new(),
             figures: Vec::new(),
             searched: None,
+            resumed: None,
             status,
             proven: Arc::new(ProvenFile::default()),
         }
@@ -120,108 +125,6 @@ impl ShardedBuilder {
     pub fn proving_through(mut self, proven: Arc<ProvenFile>) -> ShardedBuilder {
         self.proven = proven;
         self
-    }
-
-    /// Proves table `table`'s written file `staged` on the shards: two disjoint teams of
-    /// workers each run the proof crate's layer search on their own cut of the index, and
-    /// both must pass (`docs/DESIGN.md` §5); each team's counts must be the header's. The
-    /// proof that ran, or (inside) why the table is refused. A shard lost meanwhile fails
-    /// the job (the proof is not resumed).
-    fn prove_on_shards(
-        &mut self,
-        table: u32,
-        space: &StateSpace,
-        staged: &Pdb,
-        teams: &ProofTeams,
-    ) -> Result<std::result::Result<Proof, Error>> {
-        let pdb = Arc::new(Pdb::open_released(staged.path())?);
-        self.proven.set(Some((table, pdb)));
-        let verdict = self.run_proof(table, space, staged.header(), teams);
-        self.proven.set(None);
-        verdict
-    }
-
-    /// The proof's steps (see [`ShardedBuilder::prove_on_shards`]).
-    fn run_proof(
-        &mut self,
-        table: u32,
-        space: &StateSpace,
-        header: &Header,
-        teams: &ProofTeams,
-    ) -> Result<std::result::Result<Proof, Error>> {
-        let [a, b] = &teams.teams;
-        tracing::info!(
-            table,
-            team_a = ?a.provers,
-            team_b = ?b.provers,
-            "proving the table's file on the shards, by two disjoint teams"
-        );
-        let refused = |reports: &[ShardReport]| {
-            reports.iter().enumerate().find_map(|(p, r)| {
-                r.proof_failure.as_ref().map(|why| Error::Check {
-                    table: space.pattern().to_string(),
-                    reason: format!("the proof on shard {p}: {why}"),
-                })
-            })
-        };
-        let open = Step::ProofOpen {
-            table,
-            team_a: a.provers.clone(),
-            team_b: b.provers.clone(),
-            peers: self.peers.clone(),
-        };
-        let reports = self.proof_step(table, open)?;
-        if let Some(e) = refused(&reports) {
-            self.proof_step(table, Step::ProofClose { table })?;
-            return Ok(Err(e));
-        }
-        for depth in 0u32.. {
-            let reports = self.proof_step(table, Step::ProofExpand { table, depth })?;
-            if let Some(e) = refused(&reports) {
-                self.proof_step(table, Step::ProofClose { table })?;
-                return Ok(Err(e));
-            }
-            let reports = self.proof_step(table, Step::ProofFinish { table, depth })?;
-            if let Some(e) = refused(&reports) {
-                self.proof_step(table, Step::ProofClose { table })?;
-                return Ok(Err(e));
-            }
-            if reports.iter().all(|r| r.added == 0) {
-                break;
-            }
-        }
-        let reports = self.proof_step(table, Step::ProofClose { table })?;
-        if let Some(e) = refused(&reports) {
-            return Ok(Err(e));
-        }
-        for (name, team) in [("A", a), ("B", b)] {
-            let tallies: Vec<ShardTally> = team
-                .provers
-                .iter()
-                .map(|&w| ShardTally {
-                    histogram: reports[w as usize].proof_histogram.clone(),
-                    unreached: reports[w as usize].proof_unreached,
-                })
-                .collect();
-            if let Err(e) = team_layers(space, &tallies, &header.histogram, header.unreached) {
-                return Ok(Err(Error::Check {
-                    table: space.pattern().to_string(),
-                    reason: format!("team {name}'s proof: {e}"),
-                }));
-            }
-        }
-        tracing::info!(table, "both teams proved the table's file");
-        Ok(Ok(Proof::LayerSearch))
-    }
-
-    /// Gives one step of the proof; every shard's report. A shard lost fails the job.
-    fn proof_step(&mut self, table: u32, step: Step) -> Result<Vec<ShardReport>> {
-        match self.control.run_step(step)? {
-            StepOutcome::Done(reports) => Ok(reports),
-            StepOutcome::Lost(lost) => Err(Error::Shards(format!(
-                "table {table}: shards {lost:?} were lost while the table was proven on the shards"
-            ))),
-        }
     }
 
     /// Writes `space`'s table `table` to `path` in the builder's encoding, from the values
@@ -525,49 +428,8 @@ impl ShardedBuilder {
         } else {
             tracing::info!(table, depth, added, "layer finished on every shard");
         }
-        self.save_progress(table, progress)
+        self.record.save(table, progress, false)
     }
-
-    /// Records that table `table` got as far as `progress` (for a restarted coordinator).
-    fn save_progress(&self, table: u32, progress: &SearchProgress) -> Result<()> {
-        let Some(path) = &self.progress_file else {
-            return Ok(());
-        };
-        let saved = SavedProgress {
-            job_id: self.control.job_id.clone(),
-            table,
-            progress: progress.clone(),
-        };
-        let text = serde_json::to_vec_pretty(&saved)
-            .map_err(|e| Error::Shards(format!("cannot record the progress: {e}")))?;
-        tilepdb_common::table::write::write_atomic(path, &[&text]).map_err(Error::from)
-    }
-
-    /// Where a restarted coordinator takes up table `table`: the progress recorded, if it is
-    /// this job's and table's.
-    fn saved_progress(&self, table: u32) -> Option<SearchProgress> {
-        let path = self.progress_file.as_ref()?;
-        let bytes = std::fs::read(path).ok()?;
-        let saved: SavedProgress = match serde_json::from_slice(&bytes) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(
-                    "{}: not a progress record ({e}); starting the table over",
-                    path.display()
-                );
-                return None;
-            }
-        };
-        (saved.job_id == self.control.job_id && saved.table == table).then_some(saved.progress)
-    }
-}
-
-/// The progress of a sharded job's table, as a restarted coordinator reads it.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SavedProgress {
-    job_id: String,
-    table: u32,
-    progress: SearchProgress,
 }
 
 impl TableBuilder for ShardedBuilder {
@@ -580,7 +442,34 @@ impl TableBuilder for ShardedBuilder {
         let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
         let code = depth_code(space, Some(self.encoding));
         let mut figures = ShardedTableFigures::default();
-        let (mut progress, phase) = match self.saved_progress(table) {
+        let saved = self.record.load(table);
+        let saved = match saved {
+            Some(saved) if saved.written => {
+                if let Some(header) = self.record.kept_table(space, self.encoding) {
+                    tracing::info!(
+                        table,
+                        "taking up the table where the job's last run left it: its file was \
+                         written; proving it again"
+                    );
+                    self.status
+                        .searching(index, &saved.progress, Shown::WritingTable);
+                    let built =
+                        table_of_values(space, code, Vec::new(), &saved.progress, started, (0, 0));
+                    self.searched = Some((saved.progress, figures));
+                    self.resumed = Some((table, header));
+                    return Ok(built);
+                }
+                // The shards closed the table: it is searched again from the goal.
+                tracing::warn!(
+                    table,
+                    "the job's last run wrote the table, but its kept file is gone or damaged: \
+                     searching the table again"
+                );
+                None
+            }
+            saved => saved.map(|s| s.progress),
+        };
+        let (mut progress, phase) = match saved {
             Some(progress) => {
                 tracing::info!(
                     table,
@@ -644,21 +533,32 @@ impl TableBuilder for ShardedBuilder {
         }
         let code = depth_code(space, Some(encoding));
         let path = dir.join(table_file_name(space));
-        let counts = (built.histogram.clone(), built.unreached);
-        let written = self
-            .drive(
-                table,
-                space,
-                code,
-                Phase::Read,
-                &mut progress,
-                &mut figures,
-                Some((&path, (&counts.0, counts.1))),
-            )?
-            .ok_or_else(|| Error::Shards(format!("table {table} was not written")))?;
-        if let Some(progress_file) = &self.progress_file {
-            let _ = std::fs::remove_file(progress_file);
-        }
+        let written = match self.resumed.take() {
+            Some((resumed, header)) if resumed == table => {
+                self.record.place_kept(space, &path)?;
+                Ok(header)
+            }
+            _ => {
+                let counts = (built.histogram.clone(), built.unreached);
+                let written = self
+                    .drive(
+                        table,
+                        space,
+                        code,
+                        Phase::Read,
+                        &mut progress,
+                        &mut figures,
+                        Some((&path, (&counts.0, counts.1))),
+                    )?
+                    .ok_or_else(|| Error::Shards(format!("table {table} was not written")))?;
+                match &written {
+                    Ok(_) => self.record.keep_written(table, space, &path, &progress)?,
+                    // The shards closed the table: a restarted coordinator searches it again.
+                    Err(_) => self.record.forget(index),
+                }
+                written
+            }
+        };
         if self.figures.len() <= index {
             self.figures
                 .resize(index + 1, ShardedTableFigures::default());
@@ -683,20 +583,7 @@ impl TableBuilder for ShardedBuilder {
         staged: &Pdb,
     ) -> Result<std::result::Result<Proof, Error>> {
         let table = u32::try_from(index).map_err(|_| Error::Shards("too many tables".into()))?;
-        let orders = tilepdb_common::region_index::factorial(space.k());
-        let build = ShardLayout::new(orders, self.control.shards());
-        let teams = match build.ok().map(ProofTeams::new) {
-            Some(Ok(Some(teams))) if proven_on_shards(space, staged.encoding()) => teams,
-            _ => {
-                tracing::info!(
-                    table,
-                    shards = self.control.shards(),
-                    "the table's file is proven in the coordinator (one shard, or a table the shards do not prove)"
-                );
-                return Ok(prove_file(staged));
-            }
-        };
-        self.prove_on_shards(table, space, staged, &teams)
+        self.prove_table(table, space, staged)
     }
 
     fn proven(&mut self, _index: usize, _space: &StateSpace, proof: Proof) -> Result<()> {
@@ -704,7 +591,13 @@ impl TableBuilder for ShardedBuilder {
         Ok(())
     }
 
+    fn rejected(&mut self, index: usize, _space: &StateSpace, _error: &Error) -> Result<()> {
+        self.record.forget(index);
+        Ok(())
+    }
+
     fn reused(&mut self, index: usize, space: &StateSpace, pdb: &Pdb) -> Result<()> {
+        self.record.forget(index);
         self.status.written(index);
         self.reports.push(TableReport::cached(space, pdb));
         Ok(())
@@ -717,6 +610,7 @@ impl TableBuilder for ShardedBuilder {
         table: &BuiltTable,
         pdb: &Pdb,
     ) -> Result<()> {
+        self.record.forget(index);
         self.status.written(index);
         self.reports.push(
             TableReport::new(space, table, crate::report::peak_rss_bytes(), None)

@@ -20,13 +20,17 @@
 //!   Close ──(P >= 2, a table proven on the shards)──► ProofOpen ──► ProofExpand d ──►
 //!   ProofFinish d ──┬──(either team met states)──► ProofExpand d + 1 …
 //!                   └──(neither)──► ProofClose ──► (the teams' counts against the header)
+//!   any proof step ──(a shard lost; its replacement joined)──► ProofOpen (the proof again)
 //! ```
 //!
 //! A proof step's report carries the prover's verdict against the table; the driver stops
-//! the proof at the first one and the table is refused.
+//! the proof at the first one and the table is refused. A proof step that loses a shard is
+//! discarded whole, with every report of it; the driver ([`super::proof`]) proves the table
+//! again from `ProofOpen` once the shard's replacement has joined.
 //!
-//! A replacement joins a freed slot at any time; until it is told to restore, it is only
-//! told to wait.
+//! A replacement joins a freed slot at any time; until it is given a step that admits it
+//! ([`Step::admits_replacement`]: a `Restore` naming its shard, or a `ProofOpen`, which
+//! makes every prover anew), it is only told to wait.
 //!
 //! The driver ([`super::builder`]) gives a step with [`Control::run_step`] and waits for every
 //! shard's report; the service hands the step to each shard's `NextStep` call and stores the
@@ -119,6 +123,21 @@ pub enum Step {
         /// The table.
         table: u32,
     },
+}
+
+impl Step {
+    /// Whether a shard's replacement, which holds nothing of the job yet, may take this step:
+    /// a `Restore` that names `shard` (it rebuilds the table from its checkpoints), or a
+    /// `ProofOpen` (every prover is made anew from the written file; the table's build arrays
+    /// are closed by then). Any other step would find the replacement without the state it
+    /// needs.
+    pub fn admits_replacement(&self, shard: u32) -> bool {
+        match self {
+            Step::Restore { shards, .. } => shards.contains(&shard),
+            Step::ProofOpen { .. } => true,
+            _ => false,
+        }
+    }
 }
 
 /// Why a step failed on a shard.
@@ -407,10 +426,8 @@ impl Control {
             .as_ref()
             .is_some_and(|m| m.replacement);
         Ok(match &state.current {
-            Some(Step::Restore { shards, .. })
-                if replacement && state.step > done && shards.contains(&shard) =>
-            {
-                let step = state.current.clone().expect("a step");
+            Some(step) if replacement && state.step > done && step.admits_replacement(shard) => {
+                let step = step.clone();
                 if let Some(m) = state.members[shard as usize].as_mut() {
                     m.replacement = false;
                 }
@@ -481,16 +498,16 @@ impl Control {
                 return Err(Error::Shards(reason));
             }
             // Lost: a shard silent too long (its slot is freed), or a replacement that took a
-            // freed slot and is not being told to restore by this step (it must be).
-            let restoring: &[u32] = match &state.current {
-                Some(Step::Restore { shards, .. }) => shards,
-                _ => &[],
-            };
+            // freed slot and that this step does not admit (it must restore first).
             let lost: Vec<u32> = (0..self.shards)
                 .filter(|&p| {
                     state.members[p as usize].as_ref().is_none_or(|m| {
                         m.last_seen.elapsed() > self.silence
-                            || (m.replacement && !restoring.contains(&p))
+                            || (m.replacement
+                                && !state
+                                    .current
+                                    .as_ref()
+                                    .is_some_and(|s| s.admits_replacement(p)))
                     })
                 })
                 .collect();
@@ -623,5 +640,95 @@ impl Control {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    const SILENCE: Duration = Duration::from_millis(300);
+
+    fn join(control: &Control, shard: u32) -> u64 {
+        control
+            .join(PROTOCOL_VERSION, "", shard, 2, "http://127.0.0.1:1", "test")
+            .unwrap()
+    }
+
+    /// Gives `step` on a thread; meanwhile shard 0 (session `s0`) heartbeats and reports
+    /// every step it is given, and so does shard 1 (session `s1`) if it is there, without
+    /// heartbeats; the outcome, and shard 1's answer (the step it was given, else `Wait`).
+    fn run(
+        control: &Arc<Control>,
+        step: Step,
+        s0: u64,
+        s1: Option<u64>,
+    ) -> (StepOutcome, Option<Answer>) {
+        let driver = {
+            let control = control.clone();
+            std::thread::spawn(move || control.run_step(step).unwrap())
+        };
+        let (mut done0, mut done1, mut answer1) = (0, 0, None);
+        while !driver.is_finished() {
+            control.heartbeat(0, s0).unwrap();
+            if let Answer::Do(n, _) = control.next_step(0, s0, done0, None).unwrap() {
+                control
+                    .next_step(0, s0, n, Some(ShardReport::default()))
+                    .unwrap();
+                done0 = n;
+            }
+            if let Some(s1) = s1 {
+                let answer = control.next_step(1, s1, done1, None).unwrap();
+                if let Answer::Do(n, _) = &answer {
+                    control
+                        .next_step(1, s1, *n, Some(ShardReport::default()))
+                        .unwrap();
+                    done1 = *n;
+                }
+                // The step it was given, if any; else that it was told to wait.
+                if answer1.is_none() || matches!(answer, Answer::Do(..)) {
+                    answer1 = Some(answer);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (driver.join().unwrap(), answer1)
+    }
+
+    /// A shard lost during the proof is replaced; the replacement is told to wait, and a
+    /// step given with it there is lost, until a `ProofOpen` admits it.
+    #[test]
+    fn a_replacement_is_admitted_by_a_proof_open_and_by_no_other_proof_step() {
+        let control = Arc::new(Control::new("job".into(), 2, SILENCE));
+        let s0 = join(&control, 0);
+        join(&control, 1);
+        let expand = Step::ProofExpand { table: 0, depth: 0 };
+        // Shard 1 says nothing more: it is lost, its slot freed.
+        let (outcome, _) = run(&control, expand.clone(), s0, None);
+        assert_eq!(outcome, StepOutcome::Lost(vec![1]));
+        let s1 = join(&control, 1);
+        let (outcome, answer) = run(
+            &control,
+            Step::ProofFinish { table: 0, depth: 0 },
+            s0,
+            Some(s1),
+        );
+        assert_eq!(outcome, StepOutcome::Lost(vec![1]));
+        assert_eq!(answer, Some(Answer::Wait));
+        let open = Step::ProofOpen {
+            table: 0,
+            team_a: vec![0],
+            team_b: vec![1],
+            peers: vec!["http://127.0.0.1:1".into(); 2],
+        };
+        let (outcome, answer) = run(&control, open.clone(), s0, Some(s1));
+        assert!(matches!(outcome, StepOutcome::Done(r) if r.len() == 2));
+        assert!(matches!(answer, Some(Answer::Do(_, step)) if step == open));
+        // Admitted once, it takes every later step.
+        let (outcome, answer) = run(&control, expand.clone(), s0, Some(s1));
+        assert!(matches!(outcome, StepOutcome::Done(r) if r.len() == 2));
+        assert!(matches!(answer, Some(Answer::Do(_, step)) if step == expand));
     }
 }

@@ -13,6 +13,10 @@
 //! * [`builder`]: the driver: each table's layers as steps, then its file written from the
 //!   shards' values read in file order, proven and published by
 //!   [`crate::engine::build_set`];
+//! * `progress`: the progress record of the table being built, and its written file kept
+//!   until it is published, for a restarted coordinator;
+//! * [`proof`]: the driver of a written table's proof on the shards, by two disjoint teams
+//!   of workers, proven again from its first step when a shard is lost;
 //! * [`server`]: the control plane served, and a set built with the shards that join it
 //!   (`serve --shards`);
 //! * [`local`]: a local sharded cluster, one worker process per shard (`build --shards`);
@@ -25,6 +29,8 @@ pub mod builder;
 pub mod control;
 pub mod local;
 pub mod plan;
+mod progress;
+pub mod proof;
 pub mod server;
 pub mod service;
 pub mod status;
