@@ -74,17 +74,18 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
         payload: encoding.payload_len(entries),
     };
     let proof = proof_for(space.rule(), encoding);
-    // A minimized byte table is compared in rank order, an aware one in mod3 or 1-bit in file
-    // order, a part at a time, each part let go once read
-    // ([`crate::layers::prove_minimized_releasing`], [`crate::layers::prove_aware_releasing`]).
-    let aware_packed =
-        space.rule() == BlankRule::Aware && matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
-    let file_part = if space.rule() == BlankRule::Minimized && encoding == Encoding::Byte {
-        Some(crate::layers::MINIMIZED_BYTE_PART as u64)
-    } else if aware_packed {
-        Some(crate::layers::AWARE_PACKED_PART as u64)
-    } else {
-        None
+    // A minimized byte table is compared in rank order, an aware or zero-aware one in mod3 or
+    // 1-bit in file order, a part at a time, each part let go once read
+    // ([`crate::layers::prove_minimized_releasing`], [`crate::layers::prove_aware_releasing`],
+    // [`crate::layers::prove_zero_aware_releasing`]).
+    let packed = matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
+    let file_part = match space.rule() {
+        BlankRule::Minimized if encoding == Encoding::Byte => {
+            Some(crate::layers::MINIMIZED_BYTE_PART as u64)
+        }
+        BlankRule::Aware if packed => Some(crate::layers::AWARE_PACKED_PART as u64),
+        BlankRule::ZeroAware if packed => Some(crate::layers::ZERO_AWARE_PART as u64),
+        _ => None,
     };
     let (bytes, detail) = match (proof, space.rule()) {
         (Proof::BellmanCheck, _) => bellman_memory(encoding, entries),
@@ -154,7 +155,13 @@ impl Sizes {
                 ),
             )
         } else {
-            (codes, format!("a layer search of {}", human_bytes(codes)))
+            (
+                codes,
+                format!(
+                    "a layer search of {}, each layer compared with the file a part at a time",
+                    human_bytes(codes)
+                ),
+            )
         }
     }
 
