@@ -257,6 +257,33 @@ mod tests {
     use tilepdb_common::table::Pdb;
     use tilepdb_common::table::write::EncodedTable;
 
+    /// Aware and zero-aware tables in packed entries are proven reading the file a part at a
+    /// time: the plan counts that part of the file, not all of it; nibbles, whose proof reads
+    /// the payload whole, count all of it.
+    #[test]
+    fn packed_layer_proofs_hold_a_part_of_the_file() {
+        let board: tilepdb_common::Board = "4x4".parse().unwrap();
+        let pattern = tilepdb_common::Pattern::new(board, vec![1, 2, 3, 4, 5, 6, 7]).unwrap();
+        for rule in [BlankRule::ZeroAware, BlankRule::Aware] {
+            let space = StateSpace::new(board, Goal::BlankFirst, pattern.clone(), rule).unwrap();
+            for encoding in [Encoding::Mod3, Encoding::OneBit, Encoding::Nibble] {
+                let plan = proof_memory(&space, encoding).unwrap();
+                let file = encoding.payload_len(space.entries());
+                let part = match rule {
+                    BlankRule::ZeroAware => crate::layers::ZERO_AWARE_PART,
+                    _ => crate::layers::AWARE_PACKED_PART,
+                } as u64;
+                let resident = if encoding == Encoding::Nibble {
+                    file
+                } else {
+                    part
+                };
+                assert!(part < file, "{rule} {encoding}");
+                assert_eq!(plan.file_resident(file), resident, "{rule} {encoding}");
+            }
+        }
+    }
+
     /// The proof named for each kind and encoding is the one `verify_deep` runs.
     #[test]
     fn the_proof_named_is_the_one_that_runs() {
