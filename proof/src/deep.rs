@@ -10,8 +10,8 @@
 //! * zero-aware tables in other encodings, aware ones in nibbles, mod3 and 1-bit, ignored ones
 //!   in min-nibble and minimized ones in every encoding are proven by one search from the goal
 //!   that meets each state at its distance ([`crate::layers`]): every entry must be its exact
-//!   value's encoding; minimized bytes and aware mod3 and 1-bit are read a part at a time,
-//!   each part's pages let go once read;
+//!   value's encoding; minimized bytes and aware and zero-aware mod3 and 1-bit are read a
+//!   part at a time, each part's pages let go once read;
 //! * every decoded value `h` is at least the Manhattan distance `m`, with `h - m` even;
 //! * exact encodings give back the header's histogram and unreached count; lossy ones give
 //!   lower bounds, so at every value at least as many entries decode to it or less as the
@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::facts::{check_bound_and_parity, check_lower_bound};
 use crate::layers::{
     AWARE_PACKED_PART, Layers, prove_aware, prove_aware_releasing, prove_ignored,
-    prove_minimized_releasing, prove_zero_aware,
+    prove_minimized_releasing, prove_zero_aware_releasing,
 };
 
 /// What a deep verification checked.
@@ -57,15 +57,19 @@ fn fail(pdb: &Pdb, reason: String) -> Error {
 pub fn verify_deep(pdb: &Pdb) -> Result<DeepReport> {
     let space = pdb.space();
     let encoding = pdb.encoding();
-    // Aware tables in packed entries are read once in order by their proof: the canonical
-    // check lets each part's pages go too.
-    let aware_packed =
-        space.rule() == BlankRule::Aware && matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
-    check_canonical_payload(pdb, aware_packed)?;
+    // Aware and zero-aware tables in packed entries are read in order a part at a time by
+    // their proof: the canonical check lets each part's pages go too.
+    let packed = matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
+    let aware_packed = space.rule() == BlankRule::Aware && packed;
+    let in_parts = packed && matches!(space.rule(), BlankRule::Aware | BlankRule::ZeroAware);
+    check_canonical_payload(pdb, in_parts)?;
     let release = |range| pdb.release_payload(range);
     match space.rule() {
         BlankRule::ZeroAware if encoding != Encoding::Byte => {
-            return verify_by_layers(pdb, prove_zero_aware);
+            // Packed entries are compared a part at a time, each part's pages let go.
+            return verify_by_layers(pdb, |space, payload, encoding| {
+                prove_zero_aware_releasing(space, payload, encoding, &release)
+            });
         }
         BlankRule::Aware if aware_packed => {
             return verify_by_layers(pdb, |space, payload, encoding| {

@@ -74,17 +74,18 @@ pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemor
         payload: encoding.payload_len(entries),
     };
     let proof = proof_for(space.rule(), encoding);
-    // A minimized byte table is compared in rank order, an aware one in mod3 or 1-bit in file
-    // order, a part at a time, each part let go once read
-    // ([`crate::layers::prove_minimized_releasing`], [`crate::layers::prove_aware_releasing`]).
-    let aware_packed =
-        space.rule() == BlankRule::Aware && matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
-    let file_part = if space.rule() == BlankRule::Minimized && encoding == Encoding::Byte {
-        Some(crate::layers::MINIMIZED_BYTE_PART as u64)
-    } else if aware_packed {
-        Some(crate::layers::AWARE_PACKED_PART as u64)
-    } else {
-        None
+    // A minimized byte table is compared in rank order, an aware or zero-aware one in mod3 or
+    // 1-bit in file order, a part at a time, each part let go once read
+    // ([`crate::layers::prove_minimized_releasing`], [`crate::layers::prove_aware_releasing`],
+    // [`crate::layers::prove_zero_aware_releasing`]).
+    let packed = matches!(encoding, Encoding::Mod3 | Encoding::OneBit);
+    let file_part = match space.rule() {
+        BlankRule::Minimized if encoding == Encoding::Byte => {
+            Some(crate::layers::MINIMIZED_BYTE_PART as u64)
+        }
+        BlankRule::Aware if packed => Some(crate::layers::AWARE_PACKED_PART as u64),
+        BlankRule::ZeroAware if packed => Some(crate::layers::ZERO_AWARE_PART as u64),
+        _ => None,
     };
     let (bytes, detail) = match (proof, space.rule()) {
         (Proof::BellmanCheck, _) => bellman_memory(encoding, entries),
@@ -154,7 +155,13 @@ impl Sizes {
                 ),
             )
         } else {
-            (codes, format!("a layer search of {}", human_bytes(codes)))
+            (
+                codes,
+                format!(
+                    "a layer search of {}, each layer compared with the file a part at a time",
+                    human_bytes(codes)
+                ),
+            )
         }
     }
 
@@ -249,6 +256,33 @@ mod tests {
     use tilepdb_common::Goal;
     use tilepdb_common::table::Pdb;
     use tilepdb_common::table::write::EncodedTable;
+
+    /// Aware and zero-aware tables in packed entries are proven reading the file a part at a
+    /// time: the plan counts that part of the file, not all of it; nibbles, whose proof reads
+    /// the payload whole, count all of it.
+    #[test]
+    fn packed_layer_proofs_hold_a_part_of_the_file() {
+        let board: tilepdb_common::Board = "4x4".parse().unwrap();
+        let pattern = tilepdb_common::Pattern::new(board, vec![1, 2, 3, 4, 5, 6, 7]).unwrap();
+        for rule in [BlankRule::ZeroAware, BlankRule::Aware] {
+            let space = StateSpace::new(board, Goal::BlankFirst, pattern.clone(), rule).unwrap();
+            for encoding in [Encoding::Mod3, Encoding::OneBit, Encoding::Nibble] {
+                let plan = proof_memory(&space, encoding).unwrap();
+                let file = encoding.payload_len(space.entries());
+                let part = match rule {
+                    BlankRule::ZeroAware => crate::layers::ZERO_AWARE_PART,
+                    _ => crate::layers::AWARE_PACKED_PART,
+                } as u64;
+                let resident = if encoding == Encoding::Nibble {
+                    file
+                } else {
+                    part
+                };
+                assert!(part < file, "{rule} {encoding}");
+                assert_eq!(plan.file_resident(file), resident, "{rule} {encoding}");
+            }
+        }
+    }
 
     /// The proof named for each kind and encoding is the one `verify_deep` runs.
     #[test]

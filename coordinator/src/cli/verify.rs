@@ -85,7 +85,12 @@ fn check_dir(dir: &Path, deep: bool) -> anyhow::Result<(Vec<Outcome>, Vec<String
         .tables
         .iter()
         .map(|entry| {
-            let opened = manifest.open_table(dir, entry).map_err(anyhow::Error::from);
+            // The validated pages go back to the page cache: a deep proof reads what it
+            // needs again (a part at a time where it can), so it does not hold the file whole.
+            let opened = manifest
+                .open_table(dir, entry)
+                .inspect(Pdb::release_resident)
+                .map_err(anyhow::Error::from);
             check_one(opened, dir.join(&entry.file), deep)
         })
         .collect();
@@ -231,7 +236,10 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<()> {
     let (outcomes, notes) = if path.is_dir() {
         check_dir(path, args.deep)?
     } else {
-        let opened = Pdb::open(path).map_err(anyhow::Error::from);
+        // Each part's pages let go once its checksum is read (the header, checksums and
+        // histogram are validated as `Pdb::open` does): a deep proof reads what it needs
+        // again, so it does not hold the file whole.
+        let opened = Pdb::open_released(path).map_err(anyhow::Error::from);
         (vec![check_one(opened, path.clone(), args.deep)], Vec::new())
     };
     let failed = outcomes.iter().filter(|o| !o.ok).count();

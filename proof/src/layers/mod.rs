@@ -3,10 +3,12 @@
 //! placements when the blank is ignored: the search meets every state at its exact distance,
 //! and each table it proves is checked against the distances it meets.
 //!
-//! * [`prove_zero_aware`]: a zero-aware table in any encoding but bytes (whose proof is the
-//!   Bellman check, [`crate::bellman`]). In `mod3` and `1-bit` entries every state the search
-//!   meets must store its distance's code; in nibbles the distances met are encoded again and
-//!   must give the payload.
+//! * [`prove_zero_aware`]: a zero-aware table in any encoding (bytes are proven by the
+//!   Bellman check, [`crate::bellman`], in [`crate::verify_deep`]). In `mod3`, `1-bit` and
+//!   bytes every state the search meets must store its distance's code: each layer, once
+//!   expanded, is compared with the file in the file's own order a part at a time
+//!   ([`prove_zero_aware_releasing`]), so that no part of the file is read at random; in
+//!   nibbles the distances met are encoded again and must give the payload.
 //! * [`prove_aware`]: an aware table, whose entries are the zero-aware distances of each free
 //!   cell's region; for nibbles, which keep too little for the Bellman check, and for `mod3`
 //!   and `1-bit`, whose Bellman check would decode every entry to a byte. Those two are
@@ -65,10 +67,12 @@ mod order_ranks;
 mod search;
 #[cfg(test)]
 mod tests;
+mod zero_aware;
 
 pub use aware::AWARE_PACKED_PART;
 use order_ranks::OrderRanks;
 use search::search;
+pub use zero_aware::ZERO_AWARE_PART;
 
 /// What the search of a proven table counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,6 +87,22 @@ pub struct Layers {
 /// exact distance's code (see the module's documentation); the entries per distance. An error
 /// names the first entry found wrong.
 pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) -> Result<Layers> {
+    prove_zero_aware_releasing(space, payload, encoding, &|_| {})
+}
+
+/// [`prove_zero_aware`], calling `release` with each range of the payload once it is read
+/// when the table is in `mod3`, `1-bit` or bytes: those are compared in the file's own order a
+/// part at a time, once per layer of the search and once for the states never met, so a
+/// caller whose payload is a map gives each part's pages back
+/// ([`tilepdb_common::table::Pdb::release_payload`]) and never holds the file whole beside the
+/// search's two bits a state. Nibbles are proven on the distances encoded again (`release`
+/// is not called).
+pub fn prove_zero_aware_releasing(
+    space: &StateSpace,
+    payload: &[u8],
+    encoding: Encoding,
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Result<Layers> {
     if space.rule() != BlankRule::ZeroAware {
         return Err(fail(
             space,
@@ -94,56 +114,18 @@ pub fn prove_zero_aware(space: &StateSpace, payload: &[u8], encoding: Encoding) 
     }
     // The process's shared index: the one a zero-aware file opened for the proof holds.
     let index = space.region_index()?;
-    let index = &*index;
     check_payload_len(space, payload, encoding)?;
-    let entries = space.entries();
-    if let Some(code_of) = code_per_entry(encoding) {
-        let (histogram, codes) = search(space, index, |met, depth| {
-            let (stored, want) = (encoding.stored(payload, met.state), code_of(depth));
-            if stored == want {
-                return Ok(());
-            }
-            let cells = index.placement_cells(met.set, met.order);
-            Err(fail(
-                space,
-                format!(
-                    "entry {} (placement {:?}) is at distance {depth} but stores {stored}, not {want}",
-                    met.state,
-                    &cells[..index.k()]
-                ),
-            ))
-        })?;
-        let unmet = if encoding == Encoding::Byte {
-            UNREACHED
-        } else {
-            0
-        };
-        let met: u64 = histogram.iter().sum();
-        if met != entries
-            && let Some(e) = (0..entries)
-                .into_par_iter()
-                .find_first(|&e| codes.get(e) == 0 && encoding.stored(payload, e) != unmet)
-        {
-            return Err(fail(
-                space,
-                format!(
-                    "entry {e} is unreachable but stores {}, not {unmet}",
-                    encoding.stored(payload, e)
-                ),
-            ));
-        }
-        return Ok(Layers {
-            histogram,
-            unreached: entries - met,
-        });
+    if code_per_entry(encoding).is_some() {
+        let parts = (ZERO_AWARE_PART, release);
+        return zero_aware::prove_coded_in_parts(space, &index, payload, encoding, parts);
     }
     // Nibbles: the distances, encoded again.
-    let (histogram, values) = distances(space, index)?;
+    let (histogram, values) = distances(space, &index)?;
     let met: u64 = histogram.iter().sum();
     same_payload(space, encoding, &values, payload)?;
     Ok(Layers {
         histogram,
-        unreached: entries - met,
+        unreached: space.entries() - met,
     })
 }
 

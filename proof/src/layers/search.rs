@@ -24,14 +24,42 @@ pub(super) struct Met {
 /// placements alone when `space` ignores the blank): calls `visit` once for every state it
 /// meets, with its distance, layer by layer; the states per distance and the codes it ends
 /// with (0 for the states never met). Stops at `visit`'s first error.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "blocks index arrays held in memory, so they fit in usize"
-)]
 pub(super) fn search(
     space: &StateSpace,
     index: &RegionIndex,
     visit: impl Fn(Met, u32) -> Result<()> + Sync,
+) -> Result<(Vec<u64>, StateCodes)> {
+    search_by_layers(space, index, visit, |_| Ok(()))
+}
+
+/// A layer of the search once it is expanded and before it is retired: its states are the
+/// states of the `active` blocks whose code is `code`.
+pub(super) struct Expanded<'a> {
+    /// The layer's distance from the goal.
+    pub(super) depth: u32,
+    /// The search's codes.
+    pub(super) codes: &'a StateCodes,
+    /// The code of the layer's states ([`StateCodes::code_of_depth`]).
+    pub(super) code: u8,
+    /// A flag per block (the `orders` states `block * orders..`): raised for every block that
+    /// holds a state of the layer.
+    pub(super) active: &'a [AtomicBool],
+    /// The states of a block (k!).
+    pub(super) orders: u64,
+}
+
+/// [`search`], calling `layer` with each layer once it is expanded, from the goal's 0 up,
+/// before its states are marked done: a caller that reads each state's entry in the order
+/// of the states, layer by layer, does it there. Stops at `visit`'s or `layer`'s first error.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "blocks index arrays held in memory, so they fit in usize"
+)]
+pub(super) fn search_by_layers(
+    space: &StateSpace,
+    index: &RegionIndex,
+    visit: impl Fn(Met, u32) -> Result<()> + Sync,
+    mut layer: impl FnMut(&Expanded<'_>) -> Result<()>,
 ) -> Result<(Vec<u64>, StateCodes)> {
     let walk = Walk::new(space, index);
     let goal = walk.goal();
@@ -47,6 +75,13 @@ pub(super) fn search(
         }
         let next = walk.flags();
         let added = walk.expand(depth, &active, &next, &visit)?;
+        layer(&Expanded {
+            depth,
+            codes: &walk.codes,
+            code: StateCodes::code_of_depth(depth),
+            active: &active,
+            orders: walk.f,
+        })?;
         walk.retire(depth, &active);
         if added == 0 {
             break;

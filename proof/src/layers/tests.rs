@@ -252,3 +252,100 @@ fn an_aware_packed_entry_forged_at_a_part_boundary_is_found() {
         }
     }
 }
+
+/// The zero-aware proof of `payload` (one code per entry) with parts of `part` bytes: its
+/// verdict and the ranges it let go, in order.
+fn prove_zero_aware_in_parts(
+    space: &StateSpace,
+    payload: &[u8],
+    encoding: Encoding,
+    part: usize,
+) -> (Result<Layers>, Vec<std::ops::Range<usize>>) {
+    let index = space.region_index().unwrap();
+    let released = std::sync::Mutex::new(vec![]);
+    let release = |range| released.lock().unwrap().push(range);
+    let proven =
+        zero_aware::prove_coded_in_parts(space, &index, payload, encoding, (part, &release));
+    (proven, released.into_inner().unwrap())
+}
+
+#[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the test's payloads are held in memory"
+)]
+fn a_zero_aware_entry_forged_in_any_part_is_found() {
+    // Parts of a few bytes (and, on the larger boards, parts that end inside a thread's
+    // piece): the first and last entries, the entries each side of part boundaries (the
+    // first, middle and last parts among them) and, on the pattern of every tile, unreached
+    // entries made reachable, forged in turn; the error names the forged entry. A table that
+    // passes lets every byte go in order once per layer and once for the unreached entries.
+    for (board, tiles, part, step) in [
+        ("3x3", &[1u8, 2, 3][..], 7usize, 5usize),
+        ("4x4", &[1, 2, 3, 4, 5], 3 * 4096 + 100, 3),
+        ("3x3", &[1, 2, 3, 4, 5, 6, 7, 8], 4096 + 5, 8),
+    ] {
+        let (space, values) = built(board, tiles, Goal::BlankFirst, BlankRule::ZeroAware);
+        for encoding in [Encoding::Mod3, Encoding::OneBit, Encoding::Byte] {
+            let what = format!("{board} {tiles:?} {encoding} parts of {part}");
+            let Ok(table) = EncodedTable::new(&space, encoding, &values) else {
+                // 1-bit cannot mark the unreached half of a pattern of every tile.
+                assert_eq!(space.k() + 1, space.board().cells(), "{what}");
+                continue;
+            };
+            let payload = table.payload();
+            let (proven, released) = prove_zero_aware_in_parts(&space, payload, encoding, part);
+            let layers = proven.unwrap();
+            assert_eq!(layers.histogram, table.header.histogram, "{what}");
+            assert_eq!(layers.unreached, table.header.unreached, "{what}");
+            let (mut next, mut passes) = (0, 0);
+            for range in released {
+                assert!(range.end - range.start <= part, "{what}");
+                assert_eq!(range.start, next % payload.len(), "{what}");
+                if range.start == 0 {
+                    passes += 1;
+                }
+                next = range.end;
+            }
+            assert_eq!(next, payload.len(), "{what}");
+            let unreached_pass = usize::from(layers.unreached > 0);
+            assert_eq!(passes, layers.histogram.len() + unreached_pass, "{what}");
+            let entries = space.entries();
+            let per_byte = (entries as usize).div_ceil(payload.len());
+            let parts = payload.len().div_ceil(part);
+            assert!(parts >= 3, "{what}: {parts} parts");
+            let mut forged: Vec<u64> = vec![0, entries - 1, entries / 2];
+            for boundary in (part..payload.len()).step_by(part).step_by(step) {
+                let e = (boundary * per_byte) as u64;
+                forged.extend([e - 1, e]);
+            }
+            // Unreached entries (the other parity of a pattern of every tile) in the first,
+            // middle and last parts.
+            let unreached: Vec<u64> = [0, parts / 2, parts - 1]
+                .into_iter()
+                .filter_map(|p| {
+                    let entries_of_part = (p * part * per_byte) as u64..entries;
+                    entries_of_part
+                        .into_iter()
+                        .find(|&e| values[e as usize] == UNREACHED)
+                })
+                .collect();
+            assert_eq!(unreached.is_empty(), layers.unreached == 0, "{what}");
+            forged.extend(&unreached);
+            for e in forged {
+                let bad = altered(payload, encoding, e);
+                let err = prove_zero_aware_in_parts(&space, &bad, encoding, part)
+                    .0
+                    .unwrap_err()
+                    .to_string();
+                assert!(err.contains(&format!("entry {e} ")), "{what}: {err}");
+                let how = if values[e as usize] == UNREACHED {
+                    "is unreachable but stores".to_string()
+                } else {
+                    format!("is at distance {} but stores", values[e as usize])
+                };
+                assert!(err.contains(&how), "{what}: {err}");
+            }
+        }
+    }
+}
