@@ -72,14 +72,16 @@ pub fn write_table_file<'a>(
 }
 
 /// The table of `space` in `encoding` already in `dir`: `None` if there is no file, else the
-/// file opened, validated and checked to hold this very table (an error says why not).
+/// file opened, validated and checked to hold this very table (an error says why not). Its
+/// pages are let go as they are validated ([`Pdb::open_released`]): a build that reuses
+/// many tables does not hold them all.
 pub fn cached_table(dir: &Path, space: &StateSpace, encoding: Encoding) -> Option<Result<Pdb>> {
     let path = dir.join(table_file_name(space));
     if !path.exists() {
         return None;
     }
     Some((|| {
-        let pdb = Pdb::open(&path)?;
+        let pdb = Pdb::open_released(&path)?;
         pdb.check_matches(
             space.board(),
             space.goal(),

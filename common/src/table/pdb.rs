@@ -207,6 +207,35 @@ impl Pdb {
         let _ = range;
     }
 
+    /// Gives back every page that holds a byte of the payload bytes `range`, the pages it
+    /// shares with its neighbours included (they are read again from the page cache if
+    /// needed): for a reader of scattered ranges, such as the entries a proof shard asks
+    /// for, whose ranges rarely cover a whole page.
+    pub fn release_payload_pages(&self, range: std::ops::Range<usize>) {
+        #[cfg(target_os = "linux")]
+        if let Bytes::Map { map, .. } = &self.bytes {
+            const PAGE: usize = 4096;
+            let start = (HEADER_LEN + range.start) / PAGE * PAGE;
+            let end = (HEADER_LEN + range.end)
+                .next_multiple_of(PAGE)
+                .min(map.len());
+            if start < end {
+                // SAFETY: as for `release_resident`: a read-only, shared map of a file never
+                // modified in place, so dropped pages are read again with the same bytes; the
+                // range is inside the map and starts on a page.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start,
+                        end - start,
+                    )
+                };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
+    }
+
     /// The file this table was read from.
     pub fn path(&self) -> &Path {
         &self.path

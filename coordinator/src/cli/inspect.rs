@@ -299,15 +299,28 @@ impl TableInfo {
 
 /// A sharded build's plan: each worker's memory and disk, the coordinator's, the wire.
 fn print_sharded(p: &ShardPlan) {
+    let prover = if p.worker_prover_bytes > 0 {
+        format!(
+            ", then {} for its part of the proof",
+            human_bytes(p.worker_prover_bytes)
+        )
+    } else {
+        String::new()
+    };
     tilepdb_common::outln!(
-        "  sharded     on {} shards: each worker {} of memory at most ({} of arrays), {} of checkpoints",
+        "  sharded     on {} shards: each worker {} of memory at most ({} of arrays{prover}), {} of checkpoints",
         p.shards,
         human_bytes(p.worker_memory_bytes),
         human_bytes(p.worker_arrays_bytes),
         human_bytes(p.worker_checkpoint_bytes)
     );
+    let proof = if p.worker_prover_bytes > 0 {
+        "(the workers prove the table)"
+    } else {
+        "besides the proof (it proves the table)"
+    };
     tilepdb_common::outln!(
-        "              the coordinator {} of memory besides the proof, {} of disk; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
+        "              the coordinator {} of memory {proof}, {} of disk; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
         human_bytes(p.coordinator_memory_bytes),
         human_bytes(p.coordinator_disk_bytes),
         human_bytes(p.wire_bytes),

@@ -51,7 +51,7 @@ pub struct ShardedTableFigures {
     pub generated: u64,
     /// Bytes of the shards' checkpoints.
     pub checkpoint_bytes: u64,
-    /// The peak resident memory each shard's worker reported, bytes.
+    /// The peak resident memory each shard's worker reported, bytes, its proof's included.
     pub worker_peak_rss_bytes: Vec<u64>,
 }
 

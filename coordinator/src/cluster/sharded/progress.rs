@@ -11,11 +11,11 @@
 use std::path::{Path, PathBuf};
 
 use tilepdb_common::StateSpace;
-use tilepdb_common::table::{Encoding, Header, Pdb};
+use tilepdb_common::table::{Encoding, Header};
 
 use crate::engine::SearchProgress;
 use crate::error::{Error, Result};
-use crate::output::table_file_name;
+use crate::output::{cached_table, table_file_name};
 
 /// The progress of a sharded job's table, as a restarted coordinator reads it.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -116,25 +116,13 @@ impl ProgressRecord {
     /// The header of table `space`'s file in `encoding` kept by the job's last run, if it is
     /// there, whole (its header and checksums) and this table's.
     pub fn kept_table(&self, space: &StateSpace, encoding: Encoding) -> Option<Header> {
-        let path = self.kept_dir()?.join(table_file_name(space));
-        if !path.exists() {
-            return None;
-        }
-        let checked = Pdb::open_released(&path).and_then(|pdb| {
-            pdb.check_matches(
-                space.board(),
-                space.goal(),
-                space.rule(),
-                space.pattern().tiles(),
-                Some(encoding),
-            )?;
-            Ok(pdb.header().clone())
-        });
-        checked
+        let dir = self.kept_dir()?;
+        cached_table(&dir, space, encoding)?
+            .map(|pdb| pdb.header().clone())
             .inspect_err(|e| {
                 tracing::warn!(
                     "{}: the kept file is not this table's whole file ({e})",
-                    path.display()
+                    dir.join(table_file_name(space)).display()
                 );
             })
             .ok()

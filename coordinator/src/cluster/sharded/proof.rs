@@ -184,6 +184,7 @@ impl ShardedBuilder {
             }
         }
         let reports = step!(Step::ProofClose { table });
+        self.proof_peaks(table, &reports);
         if let Some(e) = refused(&reports) {
             return Ok(Attempt::Verdict(Err(e)));
         }
@@ -205,5 +206,20 @@ impl ShardedBuilder {
         }
         tracing::info!(table, "both teams proved the table's file");
         Ok(Attempt::Verdict(Ok(Proof::LayerSearch)))
+    }
+
+    /// Raises table `table`'s figures to the workers' peaks reported at the proof's close
+    /// (a prover may hold more than its worker's build did).
+    fn proof_peaks(&mut self, table: u32, reports: &[ShardReport]) {
+        let Some(figures) = self.figures.get_mut(table as usize) else {
+            return;
+        };
+        let peaks = &mut figures.worker_peak_rss_bytes;
+        if peaks.len() < reports.len() {
+            peaks.resize(reports.len(), 0);
+        }
+        for (peak, report) in peaks.iter_mut().zip(reports) {
+            *peak = (*peak).max(report.peak_rss);
+        }
     }
 }

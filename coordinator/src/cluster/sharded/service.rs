@@ -56,6 +56,9 @@ impl ProvenFile {
     }
 }
 
+/// Bytes before a read's entries whose pages the kernel may have mapped with them.
+const NEIGHBOURS_MAPPED: usize = 2 << 20;
+
 /// Most file entries one `ReadEntries` call asks for.
 pub const MAX_READ_ENTRIES: u64 = 1 << 20;
 
@@ -256,6 +259,17 @@ impl ShardControl for ShardControlService {
                 .iter()
                 .flat_map(|range| (range.start..range.end).map(|e| encoding.stored(payload, e)))
                 .collect();
+            // The entries read are let go: the coordinator never holds the file whole. The
+            // kernel maps a page's neighbours with it (fault-around, up to a 2 MiB folio), so
+            // the pages just before the read, which an earlier read let go, are let go again.
+            let bytes = |e: u64| usize::try_from(encoding.byte_of(e)).unwrap_or(usize::MAX);
+            if let (Some(first), Some(last)) = (
+                r.ranges.iter().map(|range| range.start).min(),
+                r.ranges.iter().map(|range| range.end).max(),
+            ) {
+                let start = bytes(first).saturating_sub(NEIGHBOURS_MAPPED);
+                pdb.release_payload_pages(start..bytes(last - 1).saturating_add(1));
+            }
             let packed =
                 zstd::bulk::compress(&codes, 1).map_err(|e| Status::internal(e.to_string()))?;
             Ok(Response::new(ReadEntriesResponse {
