@@ -45,6 +45,9 @@ use super::mod3::{ResidueTable, child_value, one_bit_child_value};
 use super::walk::for_each_entry;
 use crate::region_index::RegionIndex;
 
+/// Bytes of a page of a map.
+const PAGE: usize = 4096;
+
 /// A validated table, memory-mapped or read into memory ([`Load`]).
 pub struct Pdb {
     path: PathBuf,
@@ -179,32 +182,17 @@ impl Pdb {
     /// (and the last, partial page of the file when the range ends the payload). For a reader
     /// that goes through the payload once in order, so that it never holds it whole.
     pub fn release_payload(&self, range: std::ops::Range<usize>) {
-        #[cfg(target_os = "linux")]
-        if let Bytes::Map { map, .. } = &self.bytes {
-            const PAGE: usize = 4096;
-            let payload = map.len() - HEADER_LEN;
+        self.release_map(|len| {
+            let payload = len - HEADER_LEN;
             let end = range.end.min(payload);
             let start = (HEADER_LEN + range.start).next_multiple_of(PAGE);
             let end = if end == payload {
-                map.len()
+                len
             } else {
                 (HEADER_LEN + end) / PAGE * PAGE
             };
-            if start < end {
-                // SAFETY: as for `release_resident`: a read-only, shared map of a file never
-                // modified in place, so dropped pages are read again with the same bytes; the
-                // range is inside the map and starts on a page.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        start,
-                        end - start,
-                    )
-                };
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = range;
+            start..end
+        });
     }
 
     /// Gives back every page that holds a byte of the payload bytes `range`, the pages it
@@ -212,28 +200,33 @@ impl Pdb {
     /// needed): for a reader of scattered ranges, such as the entries a proof shard asks
     /// for, whose ranges rarely cover a whole page.
     pub fn release_payload_pages(&self, range: std::ops::Range<usize>) {
+        self.release_map(|len| {
+            let start = (HEADER_LEN + range.start) / PAGE * PAGE;
+            start..(HEADER_LEN + range.end).next_multiple_of(PAGE).min(len)
+        });
+    }
+
+    /// Gives the map's bytes `bounds(map length)` (a range that starts on a page) back to the
+    /// page cache; nothing for a copy, or on other systems than Linux.
+    fn release_map(&self, bounds: impl FnOnce(usize) -> std::ops::Range<usize>) {
         #[cfg(target_os = "linux")]
         if let Bytes::Map { map, .. } = &self.bytes {
-            const PAGE: usize = 4096;
-            let start = (HEADER_LEN + range.start) / PAGE * PAGE;
-            let end = (HEADER_LEN + range.end)
-                .next_multiple_of(PAGE)
-                .min(map.len());
-            if start < end {
+            let range = bounds(map.len());
+            if range.start < range.end {
                 // SAFETY: as for `release_resident`: a read-only, shared map of a file never
                 // modified in place, so dropped pages are read again with the same bytes; the
                 // range is inside the map and starts on a page.
                 let _ = unsafe {
                     map.unchecked_advise_range(
                         memmap2::UncheckedAdvice::DontNeed,
-                        start,
-                        end - start,
+                        range.start,
+                        range.end - range.start,
                     )
                 };
             }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = range;
+        let _ = bounds;
     }
 
     /// The file this table was read from.

@@ -127,11 +127,23 @@ fn build_on_shards(job: &[&str], out: &Path, shards: u32) -> Vec<String> {
         .map(|p| ShardWorker::start(&url, p, shards, &[]))
         .collect();
     let log = server.finish(MINUTES);
+    assert_workers_succeed(workers);
+    log
+}
+
+/// Waits for each worker, asserting that it succeeded.
+fn assert_workers_succeed(workers: impl IntoIterator<Item = ShardWorker>) {
     for w in workers {
         let (ok, err) = w.wait(Duration::from_secs(30));
         assert!(ok, "a shard worker failed: {err}");
     }
-    log
+}
+
+/// Builds `job` on a single machine into `dir/single` and asserts that the sharded build's
+/// set in `dir/out` is the same, file by file.
+fn assert_same_as_single_machine(job: &[&str], dir: &Path) {
+    single_machine(job, &dir.join("single"));
+    assert_same_sets(&dir.join("single"), &dir.join("out"));
 }
 
 fn assert_same_sets(want: &Path, got: &Path) {
@@ -317,10 +329,7 @@ fn a_sharded_job_shows_its_status_and_layers() {
     assert!(exit_status(&mut server).success(), "the job failed");
     assert!(saw_two, "no sample saw both shards");
     assert!(samples > 0, "no sample saw a layer");
-    for w in [first, second] {
-        let (ok, err) = w.wait(Duration::from_secs(30));
-        assert!(ok, "a shard worker failed: {err}");
-    }
+    assert_workers_succeed([first, second]);
     assert_same_sets(&dir.join("single"), &out);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -394,11 +403,8 @@ fn foreign_workers_are_refused_when_they_join() {
     let first = ShardWorker::start(&url, 0, 2, &[]);
     let second = ShardWorker::start(&url, 1, 2, &[]);
     server.finish(MINUTES);
-    for w in [first, second] {
-        assert!(w.wait(Duration::from_secs(30)).0);
-    }
-    single_machine(&job, &dir.join("single"));
-    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    assert_workers_succeed([first, second]);
+    assert_same_as_single_machine(&job, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -663,17 +669,12 @@ fn a_killed_shard_is_replaced_and_the_set_is_the_same() {
         &["--lease-timeout", "2", "--data-dir", &c],
     );
     let url = server.url();
-    let data = |p: u32| {
-        dir.join(format!("shard-{p}"))
-            .to_string_lossy()
-            .into_owned()
-    };
-    let first = ShardWorker::start(&url, 0, 2, &["--data-dir", &data(0)]);
-    let mut second = ShardWorker::start(&url, 1, 2, &["--data-dir", &data(1)]);
+    let first = ShardWorker::start(&url, 0, 2, &["--data-dir", &shard_dir(&dir, 0)]);
+    let mut second = ShardWorker::start(&url, 1, 2, &["--data-dir", &shard_dir(&dir, 1)]);
     wait_for_progress(&control, 0, 12);
     second.kill();
     // Started at once: told the shard is taken, it tries again until the shard is freed.
-    let replacement = ShardWorker::start(&url, 1, 2, &["--data-dir", &data(1)]);
+    let replacement = ShardWorker::start(&url, 1, 2, &["--data-dir", &shard_dir(&dir, 1)]);
     let log = server.finish(MINUTES);
     assert!(
         log.iter()
@@ -681,12 +682,8 @@ fn a_killed_shard_is_replaced_and_the_set_is_the_same() {
             && log.iter().any(|l| l.contains("restoring lost shards")),
         "{log:?}"
     );
-    for w in [first, replacement] {
-        let (ok, err) = w.wait(Duration::from_secs(30));
-        assert!(ok, "{err}");
-    }
-    single_machine(&FAULT_JOB, &dir.join("single"));
-    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    assert_workers_succeed([first, replacement]);
+    assert_same_as_single_machine(&FAULT_JOB, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -700,18 +697,13 @@ fn a_restarted_coordinator_takes_the_job_up() {
     let extra = ["--listen", listen.as_str(), "--data-dir", data_dir.as_str()];
     let mut first = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
     let url = first.url();
-    let data = |p: u32| {
-        dir.join(format!("shard-{p}"))
-            .to_string_lossy()
-            .into_owned()
-    };
     let workers: Vec<ShardWorker> = (0..2)
         .map(|p| {
             ShardWorker::start(
                 &url,
                 p,
                 2,
-                &["--data-dir", &data(p), "--give-up-after", "120"],
+                &["--data-dir", &shard_dir(&dir, p), "--give-up-after", "120"],
             )
         })
         .collect();
@@ -724,12 +716,8 @@ fn a_restarted_coordinator_takes_the_job_up() {
         log.iter().any(|l| l.contains("taking up the table")),
         "{log:?}"
     );
-    for w in workers {
-        let (ok, err) = w.wait(Duration::from_secs(30));
-        assert!(ok, "{err}");
-    }
-    single_machine(&FAULT_JOB, &dir.join("single"));
-    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    assert_workers_succeed(workers);
+    assert_same_as_single_machine(&FAULT_JOB, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -840,12 +828,8 @@ fn a_worker_lost_mid_proof_is_replaced_and_the_table_proven_again() {
     let count = |words: &str| log.iter().filter(|l| l.contains(words)).count();
     assert_eq!(count("its proof is void"), 1, "{log:#?}");
     assert_eq!(count("both teams proved the table's file"), 3, "{log:#?}");
-    for w in workers {
-        let (ok, err) = w.wait(Duration::from_secs(30));
-        assert!(ok, "{err}");
-    }
-    single_machine(&job, &dir.join("single"));
-    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    assert_workers_succeed(workers);
+    assert_same_as_single_machine(&job, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -947,11 +931,7 @@ fn a_coordinator_restarted_mid_proof_proves_the_written_table_again() {
         "{log:#?}"
     );
     assert_eq!(count("both teams proved the table's file"), 3, "{log:#?}");
-    for w in workers {
-        let (ok, err) = w.wait(Duration::from_secs(30));
-        assert!(ok, "{err}");
-    }
-    single_machine(&FAULT_JOB, &dir.join("single"));
-    assert_same_sets(&dir.join("single"), &dir.join("out"));
+    assert_workers_succeed(workers);
+    assert_same_as_single_machine(&FAULT_JOB, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
