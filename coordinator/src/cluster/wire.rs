@@ -13,7 +13,7 @@ use tilepdb_common::wire::{TaskId, saturating_u32};
 use super::job::{Phase, Refusal};
 use super::progress::{JobProgress, WorkerProgress};
 use super::results::ResultClaim;
-use super::sharded::control::{ShardReport, StepFailure};
+use super::sharded::step::{ShardReport, StepFailure};
 use crate::engine::SetSpec;
 
 /// The definition of the set `spec` that workers and observers receive.

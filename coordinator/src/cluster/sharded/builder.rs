@@ -20,8 +20,9 @@ use tilepdb_common::wire::connect::{Auth, channel};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_proof::Proof;
 
-use super::control::{Control, ShardReport, Step, StepOutcome};
+use super::control::Control;
 use super::service::ProvenFile;
+use super::step::{ShardReport, Step, StepOutcome};
 
 use super::progress::ProgressRecord;
 use super::server::ShardedBuild;

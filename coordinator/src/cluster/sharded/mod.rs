@@ -8,6 +8,7 @@
 //!
 //! * [`control`]: membership, the numbered steps every shard takes and the barrier between
 //!   them (its state diagram is there);
+//! * [`step`]: a step, what a shard reports of it and how it ended;
 //! * [`service`]: the `ShardControl` gRPC service (the only place here that makes a
 //!   `tonic::Status`);
 //! * [`builder`]: the driver: each table's layers as steps, then its file written from the
@@ -34,6 +35,7 @@ pub mod proof;
 pub mod server;
 pub mod service;
 pub mod status;
+pub mod step;
 mod values;
 
 pub use status::ShardedStatus;

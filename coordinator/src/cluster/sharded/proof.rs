@@ -24,7 +24,7 @@ use tilepdb_proof::Proof;
 use tilepdb_proof::sharded::{ProofTeams, ShardTally, proven_on_shards, team_layers};
 
 use super::builder::ShardedBuilder;
-use super::control::{ShardReport, Step, StepOutcome};
+use super::step::{ShardReport, Step, StepOutcome};
 use crate::engine::set::prove_file;
 use crate::error::{Error, Result};
 

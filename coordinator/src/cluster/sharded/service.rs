@@ -18,8 +18,9 @@ use tilepdb_common::wire::proto::{
 };
 use tonic::{Request, Response, Status};
 
-use super::control::{Answer, Control, ShardRefusal, ShardReport, Step};
+use super::control::{Answer, Control, ShardRefusal};
 use super::status::ShardedStatus;
+use super::step::{ShardReport, Step};
 use crate::cluster::wire::job_spec;
 use crate::engine::SetSpec;
 
