@@ -687,30 +687,53 @@ fn a_killed_shard_is_replaced_and_the_set_is_the_same() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The coordinator killed in the middle of the build and started again on its data
-/// directory takes the job up: the shards join it again and restore from their checkpoints.
-#[test]
-fn a_restarted_coordinator_takes_the_job_up() {
-    let dir = scratch("shards-restart");
-    let listen = format!("127.0.0.1:{}", free_port());
-    let data_dir = dir.join("control").to_string_lossy().into_owned();
-    let extra = ["--listen", listen.as_str(), "--data-dir", data_dir.as_str()];
-    let mut first = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
+/// Where a coordinator that is killed and served again listens and keeps its data.
+struct RestartableCoordinator {
+    listen: String,
+    data_dir: String,
+}
+
+impl RestartableCoordinator {
+    /// `FAULT_JOB` on 2 shards into `dir/out`, served on this address and data directory.
+    fn serve(&self, dir: &Path) -> Server {
+        let extra = ["--listen", &self.listen, "--data-dir", &self.data_dir];
+        serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra)
+    }
+}
+
+/// `FAULT_JOB` on 2 shards into `dir/out` with a coordinator that can be killed and served
+/// again: where it is served, the coordinator, and both workers (each with its data
+/// directory, patient enough to outlive a restart).
+fn restartable_job(dir: &Path) -> (RestartableCoordinator, Server, Vec<ShardWorker>) {
+    let coordinator = RestartableCoordinator {
+        listen: format!("127.0.0.1:{}", free_port()),
+        data_dir: dir.join("control").to_string_lossy().into_owned(),
+    };
+    let first = coordinator.serve(dir);
     let url = first.url();
-    let workers: Vec<ShardWorker> = (0..2)
+    let workers = (0..2)
         .map(|p| {
             ShardWorker::start(
                 &url,
                 p,
                 2,
-                &["--data-dir", &shard_dir(&dir, p), "--give-up-after", "120"],
+                &["--data-dir", &shard_dir(dir, p), "--give-up-after", "120"],
             )
         })
         .collect();
+    (coordinator, first, workers)
+}
+
+/// The coordinator killed in the middle of the build and started again on its data
+/// directory takes the job up: the shards join it again and restore from their checkpoints.
+#[test]
+fn a_restarted_coordinator_takes_the_job_up() {
+    let dir = scratch("shards-restart");
+    let (coordinator, mut first, workers) = restartable_job(&dir);
     wait_for_progress(&dir.join("control"), 1, 9);
     let _ = first.child.kill();
     let _ = first.child.wait();
-    let second = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
+    let second = coordinator.serve(&dir);
     let log = second.finish(MINUTES);
     assert!(
         log.iter().any(|l| l.contains("taking up the table")),
@@ -896,21 +919,7 @@ fn wait_for_written(dir: &Path, table: u64) {
 #[test]
 fn a_coordinator_restarted_mid_proof_proves_the_written_table_again() {
     let dir = scratch("shards-proof-restart");
-    let listen = format!("127.0.0.1:{}", free_port());
-    let data_dir = dir.join("control").to_string_lossy().into_owned();
-    let extra = ["--listen", listen.as_str(), "--data-dir", data_dir.as_str()];
-    let mut first = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
-    let url = first.url();
-    let workers: Vec<ShardWorker> = (0..2)
-        .map(|p| {
-            ShardWorker::start(
-                &url,
-                p,
-                2,
-                &["--data-dir", &shard_dir(&dir, p), "--give-up-after", "120"],
-            )
-        })
-        .collect();
+    let (coordinator, mut first, workers) = restartable_job(&dir);
     wait_for_written(&dir.join("control"), 0);
     first.wait_for(
         &["proving the table's file on the shards", "table=0"],
@@ -922,7 +931,7 @@ fn a_coordinator_restarted_mid_proof_proves_the_written_table_again() {
         !first.has(&["both teams proved the table's file"]),
         "the proof was over before the coordinator was killed"
     );
-    let second = serve_shards(&FAULT_JOB, &dir.join("out"), 2, &extra);
+    let second = coordinator.serve(&dir);
     let log = second.finish(MINUTES);
     let count = |words: &str| log.iter().filter(|l| l.contains(words)).count();
     assert_eq!(
