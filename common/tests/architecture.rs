@@ -141,7 +141,7 @@ fn the_engine_the_job_and_the_control_plane_speak_no_wire_messages() {
             "coordinator/src/cluster/sharded",
             &["wire::proto"],
             // The edges: the services, the server, and the builder's reads of the values.
-            &["service.rs", "server.rs", "builder.rs", "values.rs"],
+            &["service.rs", "server.rs", "builder/write.rs", "values.rs"],
         ),
     ]
     .concat();
