@@ -7,8 +7,9 @@
 # BIN: a release `tilepdb-coordinator`; OUT: a scratch directory (each build's tables go in
 # OUT/NAME, removed after its sha256 is taken); --zib: the ZIB code's `genpdb` (built from a
 # snapshot of github:clausecker/24puzzle with `make CC=gcc`), run on the same 24-puzzle 6-tile
-# table; --heavy: also the 15-puzzle 7-8 sets (several GB and minutes each); --only NAME: only
-# the rows named (repeatable). Builds run one at a time with two threads. One line per row:
+# table; --heavy: also the 15-puzzle 7-8 sets and the 24-puzzle 7-tile minimized table (several
+# GB and minutes each); --only NAME: only the rows named (repeatable). Builds run one at a time
+# with two threads. One line per row:
 #
 #   NAME  peak-RSS-MiB  user+sys-s  wall  plan-MiB  sha256-of-the-files (first 16 hex digits)
 #
@@ -16,7 +17,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
-    sed -n '2,15p' "$0"
+    sed -n '2,16p' "$0"
     exit 2
 fi
 BIN=$(realpath "$1")
@@ -103,5 +104,6 @@ if [[ -n $ZIB ]] && wanted zib-24-6; then
 fi
 if [[ $HEAVY == 1 ]]; then
     row 15-78-minimized --partition 15:7-8
+    row 24-7-minimized --puzzle 24 --pattern 1,2,5,6,7,10,11
     row 15-78-aware-mod3 --partition 15:7-8 --blank aware --encoding mod3
 fi
