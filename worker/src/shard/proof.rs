@@ -261,6 +261,9 @@ impl Work {
             self.encoding,
         );
         let (layout, table) = (team.layout, open.table);
+        let entries_kept = entries_file
+            .as_ref()
+            .map_or_else(|| "in memory".to_string(), |p| p.display().to_string());
         let made_index = index.clone();
         let made_space = space.clone();
         let made = tokio::task::spawn_blocking(move || -> Result<_> {
@@ -322,6 +325,7 @@ impl Work {
             table,
             team = if search == 1 { "A" } else { "B" },
             proof_shard,
+            entries = %entries_kept,
             "proving a shard of the table's file"
         );
         self.proof_peers = Some(Arc::new(peers));
