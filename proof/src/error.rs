@@ -19,6 +19,15 @@ pub enum Error {
         /// The fact that fails.
         reason: String,
     },
+    /// A proof shard's file of entries that could not be written or read back, or that was
+    /// changed on disk after it was written.
+    #[error("the proof shard's entries file {}: {reason}", path.display())]
+    EntriesFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// The result of the proofs.

@@ -307,11 +307,20 @@ fn print_sharded(p: &ShardPlan) {
     } else {
         String::new()
     };
+    let entries = if p.worker_proof_entries_bytes > 0 {
+        format!(
+            ", then {} of the proof's file entries",
+            human_bytes(p.worker_proof_entries_bytes)
+        )
+    } else {
+        String::new()
+    };
     tilepdb_common::outln!(
-        "  sharded     on {} shards: each worker {} of memory at most ({} of arrays{prover}), {} of checkpoints",
+        "  sharded     on {} shards: each worker {} of memory at most ({} of arrays{prover}), {} of disk at most ({} of checkpoints{entries})",
         p.shards,
         human_bytes(p.worker_memory_bytes),
         human_bytes(p.worker_arrays_bytes),
+        human_bytes(p.worker_disk_bytes),
         human_bytes(p.worker_checkpoint_bytes)
     );
     let proof = if p.worker_prover_bytes > 0 {

@@ -147,6 +147,8 @@ fn build_inspect_verify_and_partitions_share_the_scheme() {
         "worker_arrays_bytes",
         "worker_prover_bytes",
         "worker_checkpoint_bytes",
+        "worker_proof_entries_bytes",
+        "worker_disk_bytes",
         "wire_bytes",
         "coordinator_memory_bytes",
         "coordinator_disk_bytes",

@@ -1,19 +1,21 @@
 //! The proof of a table built on shards, run on the shards: the layer search of
 //! [`crate::layers`] cut by the order digit into proof shards, each searched by one prover
 //! ([`ShardProver`]) that holds two bits per state of its shard and its shard's file entries
-//! ([`ShardEntries`]), never the whole table.
+//! ([`ShardEntries`], in memory or in a file of the worker's data directory read back a part
+//! at a time), never the whole table.
 //!
 //! A prover expands its own current layer with the proof's own walks
 //! ([`crate::walks`], never the build's kernel); the successors it owns are met at once, the
 //! others are handed on in sorted lists grouped by owner, and each owner meets what it
-//! receives where unseen. Every state met for the first time has its file entry checked
-//! against its depth's code, as [`crate::layers::prove_zero_aware`] and
-//! [`crate::layers::prove_minimized`] do: `(d >> 1) & 1` in `1-bit`, `d % 3` in `mod3`, `d` in
-//! bytes; a minimized entry is the depth at which any region of its placement is first met,
-//! and every region of a placement lies on one shard under the order cut. When no prover of
-//! the team met a state in a layer, each checks that its unmet entries store the unreached
-//! code and returns its entries per distance; the team's sums must be the header's histogram
-//! ([`team_layers`]).
+//! receives where unseen. Every state met has its file entry checked against its depth's
+//! code, as [`crate::layers::prove_zero_aware`] and [`crate::layers::prove_minimized`] do:
+//! `(d >> 1) & 1` in `1-bit`, `d % 3` in `mod3`, `d` in bytes. A zero-aware layer's entries
+//! are compared once the layer is complete, in the shard's entry order a part at a time (so
+//! the entries may stay on disk); a minimized entry is the depth at which any region of its
+//! placement is first met, checked then, and every region of a placement lies on one shard
+//! under the order cut. When no prover of the team met a state in a layer, each checks that
+//! its unmet entries store the unreached code and returns its entries per distance; the
+//! team's sums must be the header's histogram ([`team_layers`]).
 //!
 //! A layer search is distributed, so each prover's depths depend on the lists every other
 //! prover of its team sent: a bad worker that withheld successors in the build (so that
@@ -34,13 +36,16 @@ use crate::layers::Layers;
 use crate::walks::fail;
 
 mod entries;
+mod entries_file;
 mod prover;
 mod teams;
 #[cfg(test)]
 mod tests;
 
-pub use entries::{ENTRIES_PER_READ, RANGES_PER_READ, ShardEntries};
-pub use prover::{LIST_STATES, ShardProver, ShardTally, prover_bytes};
+pub use entries::{
+    ENTRIES_PART_BYTES, ENTRIES_PER_READ, EntriesPlace, RANGES_PER_READ, ShardEntries,
+};
+pub use prover::{LIST_STATES, ProverBytes, ShardProver, ShardTally, prover_bytes};
 pub use teams::{ProofTeam, ProofTeams};
 
 /// Whether a table of `space` in `encoding` is proven on the shards.

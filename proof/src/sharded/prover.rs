@@ -1,5 +1,12 @@
 //! [`ShardProver`]: the layer search of one proof shard, its lists exchanged with the other
-//! provers of its team.
+//! provers of its team, and its entries compared with the states it met.
+//!
+//! A zero-aware table's entries are compared in the shard's entry order once a layer is
+//! complete ([`ShardProver::finish_layer`]): the new layer's states, in the blocks it
+//! reached, against its depth's code, the entries given back a part at a time
+//! ([`ShardEntries`], which may keep them in a file); the states never met likewise at the
+//! end. A minimized table's entry is compared when its placement is first met, its entries
+//! in memory.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -10,12 +17,32 @@ use tilepdb_common::shard::ShardLayout;
 use tilepdb_common::table::{Encoding, UNREACHED};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
-use super::entries::ShardEntries;
+use super::entries::{ENTRIES_PART_BYTES, PackedCodes, ShardEntries};
 use crate::error::Result;
 use crate::walks::{BlockMove, fail, for_each_block_move};
 
 /// Successors gathered for one owner before they are handed on as a list.
 pub const LIST_STATES: usize = 1 << 16;
+
+/// The bytes a prover holds in memory, and on disk (its file of entries).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProverBytes {
+    /// Its arrays in memory: the two-bit codes, the met placements, the blocks' flags and its
+    /// entries (all of them, or one part of their file).
+    pub memory: u64,
+    /// Its file of entries (0 when they are in memory).
+    pub disk: u64,
+}
+
+impl ProverBytes {
+    /// The larger of each figure of `self` and `other`.
+    pub fn max(self, other: ProverBytes) -> ProverBytes {
+        ProverBytes {
+            memory: self.memory.max(other.memory),
+            disk: self.disk.max(other.disk),
+        }
+    }
+}
 
 /// What one proof shard counted once its search is over.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +177,7 @@ impl ShardProver {
         if prover.owns(goal) {
             let (block, set) = prover.index.block_and_set(goal);
             prover.meet(block, set, goal % f, 0)?;
+            prover.check_layer(0)?;
             std::mem::swap(&mut prover.active, &mut prover.next);
             prover.added.store(0, Relaxed);
         }
@@ -166,14 +194,18 @@ impl ShardProver {
         self.depth
     }
 
-    /// Bytes of memory the prover's arrays hold: the two-bit codes, the met placements, the
-    /// file's entries and the blocks' flags ([`prover_bytes`] before it is made).
-    pub fn bytes(&self) -> u64 {
-        self.codes.bytes()
-            + self.placed.len() as u64 * 8
-            + self.entries.bytes()
-            + (self.active.len() + self.next.len()) as u64
-                * std::mem::size_of::<AtomicBool>() as u64
+    /// Bytes the prover holds: in memory its two-bit codes, met placements, blocks' flags
+    /// and entries (all, or a part of their file), on disk its entries' file
+    /// ([`prover_bytes`] before it is made).
+    pub fn bytes(&self) -> ProverBytes {
+        ProverBytes {
+            memory: self.codes.bytes()
+                + self.placed.len() as u64 * 8
+                + self.entries.bytes()
+                + (self.active.len() + self.next.len()) as u64
+                    * std::mem::size_of::<AtomicBool>() as u64,
+            disk: self.entries.disk_bytes(),
+        }
     }
 
     /// Expands the shard's states of the current layer: every successor the shard owns is
@@ -279,9 +311,11 @@ impl ShardProver {
         Ok(())
     }
 
-    /// Ends the current layer once every list of it is merged: its states are done, and the
-    /// next layer becomes current. The shard's states met in the new layer (the team's
-    /// search is over when no prover met any). An error past the deepest layer a table holds.
+    /// Ends the current layer once every list of it is merged: its states are done, the new
+    /// layer's entries are compared (a zero-aware table's, in the shard's order), and the new
+    /// layer becomes current. The shard's states met in the new layer (the team's search is
+    /// over when no prover met any). An error past the deepest layer a table holds, or at the
+    /// first wrong entry.
     pub fn finish_layer(&mut self) -> Result<u64> {
         if self.depth + 1 >= u32::from(UNREACHED) - 1 {
             return Err(fail(
@@ -297,34 +331,48 @@ impl ShardProver {
                 *active.get_mut() = false;
             }
         }
+        self.check_layer(self.depth + 1)?;
         std::mem::swap(&mut self.active, &mut self.next);
         self.depth += 1;
         Ok(std::mem::take(self.added.get_mut()))
     }
 
     /// The search is over: every entry never met must store the unreached code (0 in
-    /// `1-bit` and `mod3`, [`UNREACHED`] in bytes). The shard's entries per distance.
-    pub fn finish(self) -> Result<ShardTally> {
+    /// `1-bit` and `mod3`, [`UNREACHED`] in bytes), compared in the shard's order. The
+    /// shard's entries per distance.
+    pub fn finish(mut self) -> Result<ShardTally> {
         let unmet = if self.encoding == Encoding::Byte {
             UNREACHED
         } else {
             0
         };
         let count = self.entries.count();
-        let met = |e: u64| {
-            if self.minimized {
-                self.placed[(e / 64) as usize].load(Relaxed) & (1 << (e % 64)) != 0
-            } else {
-                self.codes.get(e) != 0
+        let wrong = if self.minimized {
+            let placed = &self.placed;
+            let met = |e: u64| placed[(e / 64) as usize].load(Relaxed) & (1 << (e % 64)) != 0;
+            let mut wrong = None;
+            for e in (0..count).filter(|&e| !met(e)) {
+                let stored = self.stored(e)?;
+                if stored != unmet {
+                    wrong = Some((e, stored));
+                    break;
+                }
             }
+            wrong
+        } else {
+            let codes = &self.codes;
+            self.entries.first_in_parts(
+                |_| true,
+                |entries, part| first_wrong(codes, entries.clone(), 0, unmet, part, entries.start),
+            )?
         };
-        if let Some(e) = (0..count).find(|&e| !met(e) && self.entries.get(e) != unmet) {
+        if let Some((e, stored)) = wrong {
             return Err(fail(
                 &self.space,
                 format!(
-                    "entry {} is unreachable but stores {}, not {unmet}",
+                    "entry {} is unreachable but stores {stored}, not {unmet} (proof shard {})",
                     self.file_entry(e),
-                    self.entries.get(e)
+                    self.shard
                 ),
             ));
         }
@@ -339,9 +387,60 @@ impl ShardProver {
         })
     }
 
+    /// Compares a zero-aware table's entries of the layer at `depth`, just met (the states of
+    /// its code in the blocks raised in `next`), with its code, in the shard's order, a part
+    /// of the entries at a time; an error names the first wrong one. Nothing for a minimized
+    /// table (its entries are compared as they are met).
+    fn check_layer(&mut self, depth: u32) -> Result<()> {
+        if self.minimized {
+            return Ok(());
+        }
+        let (code, want) = (StateCodes::code_of_depth(depth), self.code_of(depth));
+        let (width, next, codes) = (self.width, &self.next, &self.codes);
+        let blocks = |entries: &Range<u64>| {
+            (entries.start / width..entries.end.div_ceil(width))
+                .filter(|&b| next[b as usize].load(Relaxed))
+        };
+        let wrong = self.entries.first_in_parts(
+            |entries| blocks(&entries).next().is_some(),
+            |entries, part| {
+                blocks(&entries).find_map(|b| {
+                    let states = (b * width).max(entries.start)..((b + 1) * width).min(entries.end);
+                    first_wrong(codes, states, code, want, part, entries.start)
+                })
+            },
+        )?;
+        match wrong {
+            Some((e, stored)) => Err(fail(
+                &self.space,
+                format!(
+                    "entry {} is at distance {depth} but stores {stored}, not {want} (proof shard {})",
+                    self.file_entry(e),
+                    self.shard
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The code stored for the shard's entry `e`, its entries in memory (a minimized
+    /// table's).
+    fn stored(&self, e: u64) -> Result<u8> {
+        self.entries.get(e).ok_or_else(|| {
+            fail(
+                &self.space,
+                format!(
+                    "proof shard {} keeps its entries in a file, read only in order",
+                    self.shard
+                ),
+            )
+        })
+    }
+
     /// Meets the state of `order` in `block` (of set `set`, needed for a minimized table) at
-    /// `depth` if it is unseen: marked, its block raised for the next layer, and its entry
-    /// (the placement's, the first time any of its regions is met) checked.
+    /// `depth` if it is unseen: marked, its block raised for the next layer, and counted; a
+    /// minimized table's placement entry is checked the first time any of its regions is met
+    /// (a zero-aware entry is checked with its layer, [`ShardProver::finish_layer`]).
     fn meet(&self, block: u64, set: u64, order: u64, depth: u32) -> Result<()> {
         let local = block * self.width + order - self.own.start;
         if self.codes.get(local) != 0
@@ -351,26 +450,23 @@ impl ShardProver {
         }
         self.added.fetch_add(1, Relaxed);
         self.next[block as usize].store(true, Relaxed);
-        let entry = if self.minimized {
+        if self.minimized {
             let p = set * self.width + order - self.own.start;
             let (word, bit) = ((p / 64) as usize, 1u64 << (p % 64));
             if self.placed[word].fetch_or(bit, Relaxed) & bit != 0 {
                 return Ok(());
             }
-            p
-        } else {
-            local
-        };
-        let (stored, want) = (self.entries.get(entry), self.code_of(depth));
-        if stored != want {
-            return Err(fail(
-                &self.space,
-                format!(
-                    "entry {} is at distance {depth} but stores {stored}, not {want} (proof shard {})",
-                    self.file_entry(entry),
-                    self.shard
-                ),
-            ));
+            let (stored, want) = (self.stored(p)?, self.code_of(depth));
+            if stored != want {
+                return Err(fail(
+                    &self.space,
+                    format!(
+                        "entry {} is at distance {depth} but stores {stored}, not {want} (proof shard {})",
+                        self.file_entry(p),
+                        self.shard
+                    ),
+                ));
+            }
         }
         self.histogram[depth as usize].fetch_add(1, Relaxed);
         Ok(())
@@ -414,27 +510,61 @@ impl ShardProver {
     }
 }
 
-/// The bytes of the arrays a prover of shard `shard` of `layout` of the table of `space` (in
-/// `encoding`) on `index` holds ([`ShardProver::bytes`]), worked out before it is made; an
-/// error for a table not proven on the shards.
+/// The bytes a prover of shard `shard` of `layout` of the table of `space` (in `encoding`) on
+/// `index` holds ([`ShardProver::bytes`]), worked out before it is made, its zero-aware
+/// entries in a file if `entries_in_file` (a part of them in memory), else in memory (a
+/// minimized table's always are); an error for a table not proven on the shards.
 pub fn prover_bytes(
     space: &StateSpace,
     index: &RegionIndex,
     layout: ShardLayout,
     shard: u32,
     encoding: Encoding,
-) -> Result<u64> {
+    entries_in_file: bool,
+) -> Result<ProverBytes> {
     let own = layout.orders_of(shard);
     let width = own.end - own.start;
     let blocks = index.region_count();
-    let (placed, entries) = if space.rule() == BlankRule::Minimized {
+    let minimized = space.rule() == BlankRule::Minimized;
+    let (placed, entries) = if minimized {
         let placements = index.sets() * width;
         (placements.div_ceil(64) * 8, placements)
     } else {
         (0, blocks * width)
     };
     let bits = u64::from(super::entries::code_bits(space, encoding)?);
-    Ok(StateCodes::file_bytes(blocks * width) + placed + (entries * bits).div_ceil(8) + 2 * blocks)
+    let packed = (entries * bits).div_ceil(8);
+    let (in_memory, disk) = if entries_in_file && !minimized {
+        (packed.min(ENTRIES_PART_BYTES as u64), packed)
+    } else {
+        (packed, 0)
+    };
+    Ok(ProverBytes {
+        memory: StateCodes::file_bytes(blocks * width) + placed + in_memory + 2 * blocks,
+        disk,
+    })
+}
+
+/// The first state of `states` with `code` in `codes` whose entry is not `want`, and what it
+/// stores; `part` holds the entries from `first` on.
+fn first_wrong(
+    codes: &StateCodes,
+    states: Range<u64>,
+    code: u8,
+    want: u8,
+    part: PackedCodes<'_>,
+    first: u64,
+) -> Option<(u64, u8)> {
+    let mut wrong = None;
+    codes.for_each_with_code(states, code, |e| {
+        if wrong.is_none() {
+            let stored = part.get(e - first);
+            if stored != want {
+                wrong = Some((e, stored));
+            }
+        }
+    });
+    wrong
 }
 
 /// Hands `list` on to shard `to`, sorted and without repeats, and empties it.

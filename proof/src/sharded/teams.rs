@@ -7,7 +7,7 @@ use tilepdb_common::region_index::RegionIndex;
 use tilepdb_common::shard::ShardLayout;
 use tilepdb_common::table::Encoding;
 
-use super::prover_bytes;
+use super::{ProverBytes, prover_bytes};
 use crate::error::Result;
 
 /// One team: its workers, the layout of its proof shards (as many as it has workers, cut by
@@ -68,19 +68,27 @@ impl ProofTeams {
 }
 
 impl ProofTeams {
-    /// The bytes of the largest prover's arrays, over both teams, for the table of `space` in
-    /// `encoding` on `index` ([`prover_bytes`]): what a worker holds while it proves, beside
-    /// (or after) its build shard.
+    /// The most bytes any prover holds in memory and on disk, over both teams, for the table
+    /// of `space` in `encoding` on `index` ([`prover_bytes`], its entries in a file if
+    /// `entries_in_file`): what a worker holds while it proves, after its build shard.
     pub fn largest_prover_bytes(
         &self,
         space: &StateSpace,
         index: &RegionIndex,
         encoding: Encoding,
-    ) -> Result<u64> {
-        let mut largest = 0;
+        entries_in_file: bool,
+    ) -> Result<ProverBytes> {
+        let mut largest = ProverBytes::default();
         for team in &self.teams {
             for j in 0..team.layout.shards() {
-                largest = largest.max(prover_bytes(space, index, team.layout, j, encoding)?);
+                largest = largest.max(prover_bytes(
+                    space,
+                    index,
+                    team.layout,
+                    j,
+                    encoding,
+                    entries_in_file,
+                )?);
             }
         }
         Ok(largest)

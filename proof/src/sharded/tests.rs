@@ -1,5 +1,6 @@
 //! Every team's provers run in one process, their lists exchanged in memory.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
@@ -13,21 +14,59 @@ use super::*;
 use crate::bellman::tests::table as built;
 use crate::walks::for_each_block_move;
 
-/// Runs the provers of every shard of `layout` on `table`, each layer's lists handed over in
-/// memory, except the lists from shard `from` to shard `to` where `withhold(from, to)`; the
-/// team's entries per distance, checked against the header.
+/// Where the tests' provers keep their entries: in memory, or in files of a directory in
+/// parts of a few bytes.
+#[derive(Clone, Copy)]
+enum Keep<'a> {
+    Memory,
+    Files(&'a Path, usize),
+}
+
+impl Keep<'_> {
+    /// The entries of shard `shard` of `layout`, kept here.
+    fn entries(
+        self,
+        space: &StateSpace,
+        index: &RegionIndex,
+        layout: ShardLayout,
+        shard: u32,
+        encoding: Encoding,
+        payload: &[u8],
+    ) -> crate::Result<ShardEntries> {
+        let path = self.path(shard);
+        let place = match (self, &path) {
+            (Keep::Files(_, part_bytes), Some(path)) => EntriesPlace {
+                file: Some(path),
+                part_bytes,
+            },
+            _ => EntriesPlace::memory(),
+        };
+        ShardEntries::from_payload(space, index, layout, shard, encoding, place, payload)
+    }
+
+    fn path(self, shard: u32) -> Option<PathBuf> {
+        match self {
+            Keep::Memory => None,
+            Keep::Files(dir, _) => Some(dir.join(format!("shard-{shard}.entries"))),
+        }
+    }
+}
+
+/// Runs the provers of every shard of `layout` on `table`, their entries kept by `keep`, each
+/// layer's lists handed over in memory, except the lists from shard `from` to shard `to`
+/// where `withhold(from, to)`; the team's entries per distance, checked against the header.
 fn prove_team(
     space: &StateSpace,
     payload: &[u8],
     header: &Header,
     encoding: Encoding,
-    layout: ShardLayout,
+    (layout, keep): (ShardLayout, Keep<'_>),
     withhold: &dyn Fn(u32, u32) -> bool,
 ) -> crate::Result<crate::layers::Layers> {
     let index = Arc::new(space.region_index()?);
     let mut provers = (0..layout.shards())
         .map(|j| {
-            let entries = ShardEntries::from_payload(space, &index, layout, j, encoding, payload)?;
+            let entries = keep.entries(space, &index, layout, j, encoding, payload)?;
             ShardProver::new(space, Arc::clone(&index), layout, j, encoding, entries)
         })
         .collect::<crate::Result<Vec<_>>>()?;
@@ -105,9 +144,13 @@ fn what(space: &StateSpace, encoding: Encoding, shards: u32) -> String {
     )
 }
 
+/// Bytes of a part of the entries in the tests' files: a few parts per shard.
+const SMALL_PART: usize = 64;
+
 #[test]
 fn good_tables_pass_with_the_single_proofs_histogram() {
     let dir = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
     for (space, values, encoding) in cases() {
         let Ok(table) = EncodedTable::new(&space, encoding, &values) else {
             // 1-bit cannot mark the unreached half of a pattern of every tile.
@@ -120,18 +163,22 @@ fn good_tables_pass_with_the_single_proofs_histogram() {
         let f = space.region_index().unwrap().orders();
         for shards in 1..=4 {
             let layout = ShardLayout::new(f, shards).unwrap();
-            let layers = prove_team(
-                &space,
-                table.payload(),
-                &table.header,
-                encoding,
-                layout,
-                &honest,
-            )
-            .unwrap();
-            let what = what(&space, encoding, shards);
-            assert_eq!(layers.histogram, deep.decoded_histogram, "{what}");
-            assert_eq!(layers.unreached, deep.decoded_unreached, "{what}");
+            for keep in [Keep::Memory, Keep::Files(files.path(), SMALL_PART)] {
+                let layers = prove_team(
+                    &space,
+                    table.payload(),
+                    &table.header,
+                    encoding,
+                    (layout, keep),
+                    &honest,
+                )
+                .unwrap();
+                let what = what(&space, encoding, shards);
+                assert_eq!(layers.histogram, deep.decoded_histogram, "{what}");
+                assert_eq!(layers.unreached, deep.decoded_unreached, "{what}");
+                let left = std::fs::read_dir(files.path()).unwrap().count();
+                assert_eq!(left, 0, "{what}: the entries' files are removed");
+            }
         }
     }
 }
@@ -192,6 +239,7 @@ fn forged(payload: &[u8], encoding: Encoding, e: u64) -> Vec<u8> {
 
 #[test]
 fn a_forged_entry_in_each_shard_is_found() {
+    let files = tempfile::tempdir().unwrap();
     for (space, values, encoding) in cases() {
         let Ok(table) = EncodedTable::new(&space, encoding, &values) else {
             continue;
@@ -202,14 +250,23 @@ fn a_forged_entry_in_each_shard_is_found() {
             for shard in 0..shards {
                 let e = entry_of_shard(&space, &index, &values, layout, shard);
                 let bad = forged(table.payload(), encoding, e);
-                let err = prove_team(&space, &bad, &table.header, encoding, layout, &honest)
+                for keep in [Keep::Memory, Keep::Files(files.path(), SMALL_PART)] {
+                    let err = prove_team(
+                        &space,
+                        &bad,
+                        &table.header,
+                        encoding,
+                        (layout, keep),
+                        &honest,
+                    )
                     .unwrap_err()
                     .to_string();
-                let what = what(&space, encoding, shards);
-                assert!(
-                    err.contains(&format!("entry {e} ")),
-                    "{what}, entry {e} of shard {shard}: {err}"
-                );
+                    let what = what(&space, encoding, shards);
+                    assert!(
+                        err.contains(&format!("entry {e} ")),
+                        "{what}, entry {e} of shard {shard}: {err}"
+                    );
+                }
             }
         }
     }
@@ -310,7 +367,7 @@ fn a_table_made_wrong_by_withholding_passes_one_rotated_search_but_not_two_teams
                     table.payload(),
                     &table.header,
                     encoding,
-                    build,
+                    (build, Keep::Memory),
                     &honest
                 )
                 .is_err(),
@@ -325,7 +382,7 @@ fn a_table_made_wrong_by_withholding_passes_one_rotated_search_but_not_two_teams
                 table.payload(),
                 &table.header,
                 encoding,
-                build,
+                (build, Keep::Memory),
                 &|a, b| a == from && b == to,
             )
             .unwrap_or_else(|e| panic!("{what}: the rotated search refused it: {e}"));
@@ -341,7 +398,7 @@ fn a_table_made_wrong_by_withholding_passes_one_rotated_search_but_not_two_teams
                 table.payload(),
                 &table.header,
                 encoding,
-                b.layout,
+                (b.layout, Keep::Memory),
                 &honest,
             )
             .unwrap_err()
@@ -421,9 +478,9 @@ fn a_list_with_a_state_of_another_shard_is_refused() {
     let table = EncodedTable::new(&space, Encoding::OneBit, &values).unwrap();
     let index = Arc::new(space.region_index().unwrap());
     let layout = ShardLayout::new(index.orders(), 2).unwrap();
-    let entries =
-        ShardEntries::from_payload(&space, &index, layout, 0, Encoding::OneBit, table.payload())
-            .unwrap();
+    let entries = Keep::Memory
+        .entries(&space, &index, layout, 0, Encoding::OneBit, table.payload())
+        .unwrap();
     let prover = ShardProver::new(
         &space,
         Arc::clone(&index),
@@ -442,6 +499,7 @@ fn a_list_with_a_state_of_another_shard_is_refused() {
 
 #[test]
 fn the_provers_memory_is_known_before_they_are_made() {
+    let files = tempfile::tempdir().unwrap();
     for (space, values, encoding) in cases() {
         let Ok(table) = EncodedTable::new(&space, encoding, &values) else {
             continue;
@@ -450,47 +508,249 @@ fn the_provers_memory_is_known_before_they_are_made() {
         for shards in 1..=4 {
             let layout = ShardLayout::new(index.orders(), shards).unwrap();
             for j in 0..shards {
-                let entries = ShardEntries::from_payload(
-                    &space,
-                    &index,
-                    layout,
-                    j,
-                    encoding,
-                    table.payload(),
-                )
-                .unwrap();
-                let prover =
-                    ShardProver::new(&space, Arc::clone(&index), layout, j, encoding, entries)
-                        .unwrap();
-                assert_eq!(
-                    prover_bytes(&space, &index, layout, j, encoding).unwrap(),
-                    prover.bytes(),
-                    "{}",
-                    what(&space, encoding, shards)
-                );
+                let path = files.path().join("entries");
+                for in_file in [false, true] {
+                    let place = if in_file {
+                        EntriesPlace::file(&path)
+                    } else {
+                        EntriesPlace::memory()
+                    };
+                    let entries = ShardEntries::from_payload(
+                        &space,
+                        &index,
+                        layout,
+                        j,
+                        encoding,
+                        place,
+                        table.payload(),
+                    )
+                    .unwrap();
+                    let prover =
+                        ShardProver::new(&space, Arc::clone(&index), layout, j, encoding, entries)
+                            .unwrap();
+                    let what = what(&space, encoding, shards);
+                    let bytes = prover.bytes();
+                    assert_eq!(
+                        prover_bytes(&space, &index, layout, j, encoding, in_file).unwrap(),
+                        bytes,
+                        "{what}"
+                    );
+                    let zero_aware = space.rule() == BlankRule::ZeroAware;
+                    assert_eq!(bytes.disk > 0, in_file && zero_aware, "{what}");
+                    if bytes.disk > 0 {
+                        assert_eq!(std::fs::metadata(&path).unwrap().len(), bytes.disk);
+                    }
+                    drop(prover);
+                    assert!(
+                        !path.exists(),
+                        "{what}: the file is removed with its prover"
+                    );
+                }
             }
         }
         if let Some(teams) = ProofTeams::new(ShardLayout::new(index.orders(), 3).unwrap()).unwrap()
         {
             // Three workers: team B is one worker, whose prover holds the whole table.
-            let whole = prover_bytes(
-                &space,
-                &index,
-                ShardLayout::new(index.orders(), 1).unwrap(),
-                0,
-                encoding,
-            )
-            .unwrap();
-            assert_eq!(
-                teams
-                    .largest_prover_bytes(&space, &index, encoding)
-                    .unwrap(),
-                whole
-            );
+            for in_file in [false, true] {
+                let whole = prover_bytes(
+                    &space,
+                    &index,
+                    ShardLayout::new(index.orders(), 1).unwrap(),
+                    0,
+                    encoding,
+                    in_file,
+                )
+                .unwrap();
+                assert_eq!(
+                    teams
+                        .largest_prover_bytes(&space, &index, encoding, in_file)
+                        .unwrap(),
+                    whole
+                );
+            }
         }
     }
     let (space, _) = built("3x3", &[1, 2, 3], Goal::BlankFirst, BlankRule::Aware);
     let index = space.region_index().unwrap();
     let layout = ShardLayout::new(index.orders(), 2).unwrap();
-    assert!(prover_bytes(&space, &index, layout, 0, Encoding::Byte).is_err());
+    assert!(prover_bytes(&space, &index, layout, 0, Encoding::Byte, true).is_err());
+}
+
+/// The 15-puzzle's first 5-tile pattern, zero-aware.
+fn zero_aware_five() -> (StateSpace, Vec<u8>) {
+    let pattern = Partition::named("15:5-5-5").unwrap().patterns()[0].clone();
+    built(
+        "4x4",
+        pattern.tiles(),
+        Goal::BlankFirst,
+        BlankRule::ZeroAware,
+    )
+}
+
+/// A file entry of shard `shard` of `layout` whose value `keep` takes, in the first, a middle
+/// and the last part of the shard's entries in parts of [`SMALL_PART`] bytes (`bits` a code).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the test's entries are in memory"
+)]
+fn entries_in_parts(
+    index: &RegionIndex,
+    values: &[u8],
+    layout: ShardLayout,
+    shard: u32,
+    bits: u64,
+    keep: impl Fn(u8) -> bool,
+) -> Vec<u64> {
+    let f = index.orders();
+    let own = layout.orders_of(shard);
+    let width = own.end - own.start;
+    let per_part = SMALL_PART as u64 * 8 / bits;
+    let parts = (index.region_count() * width).div_ceil(per_part);
+    assert!(parts >= 3, "a few parts");
+    [0, parts / 2, parts - 1]
+        .into_iter()
+        .map(|part| {
+            (part * per_part..((part + 1) * per_part).min(index.region_count() * width))
+                .map(|l| (l / width) * f + own.start + l % width)
+                .find(|&e| keep(values[e as usize]))
+                .unwrap_or_else(|| panic!("part {part} of shard {shard} has such an entry"))
+        })
+        .collect()
+}
+
+#[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the test's entries are in memory"
+)]
+fn a_forged_entry_in_the_first_a_middle_and_the_last_part_of_a_file_is_found() {
+    let files = tempfile::tempdir().unwrap();
+    let (space, values) = zero_aware_five();
+    let index = space.region_index().unwrap();
+    let layout = ShardLayout::new(index.orders(), 2).unwrap();
+    for (encoding, bits) in [
+        (Encoding::OneBit, 1),
+        (Encoding::Mod3, 2),
+        (Encoding::Byte, 8),
+    ] {
+        let table = EncodedTable::new(&space, encoding, &values).unwrap();
+        for shard in 0..2 {
+            let reached = entries_in_parts(&index, &values, layout, shard, bits, |v| {
+                v != UNREACHED && v > 0
+            });
+            for e in reached {
+                let bad = forged(table.payload(), encoding, e);
+                let keep = Keep::Files(files.path(), SMALL_PART);
+                let err = prove_team(
+                    &space,
+                    &bad,
+                    &table.header,
+                    encoding,
+                    (layout, keep),
+                    &honest,
+                )
+                .unwrap_err()
+                .to_string();
+                let what = what(&space, encoding, 2);
+                assert!(
+                    err.contains(&format!("entry {e} is at distance {} ", values[e as usize])),
+                    "{what}, entry {e} of shard {shard}: {err}"
+                );
+                assert_eq!(std::fs::read_dir(files.path()).unwrap().count(), 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_forged_unreached_entry_in_a_file_is_found() {
+    let files = tempfile::tempdir().unwrap();
+    // Every tile of the 8-puzzle: the odd half of the placements is unreached.
+    let (space, values) = built(
+        "3x3",
+        &[1, 2, 3, 4, 5, 6, 7, 8],
+        Goal::BlankFirst,
+        BlankRule::ZeroAware,
+    );
+    let index = space.region_index().unwrap();
+    let layout = ShardLayout::new(index.orders(), 2).unwrap();
+    for (encoding, bits) in [(Encoding::Mod3, 2), (Encoding::Byte, 8)] {
+        let table = EncodedTable::new(&space, encoding, &values).unwrap();
+        for shard in 0..2 {
+            let unreached =
+                entries_in_parts(&index, &values, layout, shard, bits, |v| v == UNREACHED);
+            for e in unreached {
+                let bad = forged(table.payload(), encoding, e);
+                let keep = Keep::Files(files.path(), SMALL_PART);
+                let err = prove_team(
+                    &space,
+                    &bad,
+                    &table.header,
+                    encoding,
+                    (layout, keep),
+                    &honest,
+                )
+                .unwrap_err()
+                .to_string();
+                let what = what(&space, encoding, 2);
+                assert!(
+                    err.contains(&format!("entry {e} is unreachable but stores")),
+                    "{what}, entry {e} of shard {shard}: {err}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_entries_file_changed_on_disk_between_parts_is_refused_by_its_crc() {
+    let files = tempfile::tempdir().unwrap();
+    let (space, values) = zero_aware_five();
+    let table = EncodedTable::new(&space, Encoding::OneBit, &values).unwrap();
+    let index = Arc::new(space.region_index().unwrap());
+    let layout = ShardLayout::new(index.orders(), 1).unwrap();
+    let keep = Keep::Files(files.path(), SMALL_PART);
+    let entries = keep
+        .entries(&space, &index, layout, 0, Encoding::OneBit, table.payload())
+        .unwrap();
+    let mut prover = ShardProver::new(
+        &space,
+        Arc::clone(&index),
+        layout,
+        0,
+        Encoding::OneBit,
+        entries,
+    )
+    .unwrap();
+    // The first layer proven with the file as written.
+    prover
+        .expand(&mut |_, _| unreachable!("one shard"))
+        .unwrap();
+    assert!(prover.finish_layer().unwrap() > 0);
+    // A bit of the file's last part changed on disk (one entry's code, which the checks of
+    // the entries alone would not tell from a forged table's): its part is read back later,
+    // at the latest for the entries never met.
+    let path = keep.path(0).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = loop {
+        if let Err(e) = prover.expand(&mut |_, _| unreachable!("one shard")) {
+            break e;
+        }
+        match prover.finish_layer() {
+            Err(e) => break e,
+            Ok(0) => match prover.finish() {
+                Err(e) => break e,
+                Ok(tally) => panic!("a changed file was accepted: {tally:?}"),
+            },
+            Ok(_) => {}
+        }
+    }
+    .to_string();
+    assert!(
+        err.contains("changed on disk") && err.contains("CRC-32"),
+        "{err}"
+    );
 }

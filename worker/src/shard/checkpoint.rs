@@ -79,6 +79,11 @@ impl Checkpoints {
         }
     }
 
+    /// The shard's directory (its checkpoints, and its prover's file of entries).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     fn table_dir(&self, table: u32) -> PathBuf {
         self.dir.join(format!("table-{table}"))
     }

@@ -2,8 +2,10 @@
 //! file is written, every worker proves one proof shard of its team's cut of the index with
 //! the proof crate's own prover ([`ShardProver`], never the build's kernel). Its file entries
 //! are read from the coordinator, which wrote the file, a bounded part at a time, each answer
-//! checked by CRC-32 and count; its lists go to the team's other provers over the data plane,
-//! tagged with the team's search, so a list of one team is never merged by the other.
+//! checked by CRC-32 and count, and kept (a zero-aware table's) in a file of the worker's
+//! data directory, removed when the prover is let go, or in memory without one; its lists go
+//! to the team's other provers over the data plane, tagged with the team's search, so a list
+//! of one team is never merged by the other.
 //!
 //! A wrong entry (or a list no honest prover sends) is the prover's verdict, not a failed
 //! step: it is kept and reported with every later step (`proof_failure`), and the coordinator
@@ -13,7 +15,8 @@
 //! worker (the lost shard's replacement among them): the prover of the void attempt is let go
 //! before the new one is made, so a worker never holds two.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use tilepdb_common::region_index::RegionIndex;
@@ -24,7 +27,7 @@ use tilepdb_common::wire::proto::{
 };
 use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
 use tilepdb_common::{StateSpace, human_bytes};
-use tilepdb_proof::sharded::{ProofTeams, ShardEntries, ShardProver, prover_bytes};
+use tilepdb_proof::sharded::{EntriesPlace, ProofTeams, ShardEntries, ShardProver, prover_bytes};
 use tonic::Status;
 
 use super::Work;
@@ -215,17 +218,28 @@ impl Work {
             .and_then(|j| u32::try_from(j).ok())
             .ok_or_else(|| Error::Refused(format!("shard {shard} is in no team")))?;
         let limit = self.config.memory_limit.or_else(super::cgroup_limit);
-        let prover = prover_bytes(&space, &index, team.layout, proof_shard, self.encoding)
-            .map_err(|e| Error::Refused(e.to_string()))?;
+        let entries_file = match &self.checkpoints {
+            Some(c) => Some(new_entries_file(c.dir(), open.table)?),
+            None => None,
+        };
+        let prover = prover_bytes(
+            &space,
+            &index,
+            team.layout,
+            proof_shard,
+            self.encoding,
+            entries_file.is_some(),
+        )
+        .map_err(|e| Error::Refused(e.to_string()))?;
         if let Some(limit) = limit {
-            let need = prover + index.memory_bytes();
+            let need = prover.memory + index.memory_bytes();
             if need > limit {
                 return Err(Error::Refused(format!(
                     "proof shard {proof_shard} of {} of {} needs {} ({} of prover, {} of index) but this worker may use {}",
                     team.layout.shards(),
                     space.pattern(),
                     human_bytes(need),
-                    human_bytes(prover),
+                    human_bytes(prover.memory),
                     human_bytes(index.memory_bytes()),
                     human_bytes(limit)
                 )));
@@ -247,6 +261,9 @@ impl Work {
             self.encoding,
         );
         let (layout, table) = (team.layout, open.table);
+        let entries_kept = entries_file
+            .as_ref()
+            .map_or_else(|| "in memory".to_string(), |p| p.display().to_string());
         let made_index = index.clone();
         let made_space = space.clone();
         let made = tokio::task::spawn_blocking(move || -> Result<_> {
@@ -258,12 +275,17 @@ impl Work {
                     tilepdb_proof::Error::Domain(tilepdb_common::Error::Shard(why))
                 })
             };
+            let place = match &entries_file {
+                Some(path) => EntriesPlace::file(path),
+                None => EntriesPlace::memory(),
+            };
             let made = ShardEntries::read(
                 &made_space,
                 &made_index,
                 layout,
                 proof_shard,
                 encoding,
+                place,
                 read,
             )
             .and_then(|entries| {
@@ -303,6 +325,7 @@ impl Work {
             table,
             team = if search == 1 { "A" } else { "B" },
             proof_shard,
+            entries = %entries_kept,
             "proving a shard of the table's file"
         );
         self.proof_peers = Some(Arc::new(peers));
@@ -447,6 +470,35 @@ impl Work {
         .map_err(|e| Error::Start(e.to_string()))?;
         Ok(self.proof_report(&slot, report))
     }
+}
+
+/// Files of a prover's entries are named with this prefix in the shard's data directory.
+const ENTRIES_FILE_PREFIX: &str = "proof-entries-";
+
+/// The path of a new file of a prover's entries of table `table` in `dir` (made if missing),
+/// a name no other prover of this process took; the files an earlier prover left (a worker
+/// killed in a proof, on the same data directory) removed first. A prover still reading its
+/// file when its name is removed keeps reading it; the file goes when the prover does.
+fn new_entries_file(dir: &Path, table: u32) -> Result<PathBuf> {
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Checkpoint(format!("{}: {e}", dir.display())))?;
+    let listed =
+        std::fs::read_dir(dir).map_err(|e| Error::Checkpoint(format!("{}: {e}", dir.display())))?;
+    for entry in listed.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(ENTRIES_FILE_PREFIX)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(dir.join(format!(
+        "{ENTRIES_FILE_PREFIX}table-{table}-{}-{}",
+        std::process::id(),
+        MADE.fetch_add(1, Relaxed)
+    )))
 }
 
 /// The codes the coordinator's file stores for `ranges` of its entries of table `table`,

@@ -21,7 +21,7 @@ use tilepdb_common::shard::{ShardLayout, ShardSize, locality};
 use tilepdb_common::table::file_writer::{TableFileWriter, WRITE_BUFFER_BYTES};
 use tilepdb_common::table::{Encoding, Header};
 
-use tilepdb_proof::sharded::{ProofTeams, proven_on_shards};
+use tilepdb_proof::sharded::{ProofTeams, ProverBytes, proven_on_shards};
 
 use super::builder::READ_ENTRIES;
 use crate::engine::build_memory::depth_code;
@@ -47,8 +47,9 @@ pub struct ShardPlan {
     pub shards: u32,
     /// The largest shard's two-bit codes and depth store.
     pub worker_arrays_bytes: u64,
-    /// The largest prover's arrays when the table is proven on the shards (two bits a state
-    /// of its proof shard, its file entries), held after the shard's arrays are let go; 0
+    /// The largest prover's memory when the table is proven on the shards (two bits a state
+    /// of its proof shard and, its file entries kept in the worker's data directory, a part of
+    /// them; a minimized table's entries all), held after the shard's arrays are let go; 0
     /// when the coordinator proves it.
     pub worker_prover_bytes: u64,
     /// The most memory a worker holds: the larger of its arrays and its prover's, the index
@@ -56,6 +57,12 @@ pub struct ShardPlan {
     pub worker_memory_bytes: u64,
     /// The most disk a worker's checkpoints of the table take.
     pub worker_checkpoint_bytes: u64,
+    /// The largest prover's file of entries in its worker's data directory (a zero-aware
+    /// table's proven on the shards; else 0).
+    pub worker_proof_entries_bytes: u64,
+    /// The most disk a worker takes: the larger of its checkpoints and its prover's file of
+    /// entries (the checkpoints are let go when the table is closed, before its proof).
+    pub worker_disk_bytes: u64,
     /// The fraction of successors that stay on their parent's shard (sampled).
     pub local_fraction: f64,
     /// Bytes sent between workers over the whole search.
@@ -98,18 +105,21 @@ pub fn shard_plan(space: &StateSpace, encoding: Encoding, shards: u32) -> Result
         2 * code.bytes_for(range) + encoding.payload_len(range) + WRITE_BUFFER_BYTES as u64;
     let prover = match ProofTeams::new(layout)? {
         Some(teams) if proven_on_shards(space, encoding) => {
-            teams.largest_prover_bytes(space, &index, encoding)?
+            teams.largest_prover_bytes(space, &index, encoding, true)?
         }
-        _ => 0,
+        _ => ProverBytes::default(),
     };
+    let checkpoints = (largest.states as f64 * CHECKPOINT_BYTES_PER_STATE) as u64;
     Ok(ShardPlan {
         shards,
         worker_arrays_bytes: largest.bytes(),
-        worker_prover_bytes: prover,
-        worker_memory_bytes: largest.bytes().max(prover)
+        worker_prover_bytes: prover.memory,
+        worker_memory_bytes: largest.bytes().max(prover.memory)
             + index.memory_bytes()
             + WORKER_ALLOWANCE_BYTES,
-        worker_checkpoint_bytes: (largest.states as f64 * CHECKPOINT_BYTES_PER_STATE) as u64,
+        worker_checkpoint_bytes: checkpoints,
+        worker_proof_entries_bytes: prover.disk,
+        worker_disk_bytes: checkpoints.max(prover.disk),
         local_fraction: local,
         wire_bytes: wire as u64,
         wire_bytes_per_state: wire / states as f64,
