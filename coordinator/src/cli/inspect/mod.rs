@@ -13,17 +13,20 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
-use tilepdb_common::plot::{self, PlotFormat};
 use tilepdb_common::table::header::{FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, histogram_mean};
 use tilepdb_common::table::statistics::SetStatistics;
 use tilepdb_common::table::{Encoding, Header, Pdb, TableSet};
 use tilepdb_common::{BlankRule, Goal, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, MemoryPlan, human_bytes, memory_plan};
-use tilepdb_coordinator::cluster::sharded::plan::{ShardPlan, shard_plan};
+use tilepdb_coordinator::cluster::sharded::plan::ShardPlan;
 use tilepdb_coordinator::report::available_memory_bytes;
 use tilepdb_proof::Proof;
 
-use super::job::resolve_partition;
+mod plan;
+mod plots;
+
+use plan::{plan, print_sharded};
+use plots::{check_plot_file, plot_set, plot_tables, table_name};
 
 #[derive(Args)]
 pub struct InspectArgs {
@@ -297,47 +300,6 @@ impl TableInfo {
     }
 }
 
-/// A sharded build's plan: each worker's memory and disk, the coordinator's, the wire.
-fn print_sharded(p: &ShardPlan) {
-    let prover = if p.worker_prover_bytes > 0 {
-        format!(
-            ", then {} for its part of the proof",
-            human_bytes(p.worker_prover_bytes)
-        )
-    } else {
-        String::new()
-    };
-    let entries = if p.worker_proof_entries_bytes > 0 {
-        format!(
-            ", then {} of the proof's file entries",
-            human_bytes(p.worker_proof_entries_bytes)
-        )
-    } else {
-        String::new()
-    };
-    tilepdb_common::outln!(
-        "  sharded     on {} shards: each worker {} of memory at most ({} of arrays{prover}), {} of disk at most ({} of checkpoints{entries})",
-        p.shards,
-        human_bytes(p.worker_memory_bytes),
-        human_bytes(p.worker_arrays_bytes),
-        human_bytes(p.worker_disk_bytes),
-        human_bytes(p.worker_checkpoint_bytes)
-    );
-    let proof = if p.worker_prover_bytes > 0 {
-        "(the workers prove the table)"
-    } else {
-        "besides the proof (it proves the table)"
-    };
-    tilepdb_common::outln!(
-        "              the coordinator {} of memory {proof}, {} of disk; {} on the wire in all ({:.2} bytes a state; {:.1} % of the successors stay on their shard)",
-        human_bytes(p.coordinator_memory_bytes),
-        human_bytes(p.coordinator_disk_bytes),
-        human_bytes(p.wire_bytes),
-        p.wire_bytes_per_state,
-        100.0 * p.local_fraction
-    );
-}
-
 /// `1234567` as `1,234,567`.
 pub fn commas(n: u64) -> String {
     let digits = n.to_string();
@@ -495,58 +457,6 @@ fn print_statistics(s: &SetStatistics) {
     );
 }
 
-/// Refuses a plot file name that is neither .svg nor .png, or a PNG this build cannot draw,
-/// before any work.
-fn check_plot_file(file: &Path) -> anyhow::Result<()> {
-    if PlotFormat::of_path(file)? == PlotFormat::Png && !plot::PNG_BUILT {
-        bail!(
-            "{}: PNG plots are not built into this program (cargo feature `png`); use a .svg file",
-            file.display()
-        );
-    }
-    Ok(())
-}
-
-/// A table's file name, or its path when it has none.
-fn table_name(pdb: &Pdb) -> String {
-    pdb.path().file_name().map_or_else(
-        || pdb.path().display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
-
-/// Draws the value histograms of every table of `set` into `file`.
-fn plot_set(file: &Path, set: &TableSet, dir: &Path, json: bool) -> anyhow::Result<()> {
-    let name = dir.file_name().map_or_else(
-        || dir.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let tables: Vec<&Pdb> = set.tables().iter().collect();
-    plot_tables(file, &name, &tables, json)
-}
-
-/// Draws the value histograms of `tables` (one series each) into `file`, titled `name`.
-fn plot_tables(file: &Path, name: &str, tables: &[&Pdb], json: bool) -> anyhow::Result<()> {
-    let series: Vec<(String, Vec<u64>)> = tables
-        .iter()
-        .map(|t| (table_name(t), t.header().histogram.clone()))
-        .collect();
-    let mean: f64 = tables
-        .iter()
-        .map(|t| histogram_mean(&t.header().histogram).unwrap_or(0.0))
-        .sum();
-    let chart = plot::svg::histograms(
-        &format!("{name}: entries per value (mean value {mean:.2})"),
-        "value (moves of the pattern tiles)",
-        &series,
-    );
-    plot::save(file, &chart)?;
-    if !json {
-        tilepdb_common::outln!("histogram plot written to {}", file.display());
-    }
-    Ok(())
-}
-
 fn open_file(path: &Path) -> anyhow::Result<Pdb> {
     if !path.exists() {
         bail!("{}: no such file or directory", path.display());
@@ -561,45 +471,6 @@ fn output<T: Serialize>(info: &T, json: bool, print: fn(&T)) -> anyhow::Result<(
         print(info);
     }
     Ok(())
-}
-
-fn plan(args: &InspectArgs) -> anyhow::Result<()> {
-    let partition = resolve_partition(
-        args.puzzle.as_deref(),
-        args.partition.as_deref(),
-        &args.pattern,
-    )?;
-    let mut tables = Vec::new();
-    for pattern in partition.patterns() {
-        let space = StateSpace::new(partition.board(), args.goal, pattern.clone(), args.blank)?;
-        let header = Header::plan(&space, args.encoding)?;
-        let mut info = TableInfo::new(&header, &space, None);
-        if let Some(shards) = args.shards {
-            info.sharded = Some(shard_plan(&space, args.encoding, shards)?);
-        }
-        tables.push(info);
-    }
-    let info = SetInfo {
-        set_dir: None,
-        partition: partition.name().to_string(),
-        board: partition.board().to_string(),
-        goal: args.goal.to_string(),
-        blank_rule: args.blank.to_string(),
-        encoding: args.encoding.to_string(),
-        reflection: tilepdb_common::table::manifest::reflection_applies(
-            partition.board(),
-            args.goal,
-        ),
-        total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
-        build_memory_bytes: tables
-            .iter()
-            .map(|t| t.build_memory_bytes)
-            .max()
-            .unwrap_or(0),
-        statistics: None,
-        tables,
-    };
-    output(&info, args.json, SetInfo::print)
 }
 
 #[cfg(test)]
