@@ -189,8 +189,8 @@ impl Heuristic for CatalogueHeuristic<'_> {
     type Memo = CatalogueMemo;
     type Started = CatalogueStarted;
 
-    /// For tables of more than [`LOOK_AHEAD_BYTES`] in all, unless set otherwise
-    /// ([`CatalogueHeuristic::with_look_ahead`]).
+    /// For tables of more than [`LOOK_AHEAD_BYTES`](crate::heuristic::pdb::LOOK_AHEAD_BYTES)
+    /// in all, unless set otherwise ([`CatalogueHeuristic::with_look_ahead`]).
     fn looks_ahead(&self) -> bool {
         self.look_ahead
     }
