@@ -618,6 +618,32 @@ fn entries_in_parts(
         .collect()
 }
 
+/// The error of the proof by one team of `table` (of `space`, in `encoding`, on `layout`)
+/// with its entry `e` forged, the provers keeping their entries in files of `dir` read in
+/// small parts; and the case's name for the assertion's message.
+fn refusal_of_forged_entry(
+    space: &StateSpace,
+    table: &EncodedTable,
+    encoding: Encoding,
+    layout: ShardLayout,
+    dir: &Path,
+    e: u64,
+) -> (String, String) {
+    let bad = forged(table.payload(), encoding, e);
+    let keep = Keep::Files(dir, SMALL_PART);
+    let err = prove_team(
+        space,
+        &bad,
+        &table.header,
+        encoding,
+        (layout, keep),
+        &honest,
+    )
+    .unwrap_err()
+    .to_string();
+    (err, what(space, encoding, layout.shards()))
+}
+
 #[test]
 #[expect(
     clippy::cast_possible_truncation,
@@ -639,19 +665,8 @@ fn a_forged_entry_in_the_first_a_middle_and_the_last_part_of_a_file_is_found() {
                 v != UNREACHED && v > 0
             });
             for e in reached {
-                let bad = forged(table.payload(), encoding, e);
-                let keep = Keep::Files(files.path(), SMALL_PART);
-                let err = prove_team(
-                    &space,
-                    &bad,
-                    &table.header,
-                    encoding,
-                    (layout, keep),
-                    &honest,
-                )
-                .unwrap_err()
-                .to_string();
-                let what = what(&space, encoding, 2);
+                let (err, what) =
+                    refusal_of_forged_entry(&space, &table, encoding, layout, files.path(), e);
                 assert!(
                     err.contains(&format!("entry {e} is at distance {} ", values[e as usize])),
                     "{what}, entry {e} of shard {shard}: {err}"
@@ -680,19 +695,8 @@ fn a_forged_unreached_entry_in_a_file_is_found() {
             let unreached =
                 entries_in_parts(&index, &values, layout, shard, bits, |v| v == UNREACHED);
             for e in unreached {
-                let bad = forged(table.payload(), encoding, e);
-                let keep = Keep::Files(files.path(), SMALL_PART);
-                let err = prove_team(
-                    &space,
-                    &bad,
-                    &table.header,
-                    encoding,
-                    (layout, keep),
-                    &honest,
-                )
-                .unwrap_err()
-                .to_string();
-                let what = what(&space, encoding, 2);
+                let (err, what) =
+                    refusal_of_forged_entry(&space, &table, encoding, layout, files.path(), e);
                 assert!(
                     err.contains(&format!("entry {e} is unreachable but stores")),
                     "{what}, entry {e} of shard {shard}: {err}"
