@@ -14,6 +14,8 @@ use super::*;
 use crate::bellman::tests::table as built;
 use crate::walks::for_each_block_move;
 
+mod entries_file;
+
 /// Where the tests' provers keep their entries: in memory, or in files of a directory in
 /// parts of a few bytes.
 #[derive(Clone, Copy)]
@@ -237,6 +239,30 @@ fn forged(payload: &[u8], encoding: Encoding, e: u64) -> Vec<u8> {
     bad
 }
 
+/// The error of the proof by one team of `table` (of `space`, in `encoding`, on `layout`)
+/// with its entry `e` forged, the provers keeping their entries as `keep` says; and the
+/// case's name for the assertion's message.
+fn refusal_of_forged_entry(
+    space: &StateSpace,
+    table: &EncodedTable,
+    encoding: Encoding,
+    (layout, keep): (ShardLayout, Keep<'_>),
+    e: u64,
+) -> (String, String) {
+    let bad = forged(table.payload(), encoding, e);
+    let err = prove_team(
+        space,
+        &bad,
+        &table.header,
+        encoding,
+        (layout, keep),
+        &honest,
+    )
+    .unwrap_err()
+    .to_string();
+    (err, what(space, encoding, layout.shards()))
+}
+
 #[test]
 fn a_forged_entry_in_each_shard_is_found() {
     let files = tempfile::tempdir().unwrap();
@@ -249,19 +275,9 @@ fn a_forged_entry_in_each_shard_is_found() {
             let layout = ShardLayout::new(index.orders(), shards).unwrap();
             for shard in 0..shards {
                 let e = entry_of_shard(&space, &index, &values, layout, shard);
-                let bad = forged(table.payload(), encoding, e);
                 for keep in [Keep::Memory, Keep::Files(files.path(), SMALL_PART)] {
-                    let err = prove_team(
-                        &space,
-                        &bad,
-                        &table.header,
-                        encoding,
-                        (layout, keep),
-                        &honest,
-                    )
-                    .unwrap_err()
-                    .to_string();
-                    let what = what(&space, encoding, shards);
+                    let (err, what) =
+                        refusal_of_forged_entry(&space, &table, encoding, (layout, keep), e);
                     assert!(
                         err.contains(&format!("entry {e} ")),
                         "{what}, entry {e} of shard {shard}: {err}"
@@ -574,187 +590,4 @@ fn the_provers_memory_is_known_before_they_are_made() {
     let index = space.region_index().unwrap();
     let layout = ShardLayout::new(index.orders(), 2).unwrap();
     assert!(prover_bytes(&space, &index, layout, 0, Encoding::Byte, true).is_err());
-}
-
-/// The 15-puzzle's first 5-tile pattern, zero-aware.
-fn zero_aware_five() -> (StateSpace, Vec<u8>) {
-    let pattern = Partition::named("15:5-5-5").unwrap().patterns()[0].clone();
-    built(
-        "4x4",
-        pattern.tiles(),
-        Goal::BlankFirst,
-        BlankRule::ZeroAware,
-    )
-}
-
-/// A file entry of shard `shard` of `layout` whose value `keep` takes, in the first, a middle
-/// and the last part of the shard's entries in parts of [`SMALL_PART`] bytes (`bits` a code).
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "the test's entries are in memory"
-)]
-fn entries_in_parts(
-    index: &RegionIndex,
-    values: &[u8],
-    layout: ShardLayout,
-    shard: u32,
-    bits: u64,
-    keep: impl Fn(u8) -> bool,
-) -> Vec<u64> {
-    let f = index.orders();
-    let own = layout.orders_of(shard);
-    let width = own.end - own.start;
-    let per_part = SMALL_PART as u64 * 8 / bits;
-    let parts = (index.region_count() * width).div_ceil(per_part);
-    assert!(parts >= 3, "a few parts");
-    [0, parts / 2, parts - 1]
-        .into_iter()
-        .map(|part| {
-            (part * per_part..((part + 1) * per_part).min(index.region_count() * width))
-                .map(|l| (l / width) * f + own.start + l % width)
-                .find(|&e| keep(values[e as usize]))
-                .unwrap_or_else(|| panic!("part {part} of shard {shard} has such an entry"))
-        })
-        .collect()
-}
-
-/// The error of the proof by one team of `table` (of `space`, in `encoding`, on `layout`)
-/// with its entry `e` forged, the provers keeping their entries in files of `dir` read in
-/// small parts; and the case's name for the assertion's message.
-fn refusal_of_forged_entry(
-    space: &StateSpace,
-    table: &EncodedTable,
-    encoding: Encoding,
-    layout: ShardLayout,
-    dir: &Path,
-    e: u64,
-) -> (String, String) {
-    let bad = forged(table.payload(), encoding, e);
-    let keep = Keep::Files(dir, SMALL_PART);
-    let err = prove_team(
-        space,
-        &bad,
-        &table.header,
-        encoding,
-        (layout, keep),
-        &honest,
-    )
-    .unwrap_err()
-    .to_string();
-    (err, what(space, encoding, layout.shards()))
-}
-
-#[test]
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "the test's entries are in memory"
-)]
-fn a_forged_entry_in_the_first_a_middle_and_the_last_part_of_a_file_is_found() {
-    let files = tempfile::tempdir().unwrap();
-    let (space, values) = zero_aware_five();
-    let index = space.region_index().unwrap();
-    let layout = ShardLayout::new(index.orders(), 2).unwrap();
-    for (encoding, bits) in [
-        (Encoding::OneBit, 1),
-        (Encoding::Mod3, 2),
-        (Encoding::Byte, 8),
-    ] {
-        let table = EncodedTable::new(&space, encoding, &values).unwrap();
-        for shard in 0..2 {
-            let reached = entries_in_parts(&index, &values, layout, shard, bits, |v| {
-                v != UNREACHED && v > 0
-            });
-            for e in reached {
-                let (err, what) =
-                    refusal_of_forged_entry(&space, &table, encoding, layout, files.path(), e);
-                assert!(
-                    err.contains(&format!("entry {e} is at distance {} ", values[e as usize])),
-                    "{what}, entry {e} of shard {shard}: {err}"
-                );
-                assert_eq!(std::fs::read_dir(files.path()).unwrap().count(), 0);
-            }
-        }
-    }
-}
-
-#[test]
-fn a_forged_unreached_entry_in_a_file_is_found() {
-    let files = tempfile::tempdir().unwrap();
-    // Every tile of the 8-puzzle: the odd half of the placements is unreached.
-    let (space, values) = built(
-        "3x3",
-        &[1, 2, 3, 4, 5, 6, 7, 8],
-        Goal::BlankFirst,
-        BlankRule::ZeroAware,
-    );
-    let index = space.region_index().unwrap();
-    let layout = ShardLayout::new(index.orders(), 2).unwrap();
-    for (encoding, bits) in [(Encoding::Mod3, 2), (Encoding::Byte, 8)] {
-        let table = EncodedTable::new(&space, encoding, &values).unwrap();
-        for shard in 0..2 {
-            let unreached =
-                entries_in_parts(&index, &values, layout, shard, bits, |v| v == UNREACHED);
-            for e in unreached {
-                let (err, what) =
-                    refusal_of_forged_entry(&space, &table, encoding, layout, files.path(), e);
-                assert!(
-                    err.contains(&format!("entry {e} is unreachable but stores")),
-                    "{what}, entry {e} of shard {shard}: {err}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn an_entries_file_changed_on_disk_between_parts_is_refused_by_its_crc() {
-    let files = tempfile::tempdir().unwrap();
-    let (space, values) = zero_aware_five();
-    let table = EncodedTable::new(&space, Encoding::OneBit, &values).unwrap();
-    let index = Arc::new(space.region_index().unwrap());
-    let layout = ShardLayout::new(index.orders(), 1).unwrap();
-    let keep = Keep::Files(files.path(), SMALL_PART);
-    let entries = keep
-        .entries(&space, &index, layout, 0, Encoding::OneBit, table.payload())
-        .unwrap();
-    let mut prover = ShardProver::new(
-        &space,
-        Arc::clone(&index),
-        layout,
-        0,
-        Encoding::OneBit,
-        entries,
-    )
-    .unwrap();
-    // The first layer proven with the file as written.
-    prover
-        .expand(&mut |_, _| unreachable!("one shard"))
-        .unwrap();
-    assert!(prover.finish_layer().unwrap() > 0);
-    // A bit of the file's last part changed on disk (one entry's code, which the checks of
-    // the entries alone would not tell from a forged table's): its part is read back later,
-    // at the latest for the entries never met.
-    let path = keep.path(0).unwrap();
-    let mut bytes = std::fs::read(&path).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    std::fs::write(&path, &bytes).unwrap();
-    let err = loop {
-        if let Err(e) = prover.expand(&mut |_, _| unreachable!("one shard")) {
-            break e;
-        }
-        match prover.finish_layer() {
-            Err(e) => break e,
-            Ok(0) => match prover.finish() {
-                Err(e) => break e,
-                Ok(tally) => panic!("a changed file was accepted: {tally:?}"),
-            },
-            Ok(_) => {}
-        }
-    }
-    .to_string();
-    assert!(
-        err.contains("changed on disk") && err.contains("CRC-32"),
-        "{err}"
-    );
 }
