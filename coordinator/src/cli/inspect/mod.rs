@@ -334,6 +334,18 @@ struct SetInfo {
 }
 
 impl SetInfo {
+    /// The set's file bytes in all and the memory its build holds at most (its largest
+    /// table's: tables are built one at a time), from its `tables`.
+    fn totals(tables: &[TableInfo]) -> (u64, u64) {
+        let files = tables.iter().map(|t| t.file_bytes).sum();
+        let build = tables
+            .iter()
+            .map(|t| t.build_memory_bytes)
+            .max()
+            .unwrap_or(0);
+        (files, build)
+    }
+
     fn print(&self) {
         let name = match &self.set_dir {
             Some(d) => d.display().to_string(),
@@ -384,6 +396,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             .iter()
             .map(|p| TableInfo::new(p.header(), p.space(), Some(p)))
             .collect();
+        let (total_file_bytes, build_memory_bytes) = SetInfo::totals(&tables);
         let info = SetInfo {
             set_dir: Some(path.to_path_buf()),
             partition: m.partition.clone(),
@@ -392,12 +405,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             blank_rule: m.blank_rule.to_string(),
             encoding: m.encoding.to_string(),
             reflection: m.reflection,
-            total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
-            build_memory_bytes: tables
-                .iter()
-                .map(|t| t.build_memory_bytes)
-                .max()
-                .unwrap_or(0),
+            total_file_bytes,
+            build_memory_bytes,
             statistics: Some(statistics),
             tables,
         };

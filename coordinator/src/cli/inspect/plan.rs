@@ -25,6 +25,7 @@ pub(super) fn plan(args: &InspectArgs) -> anyhow::Result<()> {
         }
         tables.push(info);
     }
+    let (total_file_bytes, build_memory_bytes) = SetInfo::totals(&tables);
     let info = SetInfo {
         set_dir: None,
         partition: partition.name().to_string(),
@@ -36,12 +37,8 @@ pub(super) fn plan(args: &InspectArgs) -> anyhow::Result<()> {
             partition.board(),
             args.goal,
         ),
-        total_file_bytes: tables.iter().map(|t| t.file_bytes).sum(),
-        build_memory_bytes: tables
-            .iter()
-            .map(|t| t.build_memory_bytes)
-            .max()
-            .unwrap_or(0),
+        total_file_bytes,
+        build_memory_bytes,
         statistics: None,
         tables,
     };
