@@ -5,7 +5,8 @@
 //! at a time), never the whole table.
 //!
 //! A prover expands its own current layer with the proof's own walks
-//! ([`crate::walks`], never the build's kernel); the successors it owns are met at once, the
+//! ([`crate::walks`], never the build's kernel), a range of its sets at a time, several ranges
+//! at once on a worker's threads; the successors it owns are met at once, the
 //! others are handed on in sorted lists grouped by owner, and each owner meets what it
 //! receives where unseen. Every state met has its file entry checked against its depth's
 //! code, as [`crate::layers::prove_zero_aware`] and [`crate::layers::prove_minimized`] do:

@@ -53,6 +53,14 @@ pub struct ShardTally {
     pub unreached: u64,
 }
 
+/// States and entries met by one call of [`ShardProver`] (counted once per call: threads
+/// expanding at once would otherwise share a counter's cache line per state).
+#[derive(Clone, Copy, Default)]
+struct Met {
+    states: u64,
+    entries: u64,
+}
+
 /// The layer search of shard `shard` of a `layout` of a table's index, proving the file's
 /// entries of that shard (see the module's documentation). Driven layer by layer:
 /// [`ShardProver::expand`] (the layer's successors of other shards handed on in lists),
@@ -176,7 +184,9 @@ impl ShardProver {
         let goal = prover.goal_state();
         if prover.owns(goal) {
             let (block, set) = prover.index.block_and_set(goal);
-            prover.meet(block, set, goal % f, 0)?;
+            let mut met = Met::default();
+            prover.meet(block, set, goal % f, 0, &mut met)?;
+            prover.count(0, met);
             prover.check_layer(0)?;
             std::mem::swap(&mut prover.active, &mut prover.next);
             prover.added.store(0, Relaxed);
@@ -208,16 +218,39 @@ impl ShardProver {
         }
     }
 
-    /// Expands the shard's states of the current layer: every successor the shard owns is
-    /// met at once (its entry checked), each other one is handed to `send` with its owner, in
-    /// lists of at most [`LIST_STATES`] states, each sorted and without repeats. Stops at
-    /// the first wrong entry or failed send.
-    pub fn expand(&self, send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>) -> Result<()> {
+    /// The sets of the table's index: [`ShardProver::expand`] expands a range of them.
+    pub fn sets(&self) -> u64 {
+        self.index.sets()
+    }
+
+    /// Expands the shard's states of the current layer in the sets `sets`: every successor
+    /// the shard owns is met at once (its entry checked), each other one is handed to `send`
+    /// with its owner, in lists of at most [`LIST_STATES`] states, each sorted and without
+    /// repeats. Stops at the first wrong entry or failed send. Ranges of sets may be expanded
+    /// at once on several threads.
+    pub fn expand(
+        &self,
+        sets: Range<u64>,
+        send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
+    ) -> Result<()> {
+        let mut met = Met::default();
+        let expanded = self.expand_counted(sets, send, &mut met);
+        self.count(self.depth + 1, met);
+        expanded
+    }
+
+    /// [`ShardProver::expand`], the states and entries it met counted in `met`.
+    fn expand_counted(
+        &self,
+        sets: Range<u64>,
+        send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
+        met: &mut Met,
+    ) -> Result<()> {
         let here = StateCodes::code_of_depth(self.depth);
         let mut lists: Vec<Vec<u64>> = vec![Vec::new(); self.layout.shards() as usize];
         let mut current: Vec<u64> = Vec::with_capacity(usize::try_from(self.width).unwrap_or(0));
         let index = Arc::clone(&self.index);
-        for c in 0..index.sets() {
+        for c in sets {
             let first = index.first_block(c);
             for (r, &region) in index.regions_of(c).iter().enumerate() {
                 let block = first + r as u64;
@@ -233,9 +266,8 @@ impl ShardProver {
                 if current.is_empty() {
                     continue;
                 }
-                let space = self.space.clone();
-                for_each_block_move(&space, &index, c, region, |m| {
-                    self.expand_move(&m, &current, &mut lists, send)
+                for_each_block_move(&self.space, &index, c, region, |m| {
+                    self.expand_move(&m, &current, &mut lists, send, met)
                 })?;
             }
         }
@@ -247,31 +279,46 @@ impl ShardProver {
         Ok(())
     }
 
-    /// The successors of the `orders` of a block by one move `m`.
+    /// The successors of the `orders` of a block by one move `m`: those the shard owns met,
+    /// the others added to their owners' lists.
+    #[inline]
     fn expand_move(
         &self,
         m: &BlockMove,
         orders: &[u64],
         lists: &mut [Vec<u64>],
         send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
+        met: &mut Met,
     ) -> Result<()> {
-        let moves = Arc::clone(&self.moves);
+        let moves = &*self.moves;
         let row = moves.row(m.pa, m.pb);
+        let (depth, first) = (self.depth + 1, m.block * self.width);
+        let code = StateCodes::code_of_depth(depth);
+        let mut gained = false;
         for &o in orders {
             let moved = match row {
                 Some(row) => u64::from(row[o as usize]),
                 None => moves.moved(m.pa, m.pb, o),
             };
-            let owner = self.owners[moved as usize];
-            if owner == self.shard {
-                self.meet(m.block, m.set, moved, self.depth + 1)?;
+            // The shard's orders are one run (the order cut).
+            let at = moved.wrapping_sub(self.own.start);
+            if at < self.width {
+                if self.mark(first + at, code) {
+                    gained = true;
+                    met.states += 1;
+                    self.met_entry(m.set, moved, depth, met)?;
+                }
             } else {
+                let owner = self.owners[moved as usize];
                 let list = &mut lists[owner as usize];
                 list.push(m.block * self.f + moved);
                 if list.len() >= LIST_STATES {
                     send_list(owner as usize, list, send)?;
                 }
             }
+        }
+        if gained {
+            self.raise(m.block);
         }
         Ok(())
     }
@@ -300,15 +347,17 @@ impl ShardProver {
                 ),
             ));
         }
-        for &s in list {
+        let mut met = Met::default();
+        let merged = list.iter().try_for_each(|&s| {
             let (block, set) = if self.minimized {
                 self.index.block_and_set(s)
             } else {
                 (s / self.f, 0)
             };
-            self.meet(block, set, s % self.f, self.depth + 1)?;
-        }
-        Ok(())
+            self.meet(block, set, s % self.f, self.depth + 1, &mut met)
+        });
+        self.count(self.depth + 1, met);
+        merged
     }
 
     /// Ends the current layer once every list of it is merged: its states are done, the new
@@ -438,18 +487,39 @@ impl ShardProver {
     }
 
     /// Meets the state of `order` in `block` (of set `set`, needed for a minimized table) at
-    /// `depth` if it is unseen: marked, its block raised for the next layer, and counted; a
-    /// minimized table's placement entry is checked the first time any of its regions is met
-    /// (a zero-aware entry is checked with its layer, [`ShardProver::finish_layer`]).
-    fn meet(&self, block: u64, set: u64, order: u64, depth: u32) -> Result<()> {
+    /// `depth` if it is unseen: marked, its block raised for the next layer, and counted in
+    /// `met`, its entry checked as [`ShardProver::met_entry`] says.
+    fn meet(&self, block: u64, set: u64, order: u64, depth: u32, met: &mut Met) -> Result<()> {
         let local = block * self.width + order - self.own.start;
-        if self.codes.get(local) != 0
-            || !self.codes.try_mark(local, StateCodes::code_of_depth(depth))
-        {
+        if !self.mark(local, StateCodes::code_of_depth(depth)) {
             return Ok(());
         }
-        self.added.fetch_add(1, Relaxed);
-        self.next[block as usize].store(true, Relaxed);
+        met.states += 1;
+        self.raise(block);
+        self.met_entry(set, order, depth, met)
+    }
+
+    /// Marks the shard's state `local` with `code` if it is unseen; whether it was.
+    #[inline(always)]
+    fn mark(&self, local: u64, code: u8) -> bool {
+        self.codes.get(local) == 0 && self.codes.try_mark(local, code)
+    }
+
+    /// Raises `block` for the next layer (written only when not raised yet: threads meeting
+    /// states of one block do not take its flag's cache line from each other).
+    #[inline(always)]
+    fn raise(&self, block: u64) {
+        let next = &self.next[block as usize];
+        if !next.load(Relaxed) {
+            next.store(true, Relaxed);
+        }
+    }
+
+    /// A state of placement (`set`, `order`) just met at `depth`: its entry counted in `met`.
+    /// A minimized table's placement entry is checked the first time any of its regions is
+    /// met (a zero-aware entry is checked with its layer, [`ShardProver::finish_layer`]).
+    #[inline(always)]
+    fn met_entry(&self, set: u64, order: u64, depth: u32, met: &mut Met) -> Result<()> {
         if self.minimized {
             let p = set * self.width + order - self.own.start;
             let (word, bit) = ((p / 64) as usize, 1u64 << (p % 64));
@@ -468,8 +538,14 @@ impl ShardProver {
                 ));
             }
         }
-        self.histogram[depth as usize].fetch_add(1, Relaxed);
+        met.entries += 1;
         Ok(())
+    }
+
+    /// Adds the states and entries of `met`, met at `depth`, to the prover's counts.
+    fn count(&self, depth: u32, met: Met) {
+        self.added.fetch_add(met.states, Relaxed);
+        self.histogram[depth as usize].fetch_add(met.entries, Relaxed);
     }
 
     /// The code an entry of `depth` stores.

@@ -5,7 +5,8 @@
 //! checked by CRC-32 and count, and kept (a zero-aware table's) in a file of the worker's
 //! data directory, removed when the prover is let go, or in memory without one; its lists go
 //! to the team's other provers over the data plane, tagged with the team's search, so a list
-//! of one team is never merged by the other.
+//! of one team is never merged by the other. A layer is expanded on the worker's threads, a
+//! range of the prover's sets each, as the build expands its shard.
 //!
 //! A wrong entry (or a list no honest prover sends) is the prover's verdict, not a failed
 //! step: it is kept and reported with every later step (`proof_failure`), and the coordinator
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+use rayon::prelude::*;
 use tilepdb_common::region_index::RegionIndex;
 use tilepdb_common::shard::ShardLayout;
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
@@ -32,7 +34,7 @@ use tonic::Status;
 
 use super::Work;
 use super::peer::{PeerState, decode_push, invalid};
-use super::send::{Peers, push_list};
+use super::send::{Peers, push_list, set_ranges_of};
 use crate::error::{Error, Result};
 
 /// A worker's prover of one table, shared with its data plane.
@@ -145,6 +147,17 @@ pub(super) fn test_liar(shard: u32) -> bool {
         .ok()
         .and_then(|s| s.parse::<u32>().ok())
         == Some(shard)
+}
+
+/// What one range of a prover's sets did in a layer's expansion: the states and bytes it
+/// pushed, the push that failed (the layer is then redone), and the proof's verdict against
+/// the table if it found an entry wrong.
+#[derive(Default)]
+struct ProofExpanded {
+    states: u64,
+    bytes: u64,
+    transport: Option<Error>,
+    verdict: Option<tilepdb_proof::Error>,
 }
 
 impl Work {
@@ -345,7 +358,7 @@ impl Work {
         let (job_id, level) = (self.job_id.clone(), self.config.worker.zstd_level);
         let liar = test_liar(self.config.shard);
         let dies = test_exit_in_proof(self.config.shard) && layer.depth == 1;
-        let expanding = slot.clone();
+        let (expanding, pool) = (slot.clone(), self.pool.clone());
         let (sent_states, sent_bytes) = tokio::task::spawn_blocking(move || -> Result<_> {
             let slot = expanding;
             if slot.failure().is_some() {
@@ -355,57 +368,75 @@ impl Work {
             let gone: Vec<AtomicBool> = (0..slot.team_shards)
                 .map(|_| AtomicBool::new(false))
                 .collect();
-            let (mut states, mut bytes, mut transport) = (0u64, 0u64, None);
-            let mut send = |to: u32, list: Vec<u64>| -> tilepdb_proof::Result<()> {
-                if liar && layer.depth + 1 == 3 {
-                    return Ok(());
-                }
-                let pushed = (|| -> Result<u64> {
-                    let encoded = encode_region_states(&shape, 0..slot.index.states(), &list)?;
-                    let packed = zstd::bulk::compress(&encoded, level)
-                        .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
-                    let request = PushRequest {
-                        job_id: job_id.clone(),
-                        table: layer.table,
-                        depth: layer.depth + 1,
-                        from_shard: slot.proof_shard,
-                        to_shard: to,
-                        count: list.len() as u64,
-                        list_bytes: encoded.len() as u64,
-                        crc32: crc32fast::hash(&packed),
-                        list: packed,
-                        search: slot.search,
-                    };
-                    push_list(&peers, &handle, &request, &gone)
-                })();
-                match pushed {
-                    Ok(_) if dies => die_in_proof(),
-                    Ok(sent) => {
-                        states += list.len() as u64;
-                        bytes += sent;
-                        Ok(())
-                    }
-                    Err(e) => {
-                        let why = e.to_string();
-                        transport = Some(e);
-                        Err(tilepdb_proof::Error::Domain(tilepdb_common::Error::Shard(
-                            why,
-                        )))
-                    }
-                }
+            // The list pushed to proof shard `to`: the bytes sent.
+            let push = |to: u32, list: &[u64]| -> Result<u64> {
+                let encoded = encode_region_states(&shape, 0..slot.index.states(), list)?;
+                let packed = zstd::bulk::compress(&encoded, level)
+                    .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
+                let request = PushRequest {
+                    job_id: job_id.clone(),
+                    table: layer.table,
+                    depth: layer.depth + 1,
+                    from_shard: slot.proof_shard,
+                    to_shard: to,
+                    count: list.len() as u64,
+                    list_bytes: encoded.len() as u64,
+                    crc32: crc32fast::hash(&packed),
+                    list: packed,
+                    search: slot.search,
+                };
+                push_list(&peers, &handle, &request, &gone)
             };
-            let expanded = {
-                let prover = slot.prover.read().expect("prover lock");
-                prover.as_ref().map(|p| p.expand(&mut send))
+            let prover = slot.prover.read().expect("prover lock");
+            let Some(prover) = prover.as_ref() else {
+                return Ok((0, 0));
             };
-            if let Some(e) = transport {
-                return Err(e);
+            // The prover's sets expanded on the worker's threads, a range each at a time.
+            let ranges = set_ranges_of(&slot.index, false, pool.current_num_threads() as u64 * 4);
+            let expanded: Vec<ProofExpanded> = pool.install(|| {
+                ranges
+                    .par_iter()
+                    .map(|sets| {
+                        let mut done = ProofExpanded::default();
+                        let mut send = |to: u32, list: Vec<u64>| -> tilepdb_proof::Result<()> {
+                            if liar && layer.depth + 1 == 3 {
+                                return Ok(());
+                            }
+                            match push(to, &list) {
+                                Ok(_) if dies => die_in_proof(),
+                                Ok(sent) => {
+                                    done.states += list.len() as u64;
+                                    done.bytes += sent;
+                                    Ok(())
+                                }
+                                Err(e) => {
+                                    let why = e.to_string();
+                                    done.transport = Some(e);
+                                    Err(tilepdb_proof::Error::Domain(tilepdb_common::Error::Shard(
+                                        why,
+                                    )))
+                                }
+                            }
+                        };
+                        let verdict = prover.expand(sets.clone(), &mut send);
+                        done.verdict = verdict.err();
+                        done
+                    })
+                    .collect()
+            });
+            let (mut states, mut bytes) = (0, 0);
+            for done in expanded {
+                if let Some(e) = done.transport {
+                    return Err(e);
+                }
+                if let Some(e) = done.verdict {
+                    slot.fail(e.to_string());
+                }
+                states += done.states;
+                bytes += done.bytes;
             }
             if dies {
                 die_in_proof();
-            }
-            if let Some(Err(e)) = expanded {
-                slot.fail(e.to_string());
             }
             Ok((states, bytes))
         })

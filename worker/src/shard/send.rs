@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 use tilepdb_common::BlankRule;
+use tilepdb_common::region_index::RegionIndex;
 use tilepdb_common::shard::Shard;
 use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
@@ -114,9 +115,17 @@ impl Outbox<'_> {
 
 /// Cuts the sets of `shard`'s table into about `parts` ranges of about equal states.
 pub fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
-    let index = shard.index();
+    set_ranges_of(
+        shard.index(),
+        shard.space().rule() == BlankRule::Ignored,
+        parts,
+    )
+}
+
+/// Cuts the sets of `index` into about `parts` ranges of about equal states: of about equal
+/// blocks, or of equal sets when the blank is `ignored` (a block a set).
+pub fn set_ranges_of(index: &RegionIndex, ignored: bool, parts: u64) -> Vec<Range<u64>> {
     let sets = index.sets();
-    let ignored = shard.space().rule() == BlankRule::Ignored;
     let weight = |c: u64| if ignored { c } else { index.first_block(c) };
     let per = (weight(sets) / parts.max(1)).max(1);
     let mut ranges = Vec::new();

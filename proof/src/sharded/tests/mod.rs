@@ -1,7 +1,7 @@
 //! Every team's provers run in one process, their lists exchanged in memory.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::shard::ShardLayout;
@@ -63,7 +63,7 @@ fn prove_team(
     header: &Header,
     encoding: Encoding,
     (layout, keep): (ShardLayout, Keep<'_>),
-    withhold: &dyn Fn(u32, u32) -> bool,
+    withhold: &(dyn Fn(u32, u32) -> bool + Sync),
 ) -> crate::Result<crate::layers::Layers> {
     let index = Arc::new(space.region_index()?);
     let mut provers = (0..layout.shards())
@@ -73,18 +73,32 @@ fn prove_team(
         })
         .collect::<crate::Result<Vec<_>>>()?;
     loop {
-        let mut inbox: Vec<Vec<Vec<u64>>> = vec![Vec::new(); provers.len()];
-        for prover in &mut provers {
+        let inbox: Mutex<Vec<Vec<Vec<u64>>>> = Mutex::new(vec![Vec::new(); provers.len()]);
+        // Each prover's sets expanded in two halves on two threads, as a worker's threads do.
+        for prover in &provers {
             let from = prover.shard();
-            prover.expand(&mut |to, list| {
-                assert_ne!(to, from, "a prover sends its own successors away");
-                assert!(list.windows(2).all(|w| w[0] < w[1]), "a list unsorted");
-                if !withhold(from, to) {
-                    inbox[to as usize].push(list);
+            let sets = prover.sets();
+            std::thread::scope(|scope| -> crate::Result<()> {
+                let halves = [0..sets / 2, sets / 2..sets].map(|half| {
+                    let inbox = &inbox;
+                    scope.spawn(move || {
+                        prover.expand(half, &mut |to, list| {
+                            assert_ne!(to, from, "a prover sends its own successors away");
+                            assert!(list.windows(2).all(|w| w[0] < w[1]), "a list unsorted");
+                            if !withhold(from, to) {
+                                inbox.lock().unwrap()[to as usize].push(list);
+                            }
+                            Ok(())
+                        })
+                    })
+                });
+                for half in halves {
+                    half.join().expect("an expanding thread")?;
                 }
                 Ok(())
             })?;
         }
+        let inbox = inbox.into_inner().unwrap();
         for (prover, lists) in provers.iter_mut().zip(&inbox) {
             for list in lists {
                 prover.merge(list)?;
