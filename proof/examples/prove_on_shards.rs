@@ -13,7 +13,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use tilepdb_common::shard::ShardLayout;
 use tilepdb_common::table::Pdb;
-use tilepdb_proof::sharded::{EntriesPlace, ShardEntries, ShardProver};
+use tilepdb_proof::sharded::{EntriesPlace, LIST_STATES, ShardEntries, ShardProver};
 
 fn main() -> ExitCode {
     tilepdb_common::allocator::keep_large_blocks_mapped();
@@ -77,10 +77,14 @@ fn prove(file: &str, shards: u32, threads: usize) -> Result<String, String> {
             let ranges = ranges(prover.sets(), threads as u64 * 4);
             pool.install(|| {
                 ranges.par_iter().try_for_each(|sets| {
-                    prover.expand(sets.clone(), &mut |to, list| {
-                        inbox.lock().expect("inbox")[to as usize].push(list);
-                        Ok(())
-                    })
+                    prover.expand(
+                        sets.clone(),
+                        LIST_STATES / threads.max(1),
+                        &mut |to, list| {
+                            inbox.lock().expect("inbox")[to as usize].push(list);
+                            Ok(())
+                        },
+                    )
                 })
             })
             .map_err(|e| e.to_string())?;

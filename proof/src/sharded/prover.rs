@@ -21,7 +21,9 @@ use super::entries::{ENTRIES_PART_BYTES, PackedCodes, ShardEntries};
 use crate::error::Result;
 use crate::walks::{BlockMove, fail, for_each_block_move};
 
-/// Successors gathered for one owner before they are handed on as a list.
+/// Successors gathered for one owner before they are handed on as a list, by one prover
+/// expanding on one thread (a worker expanding on several threads gathers a share of this
+/// on each, so that the lists it holds at once stay about as large).
 pub const LIST_STATES: usize = 1 << 16;
 
 /// The bytes a prover holds in memory, and on disk (its file of entries).
@@ -225,29 +227,29 @@ impl ShardProver {
 
     /// Expands the shard's states of the current layer in the sets `sets`: every successor
     /// the shard owns is met at once (its entry checked), each other one is handed to `send`
-    /// with its owner, in lists of at most [`LIST_STATES`] states, each sorted and without
-    /// repeats. Stops at the first wrong entry or failed send. Ranges of sets may be expanded
-    /// at once on several threads.
+    /// with its owner, in lists of at most `list_states` states (at least one), each sorted
+    /// and without repeats. Stops at the first wrong entry or failed send. Ranges of sets
+    /// may be expanded at once on several threads.
     pub fn expand(
         &self,
         sets: Range<u64>,
+        list_states: usize,
         send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
     ) -> Result<()> {
         let mut met = Met::default();
-        let expanded = self.expand_counted(sets, send, &mut met);
+        let out = Outgoing {
+            lists: vec![Vec::new(); self.layout.shards() as usize],
+            list_states: list_states.max(1),
+            send,
+        };
+        let expanded = self.expand_counted(sets, out, &mut met);
         self.count(self.depth + 1, met);
         expanded
     }
 
     /// [`ShardProver::expand`], the states and entries it met counted in `met`.
-    fn expand_counted(
-        &self,
-        sets: Range<u64>,
-        send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
-        met: &mut Met,
-    ) -> Result<()> {
+    fn expand_counted(&self, sets: Range<u64>, mut out: Outgoing<'_>, met: &mut Met) -> Result<()> {
         let here = StateCodes::code_of_depth(self.depth);
-        let mut lists: Vec<Vec<u64>> = vec![Vec::new(); self.layout.shards() as usize];
         let mut current: Vec<u64> = Vec::with_capacity(usize::try_from(self.width).unwrap_or(0));
         let index = Arc::clone(&self.index);
         for c in sets {
@@ -267,13 +269,13 @@ impl ShardProver {
                     continue;
                 }
                 for_each_block_move(&self.space, &index, c, region, |m| {
-                    self.expand_move(&m, &current, &mut lists, send, met)
+                    self.expand_move(&m, &current, &mut out, met)
                 })?;
             }
         }
-        for (to, list) in lists.iter_mut().enumerate() {
-            if !list.is_empty() {
-                send_list(to, list, send)?;
+        for to in 0..out.lists.len() {
+            if !out.lists[to].is_empty() {
+                out.send_list(to)?;
             }
         }
         Ok(())
@@ -286,8 +288,7 @@ impl ShardProver {
         &self,
         m: &BlockMove,
         orders: &[u64],
-        lists: &mut [Vec<u64>],
-        send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
+        out: &mut Outgoing<'_>,
         met: &mut Met,
     ) -> Result<()> {
         let moves = &*self.moves;
@@ -309,11 +310,10 @@ impl ShardProver {
                     self.met_entry(m.set, moved, depth, met)?;
                 }
             } else {
-                let owner = self.owners[moved as usize];
-                let list = &mut lists[owner as usize];
-                list.push(m.block * self.f + moved);
-                if list.len() >= LIST_STATES {
-                    send_list(owner as usize, list, send)?;
+                let owner = self.owners[moved as usize] as usize;
+                out.lists[owner].push(m.block * self.f + moved);
+                if out.lists[owner].len() >= out.list_states {
+                    out.send_list(owner)?;
                 }
             }
         }
@@ -643,20 +643,26 @@ fn first_wrong(
     wrong
 }
 
-/// Hands `list` on to shard `to`, sorted and without repeats, and empties it.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "a shard number is below the team's shards, a u32"
-)]
-fn send_list(
-    to: usize,
-    list: &mut Vec<u64>,
-    send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
-) -> Result<()> {
-    let mut out = std::mem::take(list);
-    out.sort_unstable();
-    out.dedup();
-    send(to as u32, out)
+/// The successors of one [`ShardProver::expand`] gathered per owner (`lists[owner]`), each
+/// list handed to `send` once it holds `list_states`.
+struct Outgoing<'a> {
+    lists: Vec<Vec<u64>>,
+    list_states: usize,
+    send: &'a mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
+}
+
+impl Outgoing<'_> {
+    /// Hands the list of shard `to` on, sorted and without repeats, and empties it.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a shard number is below the team's shards, a u32"
+    )]
+    fn send_list(&mut self, to: usize) -> Result<()> {
+        let mut list = std::mem::take(&mut self.lists[to]);
+        list.sort_unstable();
+        list.dedup();
+        (self.send)(to as u32, list)
+    }
 }
 
 fn len(n: u64) -> Result<usize> {

@@ -29,7 +29,9 @@ use tilepdb_common::wire::proto::{
 };
 use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
 use tilepdb_common::{StateSpace, human_bytes};
-use tilepdb_proof::sharded::{EntriesPlace, ProofTeams, ShardEntries, ShardProver, prover_bytes};
+use tilepdb_proof::sharded::{
+    EntriesPlace, LIST_STATES, ProofTeams, ShardEntries, ShardProver, prover_bytes,
+};
 use tonic::Status;
 
 use super::Work;
@@ -392,7 +394,10 @@ impl Work {
                 return Ok((0, 0));
             };
             // The prover's sets expanded on the worker's threads, a range each at a time.
-            let ranges = set_ranges_of(&slot.index, false, pool.current_num_threads() as u64 * 4);
+            let threads = pool.current_num_threads();
+            let ranges = set_ranges_of(&slot.index, false, threads as u64 * 4);
+            // Each thread's lists a share of one thread's: the lists held at once stay as large.
+            let list_states = LIST_STATES / threads.max(1);
             let expanded: Vec<ProofExpanded> = pool.install(|| {
                 ranges
                     .par_iter()
@@ -418,7 +423,7 @@ impl Work {
                                 }
                             }
                         };
-                        let verdict = prover.expand(sets.clone(), &mut send);
+                        let verdict = prover.expand(sets.clone(), list_states, &mut send);
                         done.verdict = verdict.err();
                         done
                     })

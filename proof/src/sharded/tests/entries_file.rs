@@ -139,7 +139,9 @@ fn an_entries_file_changed_on_disk_between_parts_is_refused_by_its_crc() {
     .unwrap();
     // The first layer proven with the file as written.
     prover
-        .expand(0..prover.sets(), &mut |_, _| unreachable!("one shard"))
+        .expand(0..prover.sets(), LIST_STATES, &mut |_, _| {
+            unreachable!("one shard")
+        })
         .unwrap();
     assert!(prover.finish_layer().unwrap() > 0);
     // A bit of the file's last part changed on disk (one entry's code, which the checks of
@@ -151,7 +153,9 @@ fn an_entries_file_changed_on_disk_between_parts_is_refused_by_its_crc() {
     bytes[last] ^= 1;
     std::fs::write(&path, &bytes).unwrap();
     let err = loop {
-        if let Err(e) = prover.expand(0..prover.sets(), &mut |_, _| unreachable!("one shard")) {
+        if let Err(e) = prover.expand(0..prover.sets(), LIST_STATES, &mut |_, _| {
+            unreachable!("one shard")
+        }) {
             break e;
         }
         match prover.finish_layer() {

@@ -82,7 +82,8 @@ fn prove_team(
                 let halves = [0..sets / 2, sets / 2..sets].map(|half| {
                     let inbox = &inbox;
                     scope.spawn(move || {
-                        prover.expand(half, &mut |to, list| {
+                        // Lists of 64 states: many lists a layer, each flushed mid-range.
+                        prover.expand(half, 64, &mut |to, list| {
                             assert_ne!(to, from, "a prover sends its own successors away");
                             assert!(list.windows(2).all(|w| w[0] < w[1]), "a list unsorted");
                             if !withhold(from, to) {
