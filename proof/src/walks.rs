@@ -63,10 +63,51 @@ pub(crate) struct BlockMove {
     pub pb: usize,
 }
 
+/// Checks that every set's regions in `index` are the connected components of its free
+/// cells on `space`'s board (each connected, none connected to another, together every free
+/// cell), which [`for_each_block_move`] relies on: a proof calls it once before it walks.
+/// Nothing to check when `space` ignores the blank (a block is a set).
+pub(crate) fn check_regions(space: &StateSpace, index: &RegionIndex) -> Result<()> {
+    if space.rule() == BlankRule::Ignored {
+        return Ok(());
+    }
+    let board = space.board();
+    set_chunks(index.sets()).par_iter().try_for_each(|sets| {
+        for c in sets.clone() {
+            let free = board.all_cells() & !index.set_mask(c);
+            let mut covered = 0u32;
+            for &region in index.regions_of(c) {
+                let cell = region.trailing_zeros() as usize;
+                if region == 0 || region & covered != 0 || board.region(cell, free) != region {
+                    return Err(fail(
+                        space,
+                        format!(
+                            "set {c}: region {region:#x} of the index is not a connected \
+                             component of its free cells {free:#x}"
+                        ),
+                    ));
+                }
+                covered |= region;
+            }
+            if covered != free {
+                return Err(fail(
+                    space,
+                    format!(
+                        "set {c}: the index's regions leave free cells {:#x} out",
+                        free & !covered
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Calls `visit` with the [`BlockMove`] of every move out of the block of set `c` and the
 /// blank's `region`: each pattern tile next to the region stepping into each of its cells
 /// next to the tile. When `space` ignores the blank, `region` is every free cell of the set
-/// and a block is a set. Stops at the first error.
+/// and a block is a set. The index's regions must have passed [`check_regions`]. Stops at
+/// the first error.
 pub(crate) fn for_each_block_move(
     space: &StateSpace,
     index: &RegionIndex,
@@ -90,8 +131,9 @@ pub(crate) fn for_each_block_move(
 }
 
 /// The [`BlockMove`] of the tile on `from` of set `c` stepping to `to` (the child's block is
-/// its set when `space` ignores the blank); an error if the child's region is none of its
-/// set's (a region index that does not match its board).
+/// its set when `space` ignores the blank): the blank ends on `from`, in the child's region
+/// that holds it (the regions being the free cells' components, [`check_regions`]); an
+/// error if no region of the child's set holds it.
 fn block_move(
     space: &StateSpace,
     index: &RegionIndex,
@@ -99,7 +141,6 @@ fn block_move(
     from: usize,
     to: usize,
 ) -> Result<BlockMove> {
-    let board = space.board();
     let set = index.set_mask(c);
     let child_set = set ^ (1 << from) ^ (1 << to);
     let child_c = rank_set(child_set);
@@ -112,12 +153,10 @@ fn block_move(
             pb,
         });
     }
-    let child_free = board.all_cells() & !child_set;
-    let child_region = board.region(from, child_free);
     let Some(r) = index
         .regions_of(child_c)
         .iter()
-        .position(|&m| m == child_region)
+        .position(|&m| m & (1 << from) != 0)
     else {
         return Err(fail(
             space,

@@ -38,7 +38,9 @@ use rayon::prelude::*;
 use tilepdb_common::region_index::OrderMoves;
 
 use crate::error::Result;
-use crate::walks::{BlockMove, fail, for_all_ranks, for_each_block_move, set_chunks};
+use crate::walks::{
+    BlockMove, check_regions, fail, for_all_ranks, for_each_block_move, set_chunks,
+};
 use tilepdb_common::table::UNREACHED;
 
 /// Checks that `values` (one byte per entry, [`UNREACHED`] for unreached entries) is the exact
@@ -149,6 +151,7 @@ pub(crate) fn bellman_rule(
 )]
 fn check_zero_aware(space: &StateSpace, values: &[u8]) -> Result<()> {
     let index = space.region_index()?;
+    check_regions(space, &index)?;
     let moves = OrderMoves::new(index.k());
     let board = space.board();
     let f = index.orders() as usize;

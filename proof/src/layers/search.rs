@@ -7,7 +7,7 @@ use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
 use crate::error::{Error, Result};
-use crate::walks::{BlockMove, for_each_block_move};
+use crate::walks::{BlockMove, check_regions, for_each_block_move};
 use crate::walks::{fail, set_chunks};
 use tilepdb_common::table::UNREACHED;
 
@@ -61,6 +61,7 @@ pub(super) fn search_by_layers(
     visit: impl Fn(Met, u32) -> Result<()> + Sync,
     mut layer: impl FnMut(&Expanded<'_>) -> Result<()>,
 ) -> Result<(Vec<u64>, StateCodes)> {
+    check_regions(space, index)?;
     let walk = Walk::new(space, index);
     let goal = walk.goal();
     walk.codes

@@ -19,7 +19,7 @@ use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
 use super::entries::{ENTRIES_PART_BYTES, PackedCodes, ShardEntries};
 use crate::error::Result;
-use crate::walks::{BlockMove, fail, for_each_block_move};
+use crate::walks::{BlockMove, check_regions, fail, for_each_block_move};
 
 /// Successors gathered for one owner before they are handed on as a list, by one prover
 /// expanding on one thread (a worker expanding on several threads gathers a share of this
@@ -138,6 +138,7 @@ impl ShardProver {
                 ),
             ));
         }
+        check_regions(space, &index)?;
         let own = layout.orders_of(shard);
         let width = own.end - own.start;
         let minimized = space.rule() == BlankRule::Minimized;

@@ -12,7 +12,7 @@ use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 
 use super::*;
 use crate::bellman::tests::table as built;
-use crate::walks::for_each_block_move;
+use crate::walks::{check_regions, for_each_block_move};
 
 mod entries_file;
 
@@ -318,6 +318,7 @@ fn withheld_depths(
     from: u32,
     to: u32,
 ) -> Vec<u8> {
+    check_regions(space, index).unwrap();
     let f = index.orders();
     let moves = OrderMoves::new(index.k());
     let mut depths = vec![UNREACHED; index.states() as usize];
