@@ -67,12 +67,13 @@ struct Sent {
     bytes: u64,
 }
 
-/// One thread's lists in the making, one per owner.
+/// One thread's lists in the making, one per owner, kept from range to range (their buffers
+/// reused, not allocated again for each range).
 struct Outbox<'a> {
     lists: Vec<Vec<u64>>,
     /// The second buffer of the lists' sorts.
     scratch: Vec<u64>,
-    push: &'a dyn Fn(u32, &mut Vec<u64>) -> Result<u64>,
+    push: &'a dyn Fn(u32, &[u64]) -> Result<u64>,
     sent: Sent,
     error: Option<Error>,
 }
@@ -88,28 +89,37 @@ impl Outbox<'_> {
     }
 
     fn flush(&mut self, to: u32) {
-        let list = &mut self.lists[to as usize];
-        radix_sort(list, &mut self.scratch);
+        let Outbox {
+            lists,
+            scratch,
+            push,
+            sent,
+            error,
+        } = self;
+        let list = &mut lists[to as usize];
+        radix_sort(list, scratch);
         list.dedup();
-        while !list.is_empty() && self.error.is_none() {
-            let n = list
-                .len()
-                .min(usize::try_from(MAX_PUSH_STATES).unwrap_or(usize::MAX));
-            let mut part: Vec<u64> = list.drain(..n).collect();
-            self.sent.states += part.len() as u64;
-            match (self.push)(to, &mut part) {
-                Ok(bytes) => self.sent.bytes += bytes,
-                Err(e) => self.error = Some(e),
+        let most = usize::try_from(MAX_PUSH_STATES).unwrap_or(usize::MAX);
+        for part in list.chunks(most) {
+            if error.is_some() {
+                break;
+            }
+            sent.states += part.len() as u64;
+            match push(to, part) {
+                Ok(bytes) => sent.bytes += bytes,
+                Err(e) => *error = Some(e),
             }
         }
         list.clear();
     }
 
-    fn finish(mut self) -> Result<Sent> {
+    /// Pushes what the range left in the lists: what the range sent, or its first failure.
+    fn finish_range(&mut self) -> Result<Sent> {
         for to in 0..self.lists.len() {
             self.flush(u32::try_from(to).expect("a shard number"));
         }
-        self.error.map_or(Ok(self.sent), Err)
+        let sent = std::mem::take(&mut self.sent);
+        self.error.take().map_or(Ok(sent), Err)
     }
 }
 
@@ -162,7 +172,7 @@ pub fn expand_layer(
         .map(|_| AtomicBool::new(false))
         .collect();
     let liar = super::test_liar(peers.shard);
-    let push = |to: u32, states: &mut Vec<u64>| -> Result<u64> {
+    let push = |to: u32, states: &[u64]| -> Result<u64> {
         // A test-only bad worker withholds its lists of layer 3 to shard 0.
         if liar && to == 0 && depth + 1 == 3 {
             return Ok(0);
@@ -190,17 +200,20 @@ pub fn expand_layer(
         pool.install(|| {
             ranges
                 .par_iter()
-                .map(|sets| {
-                    let mut outbox = Outbox {
+                .map_init(
+                    || Outbox {
                         lists: vec![Vec::new(); shards],
                         scratch: Vec::new(),
                         push: &push,
                         sent: Sent::default(),
                         error: None,
-                    };
-                    let stats = shard.expand(sets.clone(), depth, &mut |to, s| outbox.add(to, s));
-                    outbox.finish().map(|sent| (stats, sent))
-                })
+                    },
+                    |outbox, sets| {
+                        let stats =
+                            shard.expand(sets.clone(), depth, &mut |to, s| outbox.add(to, s));
+                        outbox.finish_range().map(|sent| (stats, sent))
+                    },
+                )
                 .collect()
         });
     let mut report = StepReport::default();
