@@ -42,6 +42,7 @@ pub mod rank;
 pub mod region_expand;
 pub mod region_index;
 pub mod shard;
+pub mod sort;
 pub mod space;
 pub mod symmetry;
 pub mod table;

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::shard::ShardLayout;
+use tilepdb_common::sort::radix_sort;
 use tilepdb_common::table::{Encoding, UNREACHED};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
@@ -240,6 +241,7 @@ impl ShardProver {
         let mut met = Met::default();
         let out = Outgoing {
             lists: vec![Vec::new(); self.layout.shards() as usize],
+            scratch: Vec::new(),
             list_states: list_states.max(1),
             send,
         };
@@ -648,6 +650,8 @@ fn first_wrong(
 /// list handed to `send` once it holds `list_states`.
 struct Outgoing<'a> {
     lists: Vec<Vec<u64>>,
+    /// The second buffer of the lists' sorts.
+    scratch: Vec<u64>,
     list_states: usize,
     send: &'a mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
 }
@@ -660,7 +664,7 @@ impl Outgoing<'_> {
     )]
     fn send_list(&mut self, to: usize) -> Result<()> {
         let mut list = std::mem::take(&mut self.lists[to]);
-        list.sort_unstable();
+        radix_sort(&mut list, &mut self.scratch);
         list.dedup();
         (self.send)(to as u32, list)
     }

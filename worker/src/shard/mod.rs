@@ -27,7 +27,6 @@
 pub mod checkpoint;
 pub mod peer;
 mod proof;
-mod radix;
 mod send;
 mod session;
 

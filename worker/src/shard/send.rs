@@ -21,9 +21,9 @@ use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
 use super::peer::{MAX_MESSAGE_BYTES, MAX_PUSH_STATES};
-use super::radix::radix_sort;
 use crate::client::retry::peer_unreachable;
 use crate::error::{Error, Result};
+use tilepdb_common::sort::radix_sort;
 
 type PeerClient = ShardPeerClient<InterceptedService<Channel, Auth>>;
 

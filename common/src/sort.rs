@@ -1,5 +1,14 @@
-//! Sorting a shard's outgoing successors: a least-significant-digit radix sort of state
-//! numbers, a pass per 10 bits up to the largest number's highest bit.
+//! Sorting lists of state numbers (a shard's outgoing successors, a prover's lists): a
+//! least-significant-digit radix sort, a pass per 10 bits up to the largest number's highest
+//! bit.
+//!
+//! ```
+//! use tilepdb_common::sort::radix_sort;
+//!
+//! let mut states = vec![70_000, 3, 1 << 40, 3, 12];
+//! radix_sort(&mut states, &mut Vec::new());
+//! assert_eq!(states, [3, 3, 12, 70_000, 1 << 40]);
+//! ```
 
 /// Bits of a digit: the counts of one pass (1,024 of them) and the places they write to stay
 /// near in the caches.
