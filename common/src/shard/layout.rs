@@ -70,6 +70,8 @@ pub struct ShardSize {
     pub code_bytes: u64,
     /// Bytes of the depth store.
     pub depth_bytes: u64,
+    /// Blocks of the index (the shard holds `width` orders of each).
+    pub blocks: u64,
 }
 
 impl ShardSize {
@@ -102,11 +104,13 @@ impl ShardSize {
             depth_entries,
             code_bytes: StateCodes::file_bytes(states),
             depth_bytes: code.bytes_for(depth_entries),
+            blocks,
         }
     }
 
-    /// Bytes of both arrays.
+    /// Bytes of the shard's arrays: its codes, its depth store and its blocks' flags
+    /// ([`super::LiveBlocks`]).
     pub fn bytes(&self) -> u64 {
-        self.code_bytes + self.depth_bytes
+        self.code_bytes + self.depth_bytes + super::LiveBlocks::bytes_for(self.blocks)
     }
 }

@@ -15,6 +15,10 @@
 //! ([`Shard::finish_layer`]). The table's file is then read out shard by shard in file order
 //! ([`Shard::own_values`], [`assemble_values`]).
 //!
+//! Beside its codes a shard keeps a flag per block and live code ([`LiveBlocks`]), raised
+//! whenever a state of the block takes that code: the layer's scans (its expansion, its finish
+//! and its checkpoint) look only at the blocks that hold its states.
+//!
 //! ```
 //! use tilepdb_common::shard::ShardLayout;
 //! let layout = ShardLayout::new(120, 3).unwrap(); // 5 tiles: 5! orders, 3 shards
@@ -33,12 +37,14 @@ use crate::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use crate::region_index::{OrderMoves, RegionIndex};
 
 mod layout;
+mod live;
 mod locality;
 mod values;
 
 use crate::space::{BlankRule, StateSpace};
 use crate::table::DepthCode;
 pub use layout::{MAX_SHARDS, ShardLayout, ShardSize};
+pub use live::LiveBlocks;
 pub use locality::locality;
 pub use values::assemble_values;
 use values::for_each_block_part;
@@ -56,6 +62,8 @@ pub struct Shard {
     owners: Vec<u16>,
     codes: StateCodes,
     depths: DepthBytes,
+    /// The blocks that hold states of each live code.
+    live: LiveBlocks,
 }
 
 impl Shard {
@@ -88,6 +96,7 @@ impl Shard {
             own: layout.orders_of(shard),
             codes: StateCodes::new(size.states),
             depths: DepthBytes::packed(size.depth_entries, code),
+            live: LiveBlocks::new(size.blocks),
             index,
             moves,
             layout,
@@ -133,7 +142,7 @@ impl Shard {
 
     /// Bytes of the shard's arrays.
     pub fn bytes(&self) -> u64 {
-        self.codes.bytes() + self.depths.memory_bytes()
+        self.codes.bytes() + self.depths.memory_bytes() + self.live.bytes()
     }
 
     /// States of the index (the end of any list's allowed range).
@@ -174,11 +183,10 @@ impl Shard {
     /// its depth `entry` ([`Shard::depth_entry`]).
     #[inline]
     fn merge_one(&self, state: u64, entry: u64, depth: u32) {
-        if self
-            .codes
-            .try_mark(self.local(state), StateCodes::code_of_depth(depth))
-        {
+        let code = StateCodes::code_of_depth(depth);
+        if self.codes.try_mark(self.local(state), code) {
             self.depths.record_first(self.local(entry), depth);
+            self.live.raise(code, state / self.index.orders());
         }
     }
 
@@ -223,16 +231,25 @@ impl Shard {
         let f = self.index.orders();
         let code = StateCodes::code_of_depth(depth);
         let mut block = OwnBlock::of(self, first);
+        let mut gained = false;
         for &s in states {
             // A state less than `k!` above the block's first state is of that block: no
             // division while the states stay in one block, as a sorted list's do.
             if s.wrapping_sub(block.start) >= f {
+                if gained {
+                    self.live.raise(code, block.start / f);
+                }
                 block = OwnBlock::of(self, s);
+                gained = false;
             }
             let at = s - block.start - self.own.start;
             if self.codes.try_mark(block.state_local + at, code) {
                 self.depths.record_first(block.entry_local + at, depth);
+                gained = true;
             }
+        }
+        if gained {
+            self.live.raise(code, block.start / f);
         }
         Ok(())
     }
@@ -260,20 +277,26 @@ impl Shard {
         );
         let width = self.own.end - self.own.start;
         if matches!(self.space.rule(), BlankRule::ZeroAware | BlankRule::Ignored) {
-            // A state is its own depth entry and one entry of the table, and the sets' blocks
-            // are one run of local states: one pass over the run.
+            // A state is its own depth entry and one entry of the table: the live blocks of
+            // the sets' run of blocks, one after the other.
             let blocks = if self.space.rule() == BlankRule::Ignored {
                 sets
             } else {
                 self.index.first_block(sets.start)..self.index.first_block(sets.end)
             };
-            let local = blocks.start * width..blocks.end * width;
             let mut added = 0;
-            self.codes.for_each_with_code(local.clone(), next, |s| {
-                self.depths.record_first(s, depth + 1);
-                added += 1;
-            });
-            self.codes.retire(local, current);
+            for block in blocks {
+                let local = block * width..(block + 1) * width;
+                if self.live.is_raised(next, block) {
+                    self.codes.for_each_with_code(local.clone(), next, |s| {
+                        self.depths.record_first(s, depth + 1);
+                        added += 1;
+                    });
+                }
+                if self.live.lower(current, block) {
+                    self.codes.retire(local, current);
+                }
+            }
             return (added, added);
         }
         let (mut added, mut entries) = (0, 0);
@@ -286,6 +309,13 @@ impl Shard {
             let regions = self.index.regions_of(c);
             for block in blocks.clone() {
                 let local = block * width..(block + 1) * width;
+                let has_next = self.live.is_raised(next, block);
+                if self.live.lower(current, block) {
+                    self.codes.retire(local.clone(), current);
+                }
+                if !has_next {
+                    continue;
+                }
                 let mut n = 0;
                 // The local depth entry: the state itself, or its placement's for minimized.
                 let entry_base = if self.space.rule() == BlankRule::Minimized {
@@ -310,7 +340,6 @@ impl Shard {
                     }
                     _ => n,
                 };
-                self.codes.retire(local, current);
             }
         }
         (added, entries)
@@ -346,6 +375,9 @@ impl Shard {
         };
         let mut orders = Vec::new();
         for block in blocks {
+            if !self.live.is_raised(code, block) {
+                continue;
+            }
             let local = block * width..(block + 1) * width;
             let first = local.start;
             self.codes
@@ -424,6 +456,9 @@ impl CurrentLayer for OwnLayer<'_> {
         let own = &self.shard.own;
         let block = states.start / orders;
         debug_assert_eq!(states.end, (block + 1) * orders);
+        if !self.shard.live.is_raised(self.code, block) {
+            return;
+        }
         let width = own.end - own.start;
         let local = block * width;
         let base = block * orders + own.start;
@@ -474,15 +509,20 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
             state_local
         };
         let code = StateCodes::code_of_depth(self.depth);
+        let mut gained = false;
         for o in orders {
             if own.contains(&o) {
                 let at = o - own.start;
                 if shard.codes.try_mark(state_local + at, code) {
                     shard.depths.record_first(entry_local + at, self.depth);
+                    gained = true;
                 }
             } else {
                 (self.send)(u32::from(shard.owners[o as usize]), state_base + o);
             }
+        }
+        if gained {
+            shard.live.raise(code, state_base / f);
         }
     }
 }

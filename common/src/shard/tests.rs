@@ -91,3 +91,85 @@ fn a_layers_blocks_hold_its_states() {
         assert_eq!(layer(&shard, 1), own, "{rule}");
     }
 }
+
+/// Whether every block holding a state of `code` has its flag raised for `code`.
+fn flags_cover(shard: &Shard, code: u8) -> bool {
+    let width = shard.own.end - shard.own.start;
+    let blocks = shard.index_states() / shard.index.orders();
+    (0..blocks).all(|block| {
+        let local = block * width..(block + 1) * width;
+        shard.live.is_raised(code, block) || shard.codes.count_with_code(local, code) == 0
+    })
+}
+
+/// Through a whole search on three shards, every block holding states of a live code has
+/// that code's flag raised, and a layer's finish lowers the flags of the codes it retires;
+/// the layers end with every state reached.
+#[test]
+fn live_flags_cover_every_block_of_a_live_code() {
+    let board: Board = "3x4".parse().unwrap();
+    for rule in [
+        BlankRule::ZeroAware,
+        BlankRule::Minimized,
+        BlankRule::Aware,
+        BlankRule::Ignored,
+    ] {
+        let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
+        let space = StateSpace::new(board, Goal::BlankFirst, pattern, rule).unwrap();
+        let index = space.region_index().unwrap();
+        let moves = Arc::new(OrderMoves::new(index.k()));
+        let layout = ShardLayout::new(index.orders(), 3).unwrap();
+        let parts: Vec<Shard> = (0..3)
+            .map(|p| {
+                Shard::new(
+                    &space,
+                    index.clone(),
+                    moves.clone(),
+                    layout,
+                    p,
+                    DepthCode::Byte,
+                )
+                .unwrap()
+            })
+            .collect();
+        let sets = 0..index.sets();
+        let mut reached = 1;
+        for depth in 0.. {
+            let (current, next) = (
+                StateCodes::code_of_depth(depth),
+                StateCodes::code_of_depth(depth + 1),
+            );
+            let mut outbox = vec![Vec::new(); 3];
+            for shard in &parts {
+                assert!(flags_cover(shard, current), "{rule} depth {depth}");
+                shard.expand(sets.clone(), depth, &mut |to: u32, s| {
+                    outbox[to as usize].push(s);
+                });
+            }
+            for (to, mut states) in outbox.into_iter().enumerate() {
+                states.sort_unstable();
+                states.dedup();
+                parts[to].merge_received(&states, depth + 1).unwrap();
+            }
+            let mut added = 0;
+            for shard in &parts {
+                assert!(flags_cover(shard, next), "{rule} depth {depth}");
+                added += shard.finish_layer(sets.clone(), depth).0;
+                let blocks = shard.index_states() / shard.index.orders();
+                assert!((0..blocks).all(|b| !shard.live.is_raised(current, b)));
+                assert!(flags_cover(shard, next), "{rule} depth {depth}");
+            }
+            if added == 0 {
+                break;
+            }
+            reached += added;
+        }
+        let states = if rule == BlankRule::Ignored {
+            index.placements()
+        } else {
+            index.states()
+        };
+        // The 3x4 board's 3 tiles: every placement, with every region of the blank, is reached.
+        assert_eq!(reached, states, "{rule}");
+    }
+}

@@ -60,6 +60,9 @@ pub fn walk_region_states(
     let mut r = Reader { bytes, at: 0 };
     let mut found = 0u64;
     let mut previous_block: Option<u64> = None;
+    // The blocks of the last block's tile set and their parity: a sorted list's blocks come
+    // set by set, so the set is looked up once per set, not once per block.
+    let (mut set_blocks, mut set_parity) = (0..0, false);
     while found < count {
         if r.at == bytes.len() {
             return bad(format!("{found} states where {count} were declared"));
@@ -73,7 +76,10 @@ pub fn walk_region_states(
             return bad(format!("a block past the allowed states {allowed:?}"));
         };
         previous_block = Some(block);
-        if !shape.block_has_parity(block) {
+        if !set_blocks.contains(&block) {
+            (set_blocks, set_parity) = shape.set_blocks_parity(block);
+        }
+        if !set_parity {
             return bad(format!("block {block} is not of the layer's parity"));
         }
         let head = r.varint()?;
