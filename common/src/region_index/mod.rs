@@ -331,6 +331,42 @@ impl RegionIndex {
         (block, c as u64)
     }
 
+    /// The set rank of `block`, found by looking at the sets from `from` on (a set whose first
+    /// block is at or below `block`, such as the set of an earlier block of an increasing
+    /// list) a few at a time before searching them all: the next blocks of a sorted list are
+    /// mostly of the same or the next sets.
+    ///
+    /// ```
+    /// use tilepdb_common::region_index::RegionIndex;
+    /// let index = RegionIndex::new("4x4".parse().unwrap(), 3).unwrap();
+    /// let block = index.first_block(10) + 1;
+    /// assert_eq!(index.set_of_block_from(block, 7), index.block_and_set(block * 6).1);
+    /// assert_eq!(index.set_of_block_from(index.first_block(500), 0), 500);
+    /// ```
+    #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "set ranks are below the number of sets held in memory, so they fit in usize"
+    )]
+    pub fn set_of_block_from(&self, block: u64, from: u64) -> u64 {
+        /// Sets looked at one by one before the search.
+        const NEAR: usize = 8;
+        let sets = self.offsets.len() - 1;
+        let mut c = from as usize;
+        if c < sets && u64::from(self.offsets[c]) <= block {
+            for _ in 0..NEAR {
+                if u64::from(self.offsets[c + 1]) > block {
+                    return c as u64;
+                }
+                c += 1;
+                if c == sets {
+                    break;
+                }
+            }
+        }
+        self.block_and_set(block * self.factorial).1
+    }
+
     /// The placement (`cells[i]`: cell of tile `i`) of a state index and its region.
     #[expect(
         clippy::cast_possible_truncation,

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use super::{RegionListShape, bad};
+use super::{RegionListShape, SetBlocks, bad};
 use crate::error::Result;
 
 /// Decodes exactly `count` states of `shape` in `allowed` from exactly `bytes`.
@@ -60,9 +60,7 @@ pub fn walk_region_states(
     let mut r = Reader { bytes, at: 0 };
     let mut found = 0u64;
     let mut previous_block: Option<u64> = None;
-    // The blocks of the last block's tile set and their parity: a sorted list's blocks come
-    // set by set, so the set is looked up once per set, not once per block.
-    let (mut set_blocks, mut set_parity) = (0..0, false);
+    let mut set = SetBlocks::default();
     while found < count {
         if r.at == bytes.len() {
             return bad(format!("{found} states where {count} were declared"));
@@ -76,10 +74,10 @@ pub fn walk_region_states(
             return bad(format!("a block past the allowed states {allowed:?}"));
         };
         previous_block = Some(block);
-        if !set_blocks.contains(&block) {
-            (set_blocks, set_parity) = shape.set_blocks_parity(block);
+        if !set.blocks.contains(&block) {
+            set = shape.set_blocks(block, &set);
         }
-        if !set_parity {
+        if !set.parity {
             return bad(format!("block {block} is not of the layer's parity"));
         }
         let head = r.varint()?;

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use super::{RegionListShape, put_varint, varint_len};
+use super::{RegionListShape, SetBlocks, put_varint, varint_len};
 use crate::error::{Error, Result};
 
 /// Writes an increasing list of states as it comes, holding one block's orders.
@@ -16,9 +16,8 @@ pub struct RegionListEncoder<'a> {
     block: Option<u64>,
     block_start: u64,
     orders: Vec<u64>,
-    /// The blocks of the tile set last checked, and whether they are of the layer's parity.
-    checked_blocks: Range<u64>,
-    checked_parity: bool,
+    /// The tile set last checked.
+    checked: SetBlocks,
     last: Option<u64>,
     count: u64,
     error: Option<Error>,
@@ -35,8 +34,7 @@ impl<'a> RegionListEncoder<'a> {
             block: None,
             block_start: 0,
             orders: Vec::new(),
-            checked_blocks: 0..0,
-            checked_parity: false,
+            checked: SetBlocks::default(),
             last: None,
             count: 0,
             error: None,
@@ -112,10 +110,10 @@ impl<'a> RegionListEncoder<'a> {
     #[inline(always)]
     fn enter_block(&mut self, block: u64, state: u64) -> bool {
         self.flush();
-        if !self.checked_blocks.contains(&block) {
-            (self.checked_blocks, self.checked_parity) = self.shape.set_blocks_parity(block);
+        if !self.checked.blocks.contains(&block) {
+            self.checked = self.shape.set_blocks(block, &self.checked);
         }
-        if !self.checked_parity {
+        if !self.checked.parity {
             self.refuse(state, "is not of the layer's parity");
             return false;
         }

@@ -122,15 +122,22 @@ impl<'a> RegionListShape<'a> {
         self.orders.div_ceil(8) as usize
     }
 
-    /// The blocks of `block`'s tile set, and whether their states are of the layer's parity.
-    fn set_blocks_parity(&self, block: u64) -> (Range<u64>, bool) {
+    /// The tile set of `block`, its blocks, and whether their states are of the layer's
+    /// parity; `before`: the set of an earlier block of the list, where the search starts.
+    fn set_blocks(&self, block: u64, before: &SetBlocks) -> SetBlocks {
         if self.ignored {
-            return (block..block + 1, self.block_has_parity(block));
+            return SetBlocks {
+                set: block,
+                blocks: block..block + 1,
+                parity: self.block_has_parity(block),
+            };
         }
-        let set_rank = self.index.block_and_set(block * self.orders).1;
-        let blocks = self.index.first_block(set_rank)..self.index.first_block(set_rank + 1);
-        let parity = (self.index.set_mask(set_rank) & self.odd).count_ones() % 2 == self.parity;
-        (blocks, parity)
+        let set = self.index.set_of_block_from(block, before.set);
+        SetBlocks {
+            set,
+            blocks: self.index.first_block(set)..self.index.first_block(set + 1),
+            parity: (self.index.set_mask(set) & self.odd).count_ones() % 2 == self.parity,
+        }
     }
 
     /// Whether the states of `block` are of the layer's parity.
@@ -142,6 +149,15 @@ impl<'a> RegionListShape<'a> {
         };
         (self.index.set_mask(set_rank) & self.odd).count_ones() % 2 == self.parity
     }
+}
+
+/// The blocks of one tile set of a list and whether they are of the layer's parity: a sorted
+/// list's blocks come set by set, so the set is looked up once per set, not once per block.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SetBlocks {
+    set: u64,
+    pub(super) blocks: Range<u64>,
+    pub(super) parity: bool,
 }
 
 pub(super) fn bad<T>(why: String) -> Result<T> {
