@@ -120,17 +120,23 @@ impl RegionCounts {
         (first, extra)
     }
 
+    /// `region` and the cells of `free` next to it.
+    #[inline(always)]
+    fn grow(&self, region: u32, free: u32) -> u32 {
+        (region
+            | region << self.width
+            | region >> self.width
+            | (region << 1) & self.not_first_column
+            | (region >> 1) & self.not_last_column)
+            & free
+    }
+
     /// The free cells connected to `seed` (cells of `free`).
     #[inline(always)]
     fn fill(&self, seed: u32, free: u32) -> u32 {
         let mut region = seed;
         loop {
-            let grown = (region
-                | region << self.width
-                | region >> self.width
-                | (region << 1) & self.not_first_column
-                | (region >> 1) & self.not_last_column)
-                & free;
+            let grown = self.grow(region, free);
             if grown == region {
                 return region;
             }
@@ -139,12 +145,32 @@ impl RegionCounts {
     }
 
     /// The index, among the `extra + 1` regions of the free cells of `set` ordered by least
-    /// cell, of the one holding `blank`: the regions are grown from their least cells in
-    /// order until one holds it (the last needs no growing). The first regions are often
-    /// small (a corner closed off by the pattern), so they grow in a few steps.
+    /// cell, of the one holding `blank`.
+    ///
+    /// Of two regions, the first holds the least free cell: it and the blank's are grown
+    /// together, a step each, until they meet (the blank's is the first) or one of them stops
+    /// growing without the other (the blank's is the second), so the growing ends with the
+    /// smaller region or where the two meet. Of more, the regions are grown from their least
+    /// cells in order until one holds the blank (the last needs no growing).
     #[inline(always)]
     fn region_holding(&self, set: u32, blank: u8, extra: u64) -> u64 {
         let free = self.all & !set;
+        if extra == 1 {
+            let mut first = free & free.wrapping_neg();
+            let mut blank_side = 1u32 << blank;
+            loop {
+                if first & blank_side != 0 {
+                    return 0;
+                }
+                let (grown_first, grown_blank) =
+                    (self.grow(first, free), self.grow(blank_side, free));
+                if grown_first == first || grown_blank == blank_side {
+                    return 1;
+                }
+                first = grown_first;
+                blank_side = grown_blank;
+            }
+        }
         let mut rest = free;
         for index in 0..extra {
             let region = self.fill(rest & rest.wrapping_neg(), free);

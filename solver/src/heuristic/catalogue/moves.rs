@@ -273,11 +273,11 @@ impl Heuristic for CatalogueHeuristic<'_> {
         memo: &mut CatalogueMemo,
         limit: u32,
     ) -> Option<u32> {
-        *memo = *parent;
         let plan = &self.child_plans[tile];
-        if let Some(h) = self.untouched_above(plan, memo, limit) {
+        if let Some(h) = self.untouched_above(plan, parent, limit) {
             return Some(h);
         }
+        *memo = *parent;
         let child = Child { cells, tile, from };
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
@@ -368,11 +368,11 @@ impl Heuristic for CatalogueHeuristic<'_> {
         memo: &mut CatalogueMemo,
         limit: u32,
     ) -> u32 {
-        *memo = *parent;
         let plan = &self.child_plans[tile];
-        if let Some(h) = self.untouched_above(plan, memo, limit) {
+        if let Some(h) = self.untouched_above(plan, parent, limit) {
             return h;
         }
+        *memo = *parent;
         let child = Child { cells, tile, from };
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
