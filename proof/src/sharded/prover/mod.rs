@@ -18,9 +18,12 @@ use tilepdb_common::sort::radix_sort;
 use tilepdb_common::table::{Encoding, UNREACHED};
 use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
-use super::entries::{ENTRIES_PART_BYTES, PackedCodes, ShardEntries};
+use super::entries::{ENTRIES_PART_BYTES, ShardEntries};
 use crate::error::Result;
 use crate::walks::{BlockMove, check_regions, fail, for_each_block_move};
+use checks::first_wrong;
+
+mod checks;
 
 /// Successors gathered for one owner before they are handed on as a list, by one prover
 /// expanding on one thread (a worker expanding on several threads gathers a share of this
@@ -439,56 +442,6 @@ impl ShardProver {
         })
     }
 
-    /// Compares a zero-aware table's entries of the layer at `depth`, just met (the states of
-    /// its code in the blocks raised in `next`), with its code, in the shard's order, a part
-    /// of the entries at a time; an error names the first wrong one. Nothing for a minimized
-    /// table (its entries are compared as they are met).
-    fn check_layer(&mut self, depth: u32) -> Result<()> {
-        if self.minimized {
-            return Ok(());
-        }
-        let (code, want) = (StateCodes::code_of_depth(depth), self.code_of(depth));
-        let (width, next, codes) = (self.width, &self.next, &self.codes);
-        let blocks = |entries: &Range<u64>| {
-            (entries.start / width..entries.end.div_ceil(width))
-                .filter(|&b| next[b as usize].load(Relaxed))
-        };
-        let wrong = self.entries.first_in_parts(
-            |entries| blocks(&entries).next().is_some(),
-            |entries, part| {
-                blocks(&entries).find_map(|b| {
-                    let states = (b * width).max(entries.start)..((b + 1) * width).min(entries.end);
-                    first_wrong(codes, states, code, want, part, entries.start)
-                })
-            },
-        )?;
-        match wrong {
-            Some((e, stored)) => Err(fail(
-                &self.space,
-                format!(
-                    "entry {} is at distance {depth} but stores {stored}, not {want} (proof shard {})",
-                    self.file_entry(e),
-                    self.shard
-                ),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// The code stored for the shard's entry `e`, its entries in memory (a minimized
-    /// table's).
-    fn stored(&self, e: u64) -> Result<u8> {
-        self.entries.get(e).ok_or_else(|| {
-            fail(
-                &self.space,
-                format!(
-                    "proof shard {} keeps its entries in a file, read only in order",
-                    self.shard
-                ),
-            )
-        })
-    }
-
     /// Meets the state of `order` in `block` (of set `set`, needed for a minimized table) at
     /// `depth` if it is unseen: marked, its block raised for the next layer, and counted in
     /// `met`, its entry checked as [`ShardProver::met_entry`] says.
@@ -518,62 +471,10 @@ impl ShardProver {
         }
     }
 
-    /// A state of placement (`set`, `order`) just met at `depth`: its entry counted in `met`.
-    /// A minimized table's placement entry is checked the first time any of its regions is
-    /// met (a zero-aware entry is checked with its layer, [`ShardProver::finish_layer`]).
-    #[inline(always)]
-    fn met_entry(&self, set: u64, order: u64, depth: u32, met: &mut Met) -> Result<()> {
-        if self.minimized {
-            let p = set * self.width + order - self.own.start;
-            let (word, bit) = ((p / 64) as usize, 1u64 << (p % 64));
-            if self.placed[word].fetch_or(bit, Relaxed) & bit != 0 {
-                return Ok(());
-            }
-            let (stored, want) = (self.stored(p)?, self.code_of(depth));
-            if stored != want {
-                return Err(fail(
-                    &self.space,
-                    format!(
-                        "entry {} is at distance {depth} but stores {stored}, not {want} (proof shard {})",
-                        self.file_entry(p),
-                        self.shard
-                    ),
-                ));
-            }
-        }
-        met.entries += 1;
-        Ok(())
-    }
-
     /// Adds the states and entries of `met`, met at `depth`, to the prover's counts.
     fn count(&self, depth: u32, met: Met) {
         self.added.fetch_add(met.states, Relaxed);
         self.histogram[depth as usize].fetch_add(met.entries, Relaxed);
-    }
-
-    /// The code an entry of `depth` stores.
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "a byte table's depths stay below 255 (finish_layer fails first); the other codes are a remainder below 3 or one bit"
-    )]
-    fn code_of(&self, depth: u32) -> u8 {
-        match self.encoding {
-            Encoding::OneBit => ((depth >> 1) & 1) as u8,
-            Encoding::Mod3 => (depth % 3) as u8,
-            _ => depth as u8,
-        }
-    }
-
-    /// The file entry of the shard's entry `e`: its state for a zero-aware table, its
-    /// placement's rank for a minimized one.
-    fn file_entry(&self, e: u64) -> u64 {
-        let order = self.own.start + e % self.width;
-        if self.minimized {
-            let cells = self.index.placement_cells(e / self.width, order);
-            self.space.ranker().rank(&cells[..self.index.k()])
-        } else {
-            (e / self.width) * self.f + order
-        }
     }
 
     /// Whether the shard owns `state`.
@@ -622,28 +523,6 @@ pub fn prover_bytes(
         memory: StateCodes::file_bytes(blocks * width) + placed + in_memory + 2 * blocks,
         disk,
     })
-}
-
-/// The first state of `states` with `code` in `codes` whose entry is not `want`, and what it
-/// stores; `part` holds the entries from `first` on.
-fn first_wrong(
-    codes: &StateCodes,
-    states: Range<u64>,
-    code: u8,
-    want: u8,
-    part: PackedCodes<'_>,
-    first: u64,
-) -> Option<(u64, u8)> {
-    let mut wrong = None;
-    codes.for_each_with_code(states, code, |e| {
-        if wrong.is_none() {
-            let stored = part.get(e - first);
-            if stored != want {
-                wrong = Some((e, stored));
-            }
-        }
-    });
-    wrong
 }
 
 /// The successors of one [`ShardProver::expand`] gathered per owner (`lists[owner]`), each
