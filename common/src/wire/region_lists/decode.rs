@@ -74,10 +74,7 @@ pub fn walk_region_states(
             return bad(format!("a block past the allowed states {allowed:?}"));
         };
         previous_block = Some(block);
-        if !set.blocks.contains(&block) {
-            set = shape.set_blocks(block, &set);
-        }
-        if !set.parity {
+        if !set.block_has_parity(shape, block) {
             return bad(format!("block {block} is not of the layer's parity"));
         }
         let head = r.varint()?;

@@ -110,10 +110,7 @@ impl<'a> RegionListEncoder<'a> {
     #[inline(always)]
     fn enter_block(&mut self, block: u64, state: u64) -> bool {
         self.flush();
-        if !self.checked.blocks.contains(&block) {
-            self.checked = self.shape.set_blocks(block, &self.checked);
-        }
-        if !self.checked.parity {
+        if !self.checked.block_has_parity(&self.shape, block) {
             self.refuse(state, "is not of the layer's parity");
             return false;
         }

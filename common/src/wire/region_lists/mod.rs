@@ -122,42 +122,57 @@ impl<'a> RegionListShape<'a> {
         self.orders.div_ceil(8) as usize
     }
 
-    /// The tile set of `block`, its blocks, and whether their states are of the layer's
-    /// parity; `before`: the set of an earlier block of the list, where the search starts.
-    fn set_blocks(&self, block: u64, before: &SetBlocks) -> SetBlocks {
-        if self.ignored {
-            return SetBlocks {
-                set: block,
-                blocks: block..block + 1,
-                parity: self.block_has_parity(block),
-            };
-        }
-        let set = self.index.set_of_block_from(block, before.set);
-        SetBlocks {
-            set,
-            blocks: self.index.first_block(set)..self.index.first_block(set + 1),
-            parity: (self.index.set_mask(set) & self.odd).count_ones() % 2 == self.parity,
-        }
-    }
-
-    /// Whether the states of `block` are of the layer's parity.
+    /// Whether the states of `block` are of the layer's parity, its set found by a search of
+    /// the whole index (the tests' reference for [`SetBlocks::block_has_parity`]).
+    #[cfg(test)]
     fn block_has_parity(&self, block: u64) -> bool {
         let set_rank = if self.ignored {
             block
         } else {
             self.index.block_and_set(block * self.orders).1
         };
-        (self.index.set_mask(set_rank) & self.odd).count_ones() % 2 == self.parity
+        self.set_has_parity(set_rank)
+    }
+
+    /// Whether the states of the tile set of rank `set` are of the layer's parity.
+    fn set_has_parity(&self, set: u64) -> bool {
+        (self.index.set_mask(set) & self.odd).count_ones() % 2 == self.parity
     }
 }
 
-/// The blocks of one tile set of a list and whether they are of the layer's parity: a sorted
-/// list's blocks come set by set, so the set is looked up once per set, not once per block.
+/// The blocks of the tile set a list's last block belongs to, and whether they are of the
+/// layer's parity: a sorted list's blocks come set by set, so the set is looked up once per
+/// set, not once per block, and from the set before it.
 #[derive(Clone, Debug, Default)]
 pub(super) struct SetBlocks {
     set: u64,
-    pub(super) blocks: Range<u64>,
-    pub(super) parity: bool,
+    blocks: Range<u64>,
+    parity: bool,
+}
+
+impl SetBlocks {
+    /// Whether the states of `block`, of a list's blocks in increasing order, are of the
+    /// layer's parity; the set held is `block`'s afterwards.
+    #[inline(always)]
+    pub(super) fn block_has_parity(&mut self, shape: &RegionListShape<'_>, block: u64) -> bool {
+        if !self.blocks.contains(&block) {
+            *self = if shape.ignored {
+                SetBlocks {
+                    set: block,
+                    blocks: block..block + 1,
+                    parity: shape.set_has_parity(block),
+                }
+            } else {
+                let set = shape.index.set_of_block_from(block, self.set);
+                SetBlocks {
+                    set,
+                    blocks: shape.index.first_block(set)..shape.index.first_block(set + 1),
+                    parity: shape.set_has_parity(set),
+                }
+            };
+        }
+        self.parity
+    }
 }
 
 pub(super) fn bad<T>(why: String) -> Result<T> {
