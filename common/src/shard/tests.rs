@@ -3,15 +3,20 @@
 use super::*;
 use crate::{Board, Goal, Pattern};
 
-/// Shard 1 of 2 of the 3x4 puzzle's tiles {1,2,3} under `rule`, nothing searched.
-fn second_of_two(rule: BlankRule) -> Shard {
+/// Shard `p` of `shards` of the 3x4 puzzle's tiles {1,2,3} under `rule`, nothing searched.
+fn shard_of(rule: BlankRule, p: u32, shards: u32) -> Shard {
     let board: Board = "3x4".parse().unwrap();
     let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
     let space = StateSpace::new(board, Goal::BlankFirst, pattern, rule).unwrap();
     let index = space.region_index().unwrap();
     let moves = Arc::new(OrderMoves::new(index.k()));
-    let layout = ShardLayout::new(index.orders(), 2).unwrap();
-    Shard::new(&space, index, moves, layout, 1, DepthCode::Byte).unwrap()
+    let layout = ShardLayout::new(index.orders(), shards).unwrap();
+    Shard::new(&space, index, moves, layout, p, DepthCode::Byte).unwrap()
+}
+
+/// Shard 1 of 2 of the 3x4 puzzle's tiles {1,2,3} under `rule`, nothing searched.
+fn second_of_two(rule: BlankRule) -> Shard {
+    shard_of(rule, 1, 2)
 }
 
 fn layer(shard: &Shard, depth: u32) -> Vec<u64> {
@@ -107,31 +112,14 @@ fn flags_cover(shard: &Shard, code: u8) -> bool {
 /// the layers end with every state reached.
 #[test]
 fn live_flags_cover_every_block_of_a_live_code() {
-    let board: Board = "3x4".parse().unwrap();
     for rule in [
         BlankRule::ZeroAware,
         BlankRule::Minimized,
         BlankRule::Aware,
         BlankRule::Ignored,
     ] {
-        let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
-        let space = StateSpace::new(board, Goal::BlankFirst, pattern, rule).unwrap();
-        let index = space.region_index().unwrap();
-        let moves = Arc::new(OrderMoves::new(index.k()));
-        let layout = ShardLayout::new(index.orders(), 3).unwrap();
-        let parts: Vec<Shard> = (0..3)
-            .map(|p| {
-                Shard::new(
-                    &space,
-                    index.clone(),
-                    moves.clone(),
-                    layout,
-                    p,
-                    DepthCode::Byte,
-                )
-                .unwrap()
-            })
-            .collect();
+        let parts: Vec<Shard> = (0..3).map(|p| shard_of(rule, p, 3)).collect();
+        let index = parts[0].index.clone();
         let sets = 0..index.sets();
         let mut reached = 1;
         for depth in 0.. {
