@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use tilepdb_common::StateCodes;
 use tilepdb_common::table::Encoding;
 
-use super::super::entries::PackedCodes;
 use super::{Met, ShardProver};
 use crate::error::Result;
+use crate::sharded::entries::PackedCodes;
 use crate::walks::fail;
 
 #[expect(
