@@ -52,7 +52,12 @@ fn serve_shards(job: &[&str], out: &Path, shards: u32, extra: &[&str]) -> Server
 }
 
 /// A running shard worker process.
-struct ShardWorker(Child);
+/// A worker process, its standard error read as it comes by a thread of its own (a worker
+/// that fills the pipe nobody reads blocks in its next log line).
+struct ShardWorker {
+    child: Child,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
 
 impl ShardWorker {
     fn start(url: &str, shard: u32, shards: u32, extra: &[&str]) -> ShardWorker {
@@ -82,24 +87,39 @@ impl ShardWorker {
         if !extra.contains(&"--give-up-after") {
             command.args(["--give-up-after", "30"]);
         }
-        let child = command
+        let mut child = command
             .env("TILEPDB_TOKEN", TOKEN)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        ShardWorker(child)
+        let mut pipe = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        });
+        ShardWorker {
+            child,
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Its standard error up to its exit (after it has exited or been killed).
+    fn stderr(&mut self) -> String {
+        self.stderr
+            .take()
+            .map(|reader| reader.join().unwrap_or_default())
+            .unwrap_or_default()
     }
 
     /// Waits for the worker to exit; whether it exited 0, and its standard error.
     fn wait(mut self, timeout: Duration) -> (bool, String) {
         let until = Instant::now() + timeout;
         loop {
-            if let Some(status) = self.0.try_wait().unwrap() {
-                let mut err = String::new();
-                let _ = self.0.stderr.take().unwrap().read_to_string(&mut err);
-                return (status.success(), err);
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.success(), self.stderr());
             }
             assert!(Instant::now() < until, "the worker did not exit");
             std::thread::sleep(Duration::from_millis(20));
@@ -107,8 +127,8 @@ impl ShardWorker {
     }
 
     fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -560,8 +580,7 @@ fn a_peer_with_malformed_or_foreign_lists_is_refused() {
         assert_eq!(code(peer.push(request(push(own), TOKEN)).await), Ok(()));
     });
     worker.kill();
-    let mut err = String::new();
-    let _ = worker.0.stderr.take().unwrap().read_to_string(&mut err);
+    let err = worker.stderr();
     assert!(
         err.contains("refused a pushed list") && err.contains("not one of shard 0's"),
         "{err}"
@@ -870,7 +889,7 @@ fn a_shard_lost_in_every_proof_fails_the_job() {
     let until = Instant::now() + MINUTES;
     while server.child.try_wait().unwrap().is_none() {
         assert!(Instant::now() < until, "the job did not end");
-        if dying.0.try_wait().unwrap().is_some() {
+        if dying.child.try_wait().unwrap().is_some() {
             dying = ShardWorker::start_with_env(&url, 1, 2, &[], &dies);
         }
         std::thread::sleep(Duration::from_millis(50));
