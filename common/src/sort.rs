@@ -1,6 +1,7 @@
 //! Sorting lists of state numbers (a shard's outgoing successors, a prover's lists): a
-//! least-significant-digit radix sort, a pass per 10 bits up to the largest number's highest
-//! bit.
+//! least-significant-digit radix sort in as few passes as digits of at most 14 bits allow,
+//! the digits of equal width (28-bit numbers in two passes of 14 bits, 32-bit ones in three of
+//! 11).
 //!
 //! ```
 //! use tilepdb_common::sort::radix_sort;
@@ -10,36 +11,46 @@
 //! assert_eq!(states, [3, 3, 12, 70_000, 1 << 40]);
 //! ```
 
-/// Bits of a digit: the counts of one pass (1,024 of them) and the places they write to stay
-/// near in the caches.
-const DIGIT_BITS: u32 = 10;
-const BUCKETS: usize = 1 << DIGIT_BITS;
+/// Widest digit: the counts of one pass (16,384 of them, 64 KiB) stay in the second-level
+/// cache, and the places a pass writes to stay few enough for the processor to keep open.
+const MAX_DIGIT_BITS: u32 = 14;
 /// Lists shorter than this are sorted by comparison (a pass costs more than they do).
 const SHORT: usize = 256;
+
+/// The width of each digit for numbers of `bits` bits: the fewest passes of at most
+/// [`MAX_DIGIT_BITS`] bits, the bits shared out evenly.
+fn digit_bits(bits: u32) -> u32 {
+    let passes = bits.div_ceil(MAX_DIGIT_BITS).max(1);
+    bits.div_ceil(passes).max(1)
+}
 
 /// Sorts `values` in increasing order; `scratch` is the second buffer of the passes (what it
 /// holds before and after is of no meaning; keeping it spares an allocation per list).
 #[expect(
     clippy::cast_possible_truncation,
-    reason = "a digit is masked to DIGIT_BITS bits, an index of the counts"
+    reason = "a digit is masked to at most MAX_DIGIT_BITS bits, an index of the counts; a \
+              count is below the list's length, checked to fit a u32"
 )]
 pub fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
-    if values.len() < SHORT {
+    if values.len() < SHORT || u32::try_from(values.len()).is_err() {
         values.sort_unstable();
         return;
     }
     let bits = 64 - values.iter().fold(0, |m, &v| m | v).leading_zeros();
+    let width = digit_bits(bits);
+    let mask = (1usize << width) - 1;
     scratch.clear();
     scratch.resize(values.len(), 0);
-    let digit = |v: u64, shift: u32| (v >> shift) as usize & (BUCKETS - 1);
+    let digit = |v: u64, shift: u32| (v >> shift) as usize & mask;
+    let mut starts = vec![0u32; mask + 1];
     let mut shift = 0;
     while shift < bits {
-        let mut starts = [0usize; BUCKETS];
+        starts.fill(0);
         for &v in values.iter() {
             starts[digit(v, shift)] += 1;
         }
         // A digit the same in every value leaves the order as it is.
-        if !starts.contains(&values.len()) {
+        if !starts.contains(&(values.len() as u32)) {
             let mut at = 0;
             for start in &mut starts {
                 let n = *start;
@@ -48,12 +59,12 @@ pub fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
             }
             for &v in values.iter() {
                 let d = digit(v, shift);
-                scratch[starts[d]] = v;
+                scratch[starts[d] as usize] = v;
                 starts[d] += 1;
             }
             std::mem::swap(values, scratch);
         }
-        shift += DIGIT_BITS;
+        shift += width;
     }
 }
 
@@ -77,7 +88,7 @@ mod tests {
     fn sorts_as_the_standard_sort_does() {
         let mut scratch = vec![7; 3];
         for n in [0, 1, 2, SHORT - 1, SHORT, 1000, 70_000] {
-            for bits in [1, 8, 10, 11, 28, 41, 64] {
+            for bits in [1, 8, 10, 11, 14, 15, 28, 29, 32, 41, 64] {
                 let mut values = numbers(n, bits, 0x9e37_79b9_7f4a_7c15 ^ n as u64);
                 // Repeats, as successors reached twice are.
                 let repeats: Vec<u64> = values.iter().step_by(3).copied().collect();
@@ -88,6 +99,28 @@ mod tests {
                 assert_eq!(values, expected, "{n} numbers of {bits} bits");
             }
         }
+    }
+
+    #[test]
+    fn digits_are_as_few_and_as_even_as_fourteen_bits_allow() {
+        let widths: Vec<(u32, u32)> = [1, 14, 15, 28, 29, 32, 42, 43, 64]
+            .iter()
+            .map(|&b| (b, digit_bits(b)))
+            .collect();
+        assert_eq!(
+            widths,
+            [
+                (1, 1),
+                (14, 14),
+                (15, 8),
+                (28, 14),
+                (29, 10),
+                (32, 11),
+                (42, 14),
+                (43, 11),
+                (64, 13)
+            ]
+        );
     }
 
     #[test]
