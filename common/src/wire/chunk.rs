@@ -20,6 +20,7 @@
 //! ```
 
 use super::proto::{Chunk, Section};
+use super::zstd_frames;
 use crate::error::{Error, Result};
 
 /// Cuts `bytes` into chunks of at most `max_chunk` decompressed bytes, each a zstd frame of
@@ -35,13 +36,7 @@ pub fn encode_section(section: Section, bytes: &[u8], max_chunk: u32, level: i32
 
 /// One chunk: `piece`, at `offset` of its section, as a zstd frame of compression `level`.
 pub fn encode_chunk(section: Section, offset: u64, piece: &[u8], level: i32) -> Chunk {
-    let data = ENCODER
-        .with(|e| {
-            let mut e = e.borrow_mut();
-            e.set_compression_level(level)?;
-            e.compress(piece)
-        })
-        .expect("zstd compresses to memory");
+    let data = zstd_frames::compress(piece, level).expect("zstd compresses to memory");
     Chunk {
         section: section as i32,
         offset,
@@ -101,13 +96,11 @@ pub fn decode_chunk(
         )));
     }
     // Room for exactly the declared size: a frame that decompresses to more fails.
-    let out = DECODER
-        .with(|d| d.borrow_mut().decompress(&chunk.data, size as usize))
-        .map_err(|e| {
-            wire(format!(
-                "chunk of {name} at offset {offset}: not a zstd frame of at most {size} bytes: {e}"
-            ))
-        })?;
+    let out = zstd_frames::decompress(&chunk.data, size as usize).map_err(|e| {
+        wire(format!(
+            "chunk of {name} at offset {offset}: not a zstd frame of at most {size} bytes: {e}"
+        ))
+    })?;
     if out.len() != size as usize {
         return Err(wire(format!(
             "chunk of {name} at offset {offset} decompresses to {} bytes, {size} declared",
@@ -115,14 +108,6 @@ pub fn decode_chunk(
         )));
     }
     Ok(out)
-}
-
-thread_local! {
-    /// zstd contexts cost more to make than a small chunk costs to code: one per thread.
-    static ENCODER: std::cell::RefCell<zstd::bulk::Compressor<'static>> =
-        std::cell::RefCell::new(zstd::bulk::Compressor::new(1).expect("a zstd context"));
-    static DECODER: std::cell::RefCell<zstd::bulk::Decompressor<'static>> =
-        std::cell::RefCell::new(zstd::bulk::Decompressor::new().expect("a zstd context"));
 }
 
 /// Puts a section back together from its chunks, checking each.

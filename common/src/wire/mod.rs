@@ -3,11 +3,13 @@
 //! * [`proto`]: the generated messages, client and server of `proto/tilepdb/v1`;
 //! * [`chunk`]: sections of bytes as checked, bounded zstd chunks;
 //! * [`region_lists`]: the encodings of a task's input and result (states of the region index);
-//! * [`connect`]: the token and the channel of every client.
+//! * [`connect`]: the token and the channel of every client;
+//! * [`zstd_frames`]: zstd frames coded with a context per thread.
 
 pub mod chunk;
 pub mod connect;
 pub mod region_lists;
+pub mod zstd_frames;
 
 /// The generated code of package `tilepdb.v1`.
 pub mod proto {

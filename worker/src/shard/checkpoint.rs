@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use tilepdb_common::shard::Shard;
 use tilepdb_common::wire::region_lists::{RegionListEncoder, walk_region_states};
+use tilepdb_common::wire::zstd_frames;
 
 use super::list_shape;
 use crate::error::{Error, Result};
@@ -190,7 +191,7 @@ impl Checkpoints {
                 {
                     return Err(damaged(&path, "a segment's sizes are impossible"));
                 }
-                let list = zstd::bulk::decompress(
+                let list = zstd_frames::decompress(
                     &data[at..end],
                     usize::try_from(list_bytes).unwrap_or(usize::MAX),
                 )
@@ -247,10 +248,11 @@ fn write_part(
         states: 0,
         bytes: 0,
         crc: crc32fast::Hasher::new(),
+        spare: SEGMENT_BYTES.take(),
     };
     let shape = list_shape(shard, layer);
     let all = 0..shard.index_states();
-    let mut encoder = RegionListEncoder::new(&shape, all.clone());
+    let mut encoder = RegionListEncoder::with_buffer(&shape, all.clone(), segments.take_spare());
     let mut error = None;
     shard.for_each_block_of_layer(sets.clone(), layer, |block, mut orders| {
         while !orders.is_empty() && error.is_none() {
@@ -259,8 +261,9 @@ fn write_part(
             encoder.push_block(block, now);
             orders = later;
             if encoder.count() == segment_states as u64 {
-                let full =
-                    std::mem::replace(&mut encoder, RegionListEncoder::new(&shape, all.clone()));
+                let next =
+                    RegionListEncoder::with_buffer(&shape, all.clone(), segments.take_spare());
+                let full = std::mem::replace(&mut encoder, next);
                 if let Err(e) = segments.write(full) {
                     error = Some(e);
                 }
@@ -271,6 +274,7 @@ fn write_part(
         return Err(e);
     }
     segments.write(encoder)?;
+    SEGMENT_BYTES.set(segments.take_spare());
     let file = segments
         .out
         .into_inner()
@@ -284,6 +288,11 @@ fn write_part(
     ))
 }
 
+thread_local! {
+    /// A checkpoint writer's segment bytes before compression, kept from part to part.
+    static SEGMENT_BYTES: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// A part's file in the writing: its segments so far, their states, bytes and CRC-32.
 struct Segments<'p> {
     out: BufWriter<fs::File>,
@@ -292,9 +301,16 @@ struct Segments<'p> {
     states: u64,
     bytes: u64,
     crc: crc32fast::Hasher,
+    /// The bytes of the last segment written, whose buffer the next segment's encoder reuses.
+    spare: Vec<u8>,
 }
 
 impl Segments<'_> {
+    /// The buffer of the last segment written, for the next one's encoder.
+    fn take_spare(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.spare)
+    }
+
     /// Writes the states of `encoder` as a segment (nothing when it has none).
     fn write(&mut self, encoder: RegionListEncoder<'_>) -> Result<()> {
         let count = encoder.count();
@@ -302,7 +318,7 @@ impl Segments<'_> {
             return Ok(());
         }
         let list = encoder.finish()?;
-        let packed = zstd::bulk::compress(&list, self.level)
+        let packed = zstd_frames::compress(&list, self.level)
             .map_err(|e| Error::Checkpoint(format!("cannot compress a layer: {e}")))?;
         let mut head = Vec::with_capacity(24);
         for n in [count, list.len() as u64, packed.len() as u64] {
@@ -314,6 +330,7 @@ impl Segments<'_> {
             self.bytes += piece.len() as u64;
         }
         self.states += count;
+        self.spare = list;
         Ok(())
     }
 }

@@ -8,6 +8,7 @@
 //! A push of the proof on the shards (`search` 1 or 2: a team's proof) goes to the prover of
 //! that search only (`proof.rs`), checked the same way.
 
+use std::cell::RefCell;
 use std::sync::{Arc, RwLock};
 
 use tilepdb_common::Error as DomainError;
@@ -17,6 +18,7 @@ use tilepdb_common::wire::proto::{
     PushRequest, PushResponse, ReadValuesRequest, ReadValuesResponse,
 };
 use tilepdb_common::wire::region_lists::{RegionListShape, walk_region_states};
+use tilepdb_common::wire::zstd_frames;
 use tonic::{Request, Response, Status};
 
 /// Most states of one pushed list.
@@ -108,6 +110,21 @@ pub(super) fn decode_push(
     shape: &RegionListShape<'_>,
     states: std::ops::Range<u64>,
 ) -> Result<Vec<u64>, Status> {
+    let mut decoded = Vec::new();
+    decode_push_into(r, shape, states, &mut Vec::new(), &mut decoded)?;
+    Ok(decoded)
+}
+
+/// [`decode_push`] into `decoded`, with `bytes` for the list's decompressed bytes: both
+/// cleared first, their buffers kept for the caller's next list.
+fn decode_push_into(
+    r: &PushRequest,
+    shape: &RegionListShape<'_>,
+    states: std::ops::Range<u64>,
+    bytes: &mut Vec<u8>,
+    decoded: &mut Vec<u64>,
+) -> Result<(), Status> {
+    decoded.clear();
     if r.count == 0 || r.count > MAX_PUSH_STATES {
         return Err(invalid(format!(
             "a list of {} states: a push holds 1 to {MAX_PUSH_STATES}",
@@ -123,30 +140,40 @@ pub(super) fn decode_push(
     if crc32fast::hash(&r.list) != r.crc32 {
         return Err(invalid("the list's CRC-32 does not match its bytes"));
     }
-    let bytes = zstd::bulk::decompress(&r.list, usize::try_from(r.list_bytes).map_err(invalid)?)
+    let declared = usize::try_from(r.list_bytes).map_err(invalid)?;
+    zstd_frames::decompress_into(&r.list, declared, bytes)
         .map_err(|e| invalid(format!("the list does not decompress: {e}")))?;
-    if bytes.len() as u64 != r.list_bytes {
+    if bytes.len() != declared {
         return Err(invalid(format!(
-            "the list has {} bytes where {} were declared",
+            "the list has {} bytes where {declared} were declared",
             bytes.len(),
-            r.list_bytes
         )));
     }
-    let mut decoded = Vec::with_capacity(usize::try_from(r.count).map_err(invalid)?);
-    walk_region_states(&bytes, r.count, shape, states, |s| {
+    decoded.reserve(usize::try_from(r.count).map_err(invalid)?);
+    walk_region_states(bytes, r.count, shape, states, |s| {
         decoded.push(s);
     })
-    .map_err(invalid)?;
-    Ok(decoded)
+    .map_err(|e| {
+        decoded.clear();
+        invalid(e)
+    })
+}
+
+thread_local! {
+    /// A merging thread's buffers, kept from list to list: the list's bytes and its states.
+    static MERGE_BUFFERS: RefCell<(Vec<u8>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Checks a pushed list in full and merges it; the states merged.
 fn merge_push(shard: &Shard, r: &PushRequest) -> Result<u64, Status> {
     let shape = super::list_shape(shard, r.depth);
-    let states = decode_push(r, &shape, 0..shard.index_states())?;
-    shard
-        .merge_received(&states, r.depth)
-        .map_err(|e: DomainError| invalid(e))?;
+    MERGE_BUFFERS.with(|buffers| {
+        let (bytes, states) = &mut *buffers.borrow_mut();
+        decode_push_into(r, &shape, 0..shard.index_states(), bytes, states)?;
+        shard
+            .merge_received(states, r.depth)
+            .map_err(|e: DomainError| invalid(e))
+    })?;
     Ok(r.count)
 }
 
@@ -214,7 +241,7 @@ impl ShardPeer for PeerService {
         tokio::task::spawn_blocking(move || {
             let values = shard.own_values(r.start..r.end);
             let packed =
-                zstd::bulk::compress(&values, 1).map_err(|e| Status::internal(e.to_string()))?;
+                zstd_frames::compress(&values, 1).map_err(|e| Status::internal(e.to_string()))?;
             Ok(Response::new(ReadValuesResponse {
                 crc32: crc32fast::hash(&packed),
                 values: packed,

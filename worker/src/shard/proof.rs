@@ -28,6 +28,7 @@ use tilepdb_common::wire::proto::{
     EntryRange, LayerStep, ProofOpen, PushRequest, ReadEntriesRequest, StepReport,
 };
 use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
+use tilepdb_common::wire::zstd_frames;
 use tilepdb_common::{StateSpace, human_bytes};
 use tilepdb_proof::sharded::{
     EntriesPlace, LIST_STATES, ProofTeams, ShardEntries, ShardProver, prover_bytes,
@@ -373,7 +374,7 @@ impl Work {
             // The list pushed to proof shard `to`: the bytes sent.
             let push = |to: u32, list: &[u64]| -> Result<u64> {
                 let encoded = encode_region_states(&shape, 0..slot.index.states(), list)?;
-                let packed = zstd::bulk::compress(&encoded, level)
+                let packed = zstd_frames::compress(&encoded, level)
                     .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
                 let request = PushRequest {
                     job_id: job_id.clone(),
@@ -568,7 +569,7 @@ fn read_entries(
             answer.count
         )));
     }
-    let codes = zstd::bulk::decompress(
+    let codes = zstd_frames::decompress(
         &answer.codes,
         usize::try_from(count).map_err(|_| Error::Refused("too many entries".into()))?,
     )

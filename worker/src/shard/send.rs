@@ -7,6 +7,7 @@
 //! its lists is merged.
 
 use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -16,7 +17,8 @@ use tilepdb_common::shard::Shard;
 use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::{PushRequest, StepReport};
-use tilepdb_common::wire::region_lists::encode_region_states;
+use tilepdb_common::wire::region_lists::RegionListEncoder;
+use tilepdb_common::wire::zstd_frames;
 use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
@@ -58,6 +60,11 @@ impl Peers {
     }
 }
 
+thread_local! {
+    /// A pushing thread's list bytes before compression, kept from list to list.
+    static LIST_BYTES: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// What one thread's expansion sent.
 #[derive(Default)]
 struct Sent {
@@ -73,7 +80,7 @@ struct Outbox<'a> {
     lists: Vec<Vec<u64>>,
     /// The second buffer of the lists' sorts.
     scratch: Vec<u64>,
-    push: &'a dyn Fn(u32, &[u64]) -> Result<u64>,
+    push: &'a (dyn Fn(u32, &[u64]) -> Result<u64> + Sync),
     sent: Sent,
     error: Option<Error>,
 }
@@ -177,9 +184,18 @@ pub fn expand_layer(
         if liar && to == 0 && depth + 1 == 3 {
             return Ok(0);
         }
-        let bytes = encode_region_states(&shape, all.clone(), states)?;
-        let list = zstd::bulk::compress(&bytes, level)
-            .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
+        let (list, list_bytes) = LIST_BYTES.with(|spare| -> Result<(Vec<u8>, u64)> {
+            let mut encoder = RegionListEncoder::with_buffer(&shape, all.clone(), spare.take());
+            for &s in states {
+                encoder.push(s);
+            }
+            let bytes = encoder.finish()?;
+            let list = zstd_frames::compress(&bytes, level)
+                .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
+            let list_bytes = bytes.len() as u64;
+            spare.set(bytes);
+            Ok((list, list_bytes))
+        })?;
         let request = PushRequest {
             job_id: job_id.to_string(),
             table,
@@ -187,7 +203,7 @@ pub fn expand_layer(
             from_shard: peers.shard,
             to_shard: to,
             count: states.len() as u64,
-            list_bytes: bytes.len() as u64,
+            list_bytes,
             crc32: crc32fast::hash(&list),
             list,
             search: 0,
@@ -195,25 +211,32 @@ pub fn expand_layer(
         push_list(peers, handle, &request, &gone)
     };
     let shards = shard.layout().shards() as usize;
-    let ranges = set_ranges(shard, pool.current_num_threads() as u64 * 8);
+    let threads = pool.current_num_threads();
+    let ranges = set_ranges(shard, threads as u64 * 8);
+    // An outbox a thread for the whole layer: its lists' buffers serve range after range.
+    let outboxes: Vec<Mutex<Outbox<'_>>> = (0..threads)
+        .map(|_| {
+            Mutex::new(Outbox {
+                lists: vec![Vec::new(); shards],
+                scratch: Vec::new(),
+                push: &push,
+                sent: Sent::default(),
+                error: None,
+            })
+        })
+        .collect();
     let results: Vec<Result<(tilepdb_common::region_expand::ExpandStats, Sent)>> =
         pool.install(|| {
             ranges
                 .par_iter()
-                .map_init(
-                    || Outbox {
-                        lists: vec![Vec::new(); shards],
-                        scratch: Vec::new(),
-                        push: &push,
-                        sent: Sent::default(),
-                        error: None,
-                    },
-                    |outbox, sets| {
-                        let stats =
-                            shard.expand(sets.clone(), depth, &mut |to, s| outbox.add(to, s));
-                        outbox.finish_range().map(|sent| (stats, sent))
-                    },
-                )
+                .map(|sets| {
+                    let thread = rayon::current_thread_index().unwrap_or(0) % threads.max(1);
+                    let mut outbox = outboxes[thread]
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let stats = shard.expand(sets.clone(), depth, &mut |to, s| outbox.add(to, s));
+                    outbox.finish_range().map(|sent| (stats, sent))
+                })
                 .collect()
         });
     let mut report = StepReport::default();

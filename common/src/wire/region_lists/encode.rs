@@ -26,10 +26,22 @@ pub struct RegionListEncoder<'a> {
 impl<'a> RegionListEncoder<'a> {
     /// An encoder of states of `shape` in `allowed`.
     pub fn new(shape: &RegionListShape<'a>, allowed: Range<u64>) -> RegionListEncoder<'a> {
+        RegionListEncoder::with_buffer(shape, allowed, Vec::new())
+    }
+
+    /// An encoder of states of `shape` in `allowed` that writes its bytes into `out`'s buffer
+    /// (what `out` holds is dropped): given the bytes a finished list no longer needs, it
+    /// allocates no more.
+    pub fn with_buffer(
+        shape: &RegionListShape<'a>,
+        allowed: Range<u64>,
+        mut out: Vec<u8>,
+    ) -> RegionListEncoder<'a> {
+        out.clear();
         RegionListEncoder {
             shape: *shape,
             allowed,
-            out: Vec::new(),
+            out,
             written: None,
             block: None,
             block_start: 0,

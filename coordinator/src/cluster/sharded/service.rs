@@ -16,6 +16,7 @@ use tilepdb_common::wire::proto::{
     ResultMessage, ShardHeartbeatRequest, ShardHeartbeatResponse, StepRequest, StepResponse,
     TakeTaskRequest,
 };
+use tilepdb_common::wire::zstd_frames;
 use tonic::{Request, Response, Status};
 
 use super::control::{Answer, Control, ShardRefusal};
@@ -272,7 +273,7 @@ impl ShardControl for ShardControlService {
                 pdb.release_payload_pages(start..bytes(last - 1).saturating_add(1));
             }
             let packed =
-                zstd::bulk::compress(&codes, 1).map_err(|e| Status::internal(e.to_string()))?;
+                zstd_frames::compress(&codes, 1).map_err(|e| Status::internal(e.to_string()))?;
             Ok(Response::new(ReadEntriesResponse {
                 crc32: crc32fast::hash(&packed),
                 codes: packed,

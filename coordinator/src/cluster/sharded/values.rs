@@ -4,6 +4,7 @@
 use tilepdb_common::wire::connect::Auth;
 use tilepdb_common::wire::proto::ReadValuesRequest;
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
+use tilepdb_common::wire::zstd_frames;
 
 use crate::error::{Error, Result};
 
@@ -52,7 +53,7 @@ fn check_values(shard: usize, packed: &[u8], crc: u32, count: u64, room: u64) ->
     if count > room {
         return Err(bad(format!("{count} values for {room} entries")));
     }
-    let values = zstd::bulk::decompress(packed, usize::try_from(count).unwrap_or(usize::MAX))
+    let values = zstd_frames::decompress(packed, usize::try_from(count).unwrap_or(usize::MAX))
         .map_err(|e| bad(format!("they do not decompress: {e}")))?;
     if values.len() as u64 != count {
         return Err(bad(format!(
