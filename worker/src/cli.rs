@@ -45,7 +45,12 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub name: Option<String>,
     /// zstd level of the results (1 is fast; higher sends fewer bytes).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i32).range(-7..=19))]
+    #[arg(
+        long,
+        default_value_t = 1,
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(i32).range(-7..=19)
+    )]
     pub zstd_level: i32,
     /// Own this shard of a sharded build (0 to --shards - 1): keep its part of every table's
     /// search and serve it to the other shards (the Indexed Job's completion index, the
@@ -152,4 +157,30 @@ pub fn run(args: WorkerArgs) -> Result<Summary> {
 pub fn run_worker(args: WorkerArgs) -> Result<WorkerSummary> {
     let config = worker_config(&args)?;
     runtime()?.block_on(client::run(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::WorkerArgs;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        worker: WorkerArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<WorkerArgs, clap::Error> {
+        let base = ["worker", "--coordinator", "http://127.0.0.1:1"];
+        Command::try_parse_from(base.iter().chain(args)).map(|c| c.worker)
+    }
+
+    #[test]
+    fn a_negative_zstd_level_is_a_value_not_a_flag() {
+        assert_eq!(parse(&["--zstd-level", "-3"]).unwrap().zstd_level, -3);
+        assert_eq!(parse(&[]).unwrap().zstd_level, 1);
+        let refused = parse(&["--zstd-level", "-8"]).err().unwrap().to_string();
+        assert!(refused.contains("-8"), "{refused}");
+    }
 }
