@@ -248,11 +248,11 @@ fn write_part(
         states: 0,
         bytes: 0,
         crc: crc32fast::Hasher::new(),
-        spare: SEGMENT_BYTES.take(),
+        spare: Vec::new(),
     };
     let shape = list_shape(shard, layer);
     let all = 0..shard.index_states();
-    let mut encoder = RegionListEncoder::with_buffer(&shape, all.clone(), segments.take_spare());
+    let mut encoder = RegionListEncoder::with_buffer(&shape, all.clone(), SEGMENT_BYTES.take());
     let mut error = None;
     shard.for_each_block_of_layer(sets.clone(), layer, |block, mut orders| {
         while !orders.is_empty() && error.is_none() {
