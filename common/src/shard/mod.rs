@@ -390,21 +390,18 @@ impl Shard {
     }
 
     /// The shard's stored values (the depth store's codes: `depth + 1` for a byte store) of
-    /// the file entries `entries` that it owns, in file order.
+    /// the file entries `entries` that it owns, in file order. Room for every entry of the
+    /// range is reserved: the caller bounds it (a peer's read takes at most 2^24 entries).
     pub fn own_values(&self, entries: Range<u64>) -> Vec<u8> {
+        // At most the range's entries, allocated once: pages that no value reaches are never
+        // touched (a block this large is a mapping of its own, `crate::allocator`).
+        let mut values =
+            Vec::with_capacity(usize::try_from(entries.end - entries.start).unwrap_or(0));
         let f = self.index.orders();
-        let own_part =
-            |orders: &Range<u64>| orders.start.max(self.own.start)..orders.end.min(self.own.end);
         if self.space.rule() == BlankRule::ZeroAware {
             // The file is in the index's order: each block's own orders, block after block.
-            let mut count = 0;
-            for_each_block_part(&entries, f, |_, orders| {
-                let own = own_part(&orders);
-                count += own.end.saturating_sub(own.start);
-            });
-            let mut values = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
             for_each_block_part(&entries, f, |block, orders| {
-                let own = own_part(&orders);
+                let own = orders.start.max(self.own.start)..orders.end.min(self.own.end);
                 let width = self.own.end - self.own.start;
                 for o in own {
                     values.push(self.depths.get(block * width + o - self.own.start));
@@ -412,9 +409,6 @@ impl Shard {
             });
             return values;
         }
-        // At most the range's entries: pages that no value reaches are never touched.
-        let mut values =
-            Vec::with_capacity(usize::try_from(entries.end - entries.start).unwrap_or(0));
         for_each_depth_entry(&self.space, &self.index, entries, |e| {
             if self.own.contains(&(e % f)) {
                 values.push(self.depths.get(self.local(e)));

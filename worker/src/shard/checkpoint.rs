@@ -248,7 +248,6 @@ fn write_part(
         states: 0,
         bytes: 0,
         crc: crc32fast::Hasher::new(),
-        spare: Vec::new(),
     };
     let shape = list_shape(shard, layer);
     let all = 0..shard.index_states();
@@ -262,7 +261,7 @@ fn write_part(
             orders = later;
             if encoder.count() == segment_states as u64 {
                 let next =
-                    RegionListEncoder::with_buffer(&shape, all.clone(), segments.take_spare());
+                    RegionListEncoder::with_buffer(&shape, all.clone(), SEGMENT_BYTES.take());
                 let full = std::mem::replace(&mut encoder, next);
                 if let Err(e) = segments.write(full) {
                     error = Some(e);
@@ -274,7 +273,6 @@ fn write_part(
         return Err(e);
     }
     segments.write(encoder)?;
-    SEGMENT_BYTES.set(segments.take_spare());
     let file = segments
         .out
         .into_inner()
@@ -289,7 +287,8 @@ fn write_part(
 }
 
 thread_local! {
-    /// A checkpoint writer's segment bytes before compression, kept from part to part.
+    /// A checkpoint writer's segment bytes before compression, kept from segment to segment
+    /// (the last one written gives its buffer to the next one's encoder).
     static SEGMENT_BYTES: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
@@ -301,16 +300,9 @@ struct Segments<'p> {
     states: u64,
     bytes: u64,
     crc: crc32fast::Hasher,
-    /// The bytes of the last segment written, whose buffer the next segment's encoder reuses.
-    spare: Vec<u8>,
 }
 
 impl Segments<'_> {
-    /// The buffer of the last segment written, for the next one's encoder.
-    fn take_spare(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.spare)
-    }
-
     /// Writes the states of `encoder` as a segment (nothing when it has none).
     fn write(&mut self, encoder: RegionListEncoder<'_>) -> Result<()> {
         let count = encoder.count();
@@ -330,7 +322,7 @@ impl Segments<'_> {
             self.bytes += piece.len() as u64;
         }
         self.states += count;
-        self.spare = list;
+        SEGMENT_BYTES.set(list);
         Ok(())
     }
 }
