@@ -12,8 +12,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use tilepdb_common::shard::ShardLayout;
+use tilepdb_common::shard::list_states;
 use tilepdb_common::table::Pdb;
-use tilepdb_proof::sharded::{EntriesPlace, LIST_STATES, ShardEntries, ShardProver};
+use tilepdb_proof::sharded::{EntriesPlace, ShardEntries, ShardProver};
 
 fn main() -> ExitCode {
     tilepdb_common::allocator::keep_large_blocks_mapped();
@@ -79,7 +80,7 @@ fn prove(file: &str, shards: u32, threads: usize) -> Result<String, String> {
                 ranges.par_iter().try_for_each(|sets| {
                     prover.expand(
                         sets.clone(),
-                        LIST_STATES / threads.max(1),
+                        list_states(threads, provers.len() - 1),
                         &mut |to, list| {
                             inbox.lock().expect("inbox")[to as usize].push(list);
                             Ok(())

@@ -37,6 +37,7 @@ use crate::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use crate::region_index::{OrderMoves, RegionIndex};
 
 mod layout;
+mod lists;
 mod live;
 mod locality;
 mod values;
@@ -44,6 +45,7 @@ mod values;
 use crate::space::{BlankRule, StateSpace};
 use crate::table::DepthCode;
 pub use layout::{MAX_SHARDS, ShardLayout, ShardSize};
+pub use lists::{LEAST_LIST_STATES, LISTS_BYTES, MAX_PUSH_STATES, list_states, lists_bytes};
 pub use live::LiveBlocks;
 pub use locality::locality;
 pub use values::assemble_values;

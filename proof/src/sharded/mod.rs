@@ -46,7 +46,7 @@ mod tests;
 pub use entries::{
     ENTRIES_PART_BYTES, ENTRIES_PER_READ, EntriesPlace, RANGES_PER_READ, ShardEntries,
 };
-pub use prover::{LIST_STATES, ProverBytes, ShardProver, ShardTally, prover_bytes};
+pub use prover::{ProverBytes, ShardProver, ShardTally, prover_bytes};
 pub use teams::{ProofTeam, ProofTeams};
 
 /// Whether a table of `space` in `encoding` is proven on the shards.

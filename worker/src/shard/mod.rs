@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use tilepdb_common::region_index::OrderMoves;
-use tilepdb_common::shard::{Shard, ShardLayout, ShardSize};
+use tilepdb_common::shard::{Shard, ShardLayout, ShardSize, lists_bytes};
 use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::wire::connect::Auth;
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
@@ -205,20 +205,25 @@ impl Work {
         let (shard_no, shards) = (self.config.shard, self.config.shards);
         let limit = self.config.memory_limit.or_else(cgroup_limit);
         let code = DepthCode::for_encoding(self.encoding, space.rule());
+        let lists = lists_bytes(
+            self.pool.current_num_threads(),
+            (shards as usize).saturating_sub(1),
+        );
         tokio::task::spawn_blocking(move || -> Result<Shard> {
             let index = space.region_index()?;
             let layout = ShardLayout::new(index.orders(), shards)?;
             let size = ShardSize::of(&space, &index, layout, shard_no, code);
             if let Some(limit) = limit {
-                let need = size.bytes() + index.memory_bytes();
+                let need = size.bytes() + index.memory_bytes() + lists;
                 if need > limit {
                     return Err(Error::Refused(format!(
-                        "shard {shard_no} of {shards} of {} needs {} ({} of two-bit codes, {} of depth store, {} of index) but this worker may use {}",
+                        "shard {shard_no} of {shards} of {} needs {} ({} of two-bit codes, {} of depth store, {} of index, {} of lists to push) but this worker may use {}",
                         space.pattern(),
                         human_bytes(need),
                         human_bytes(size.code_bytes),
                         human_bytes(size.depth_bytes),
                         human_bytes(index.memory_bytes()),
+                        human_bytes(lists),
                         human_bytes(limit)
                     )));
                 }

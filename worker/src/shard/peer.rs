@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::sync::{Arc, RwLock};
 
 use tilepdb_common::Error as DomainError;
-use tilepdb_common::shard::Shard;
+use tilepdb_common::shard::{MAX_PUSH_STATES, Shard};
 use tilepdb_common::wire::proto::shard_peer_server::ShardPeer;
 use tilepdb_common::wire::proto::{
     PushRequest, PushResponse, ReadValuesRequest, ReadValuesResponse,
@@ -21,8 +21,6 @@ use tilepdb_common::wire::region_lists::{RegionListShape, walk_region_states};
 use tilepdb_common::wire::zstd_frames;
 use tonic::{Request, Response, Status};
 
-/// Most states of one pushed list.
-pub const MAX_PUSH_STATES: u64 = 1 << 18;
 /// Most file entries read in one call.
 pub const MAX_READ_ENTRIES: u64 = 1 << 24;
 /// Largest message the peer service takes.

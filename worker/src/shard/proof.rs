@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rayon::prelude::*;
 use tilepdb_common::region_index::RegionIndex;
-use tilepdb_common::shard::ShardLayout;
+use tilepdb_common::shard::{ShardLayout, list_states};
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
 use tilepdb_common::wire::proto::{
     EntryRange, LayerStep, ProofOpen, PushRequest, ReadEntriesRequest, StepReport,
@@ -30,9 +30,7 @@ use tilepdb_common::wire::proto::{
 use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
 use tilepdb_common::wire::zstd_frames;
 use tilepdb_common::{StateSpace, human_bytes};
-use tilepdb_proof::sharded::{
-    EntriesPlace, LIST_STATES, ProofTeams, ShardEntries, ShardProver, prover_bytes,
-};
+use tilepdb_proof::sharded::{EntriesPlace, ProofTeams, ShardEntries, ShardProver, prover_bytes};
 use tonic::Status;
 
 use super::Work;
@@ -397,8 +395,7 @@ impl Work {
             // The prover's sets expanded on the worker's threads, a range each at a time.
             let threads = pool.current_num_threads();
             let ranges = set_ranges_of(&slot.index, false, threads as u64 * 4);
-            // Each thread's lists a share of one thread's: the lists held at once stay as large.
-            let list_states = LIST_STATES / threads.max(1);
+            let list_states = list_states(threads, (slot.team_shards as usize).saturating_sub(1));
             let expanded: Vec<ProofExpanded> = pool.install(|| {
                 ranges
                     .par_iter()

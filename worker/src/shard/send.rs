@@ -1,10 +1,11 @@
 //! A shard's layer: expanded on the worker's threads, each foreign successor gathered per
 //! owner and pushed to it in sorted (a radix sort), deduplicated region lists of at most
-//! [`super::peer::MAX_PUSH_STATES`] states (zstd on the wire); and the layer finished.
+//! [`MAX_PUSH_STATES`] states (zstd on the wire); and the layer finished.
 //!
-//! A thread pushes a full list itself and waits for the owner's answer, so the lists in
-//! flight are bounded by the threads, and a layer's expansion ends only when every one of
-//! its lists is merged.
+//! A thread gathers [`list_states`] states for an owner (the worker's threads share one
+//! budget of lists, whatever the shards), pushes a full list itself and waits for the
+//! owner's answer, so the lists in flight are bounded too, and a layer's expansion ends only
+//! when every one of its lists is merged.
 
 use std::ops::Range;
 use std::sync::Mutex;
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use rayon::prelude::*;
 use tilepdb_common::BlankRule;
 use tilepdb_common::region_index::RegionIndex;
-use tilepdb_common::shard::Shard;
+use tilepdb_common::shard::{MAX_PUSH_STATES, Shard, list_states};
 use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::{PushRequest, StepReport};
@@ -22,7 +23,7 @@ use tilepdb_common::wire::zstd_frames;
 use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
 
-use super::peer::{MAX_MESSAGE_BYTES, MAX_PUSH_STATES};
+use super::peer::MAX_MESSAGE_BYTES;
 use crate::client::retry::peer_unreachable;
 use crate::error::{Error, Result};
 use tilepdb_common::sort::radix_sort;
@@ -77,7 +78,9 @@ struct Sent {
 /// One thread's lists in the making, one per owner, kept from range to range (their buffers
 /// reused, not allocated again for each range).
 struct Outbox<'a> {
+    /// A list per shard (this one's stays empty), pushed when it holds `list_states`.
     lists: Vec<Vec<u64>>,
+    list_states: usize,
     /// The second buffer of the lists' sorts.
     scratch: Vec<u64>,
     push: &'a (dyn Fn(u32, &[u64]) -> Result<u64> + Sync),
@@ -85,12 +88,32 @@ struct Outbox<'a> {
     error: Option<Error>,
 }
 
-impl Outbox<'_> {
+impl<'a> Outbox<'a> {
+    /// Empty lists for `shards` shards but `own`, each pushed through `push` when it holds
+    /// `list_states` states.
+    fn new(
+        shards: usize,
+        own: usize,
+        list_states: usize,
+        push: &'a (dyn Fn(u32, &[u64]) -> Result<u64> + Sync),
+    ) -> Self {
+        Outbox {
+            lists: (0..shards)
+                .map(|p| Vec::with_capacity(if p == own { 0 } else { list_states }))
+                .collect(),
+            list_states,
+            scratch: Vec::new(),
+            push,
+            sent: Sent::default(),
+            error: None,
+        }
+    }
+
     fn add(&mut self, to: u32, state: u64) {
         self.sent.foreign += 1;
         let list = &mut self.lists[to as usize];
         list.push(state);
-        if list.len() as u64 >= MAX_PUSH_STATES * 2 {
+        if list.len() >= self.list_states {
             self.flush(to);
         }
     }
@@ -99,6 +122,7 @@ impl Outbox<'_> {
         let Outbox {
             lists,
             scratch,
+            list_states: _,
             push,
             sent,
             error,
@@ -213,16 +237,16 @@ pub fn expand_layer(
     let shards = shard.layout().shards() as usize;
     let threads = pool.current_num_threads();
     let ranges = set_ranges(shard, threads as u64 * 8);
+    let list_states = list_states(threads, shards.saturating_sub(1));
     // An outbox a thread for the whole layer: its lists' buffers serve range after range.
     let outboxes: Vec<Mutex<Outbox<'_>>> = (0..threads)
         .map(|_| {
-            Mutex::new(Outbox {
-                lists: vec![Vec::new(); shards],
-                scratch: Vec::new(),
-                push: &push,
-                sent: Sent::default(),
-                error: None,
-            })
+            Mutex::new(Outbox::new(
+                shards,
+                peers.shard as usize,
+                list_states,
+                &push,
+            ))
         })
         .collect();
     let results: Vec<Result<(tilepdb_common::region_expand::ExpandStats, Sent)>> =
@@ -309,4 +333,38 @@ pub fn finish_layer(shard: &Shard, pool: &rayon::ThreadPool, depth: u32) -> (u64
             .map(|sets| shard.finish_layer(sets.clone(), depth))
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outbox_pushes_each_list_sorted_and_deduplicated_when_it_holds_its_states() {
+        let pushed: Mutex<Vec<(u32, Vec<u64>)>> = Mutex::new(Vec::new());
+        let push = |to: u32, states: &[u64]| -> Result<u64> {
+            pushed.lock().unwrap().push((to, states.to_vec()));
+            Ok(states.len() as u64)
+        };
+        let mut outbox = Outbox::new(3, 0, 1000, &push);
+        // 2,500 successors for shard 1 (each twice in its hundred), 10 for shard 2.
+        for i in 0..2500_u64 {
+            outbox.add(1, 7 * (i / 100 * 50 + i % 50) + 1);
+        }
+        for i in (0..10_u64).rev() {
+            outbox.add(2, i);
+        }
+        assert!(outbox.lists.iter().all(|l| l.capacity() <= 1000));
+        let sent = outbox.finish_range().unwrap();
+        assert_eq!(sent.foreign, 2510);
+        let pushed = pushed.into_inner().unwrap();
+        // Two full lists of shard 1 at 1,000 and 2,000 states, then what was left, shard 2's.
+        let sizes: Vec<(u32, usize)> = pushed.iter().map(|(to, l)| (*to, l.len())).collect();
+        assert_eq!(sizes, [(1, 500), (1, 500), (1, 250), (2, 10)]);
+        for (_, list) in &pushed {
+            assert!(list.windows(2).all(|w| w[0] < w[1]));
+        }
+        assert_eq!(sent.states, 1260);
+        assert_eq!(pushed[3].1, (0..10).collect::<Vec<_>>());
+    }
 }

@@ -17,7 +17,7 @@
 use serde::Serialize;
 use tilepdb_common::StateSpace;
 use tilepdb_common::region_index::OrderMoves;
-use tilepdb_common::shard::{ShardLayout, ShardSize, locality};
+use tilepdb_common::shard::{LISTS_BYTES, ShardLayout, ShardSize, locality};
 use tilepdb_common::table::file_writer::{TableFileWriter, WRITE_BUFFER_BYTES};
 use tilepdb_common::table::{Encoding, Header};
 
@@ -31,9 +31,10 @@ use crate::error::Result;
 pub const WIRE_BYTES_PER_FOREIGN_SUCCESSOR: f64 = 0.22;
 /// Bytes of checkpoint per state (each state is in one layer's list).
 pub const CHECKPOINT_BYTES_PER_STATE: f64 = 0.21;
-/// What a worker holds beside its shard's arrays and the index: the lists in flight, the
-/// runtime, the program.
-pub const WORKER_ALLOWANCE_BYTES: u64 = 64 << 20;
+/// What a worker holds beside its shard's arrays and the index: the lists it gathers to
+/// push ([`LISTS_BYTES`], whatever its threads and the shards), the lists it receives, the
+/// runtime and the program.
+pub const WORKER_ALLOWANCE_BYTES: u64 = LISTS_BYTES + (32 << 20);
 /// What the coordinator holds beside the index and the range of values it writes: the
 /// runtime, the control plane, the program.
 pub const COORDINATOR_ALLOWANCE_BYTES: u64 = 32 << 20;

@@ -25,11 +25,6 @@ use checks::first_wrong;
 
 mod checks;
 
-/// Successors gathered for one owner before they are handed on as a list, by one prover
-/// expanding on one thread (a worker expanding on several threads gathers a share of this
-/// on each, so that the lists it holds at once stay about as large).
-pub const LIST_STATES: usize = 1 << 16;
-
 /// The bytes a prover holds in memory, and on disk (its file of entries).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProverBytes {
@@ -242,10 +237,13 @@ impl ShardProver {
         send: &mut dyn FnMut(u32, Vec<u64>) -> Result<()>,
     ) -> Result<()> {
         let mut met = Met::default();
+        let list_states = list_states.max(1);
         let out = Outgoing {
-            lists: vec![Vec::new(); self.layout.shards() as usize],
+            lists: (0..self.layout.shards())
+                .map(|p| Vec::with_capacity(if p == self.shard { 0 } else { list_states }))
+                .collect(),
             scratch: Vec::new(),
-            list_states: list_states.max(1),
+            list_states,
             send,
         };
         let expanded = self.expand_counted(sets, out, &mut met);
@@ -542,7 +540,7 @@ impl Outgoing<'_> {
         reason = "a shard number is below the team's shards, a u32"
     )]
     fn send_list(&mut self, to: usize) -> Result<()> {
-        let mut list = std::mem::take(&mut self.lists[to]);
+        let mut list = std::mem::replace(&mut self.lists[to], Vec::with_capacity(self.list_states));
         radix_sort(&mut list, &mut self.scratch);
         list.dedup();
         (self.send)(to as u32, list)

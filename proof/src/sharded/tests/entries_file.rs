@@ -139,7 +139,7 @@ fn an_entries_file_changed_on_disk_between_parts_is_refused_by_its_crc() {
     .unwrap();
     // The first layer proven with the file as written.
     prover
-        .expand(0..prover.sets(), LIST_STATES, &mut |_, _| {
+        .expand(0..prover.sets(), 1 << 16, &mut |_, _| {
             unreachable!("one shard")
         })
         .unwrap();
@@ -153,7 +153,7 @@ fn an_entries_file_changed_on_disk_between_parts_is_refused_by_its_crc() {
     bytes[last] ^= 1;
     std::fs::write(&path, &bytes).unwrap();
     let err = loop {
-        if let Err(e) = prover.expand(0..prover.sets(), LIST_STATES, &mut |_, _| {
+        if let Err(e) = prover.expand(0..prover.sets(), 1 << 16, &mut |_, _| {
             unreachable!("one shard")
         }) {
             break e;
