@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use tilepdb_common::shard::ShardLayout;
-use tilepdb_common::shard::list_states;
+use tilepdb_common::shard::{LEAST_LISTS_BYTES, list_states};
 use tilepdb_common::table::Pdb;
 use tilepdb_proof::sharded::{EntriesPlace, ShardEntries, ShardProver};
 
@@ -80,7 +80,7 @@ fn prove(file: &str, shards: u32, threads: usize) -> Result<String, String> {
                 ranges.par_iter().try_for_each(|sets| {
                     prover.expand(
                         sets.clone(),
-                        list_states(threads, provers.len() - 1),
+                        list_states(threads, provers.len() - 1, LEAST_LISTS_BYTES),
                         &mut |to, list| {
                             inbox.lock().expect("inbox")[to as usize].push(list);
                             Ok(())

@@ -45,7 +45,9 @@ mod values;
 use crate::space::{BlankRule, StateSpace};
 use crate::table::DepthCode;
 pub use layout::{MAX_SHARDS, ShardLayout, ShardSize};
-pub use lists::{LEAST_LIST_STATES, LISTS_BYTES, MAX_PUSH_STATES, list_states, lists_bytes};
+pub use lists::{
+    LEAST_LIST_STATES, LEAST_LISTS_BYTES, MAX_PUSH_STATES, list_states, lists_budget, lists_bytes,
+};
 pub use live::LiveBlocks;
 pub use locality::locality;
 pub use values::assemble_values;

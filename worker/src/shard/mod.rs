@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use tilepdb_common::region_index::OrderMoves;
-use tilepdb_common::shard::{Shard, ShardLayout, ShardSize, lists_bytes};
+use tilepdb_common::shard::{Shard, ShardLayout, ShardSize, lists_budget, lists_bytes};
 use tilepdb_common::table::{DepthCode, Encoding};
 use tilepdb_common::wire::connect::Auth;
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
@@ -205,15 +205,17 @@ impl Work {
         let (shard_no, shards) = (self.config.shard, self.config.shards);
         let limit = self.config.memory_limit.or_else(cgroup_limit);
         let code = DepthCode::for_encoding(self.encoding, space.rule());
-        let lists = lists_bytes(
-            self.pool.current_num_threads(),
-            (shards as usize).saturating_sub(1),
-        );
+        let threads = self.pool.current_num_threads();
         tokio::task::spawn_blocking(move || -> Result<Shard> {
             let index = space.region_index()?;
             let layout = ShardLayout::new(index.orders(), shards)?;
             let size = ShardSize::of(&space, &index, layout, shard_no, code);
             if let Some(limit) = limit {
+                let lists = lists_bytes(
+                    threads,
+                    (shards as usize).saturating_sub(1),
+                    lists_budget(size.bytes()),
+                );
                 let need = size.bytes() + index.memory_bytes() + lists;
                 if need > limit {
                     return Err(Error::Refused(format!(

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rayon::prelude::*;
 use tilepdb_common::region_index::RegionIndex;
-use tilepdb_common::shard::{ShardLayout, list_states};
+use tilepdb_common::shard::{ShardLayout, list_states, lists_budget, lists_bytes};
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
 use tilepdb_common::wire::proto::{
     EntryRange, LayerStep, ProofOpen, PushRequest, ReadEntriesRequest, StepReport,
@@ -45,6 +45,8 @@ pub struct ProofSlot {
     search: u32,
     proof_shard: u32,
     team_shards: u32,
+    /// The bytes its lists to push may take, from its arrays ([`lists_budget`]).
+    lists_budget: u64,
     space: StateSpace,
     index: Arc<RegionIndex>,
     /// `None` once closed, or when the prover could not be made (the failure says why).
@@ -246,15 +248,22 @@ impl Work {
         )
         .map_err(|e| Error::Refused(e.to_string()))?;
         if let Some(limit) = limit {
-            let need = prover.memory + index.memory_bytes();
+            let threads = self.pool.current_num_threads();
+            let lists = lists_bytes(
+                threads,
+                team.provers.len().saturating_sub(1),
+                lists_budget(prover.memory),
+            );
+            let need = prover.memory + index.memory_bytes() + lists;
             if need > limit {
                 return Err(Error::Refused(format!(
-                    "proof shard {proof_shard} of {} of {} needs {} ({} of prover, {} of index) but this worker may use {}",
+                    "proof shard {proof_shard} of {} of {} needs {} ({} of prover, {} of index, {} of lists to push) but this worker may use {}",
                     team.layout.shards(),
                     space.pattern(),
                     human_bytes(need),
                     human_bytes(prover.memory),
                     human_bytes(index.memory_bytes()),
+                    human_bytes(lists),
                     human_bytes(limit)
                 )));
             }
@@ -325,6 +334,7 @@ impl Work {
             search,
             proof_shard,
             team_shards: layout.shards(),
+            lists_budget: lists_budget(prover.memory),
             space,
             index,
             prover: RwLock::new(None),
@@ -395,7 +405,11 @@ impl Work {
             // The prover's sets expanded on the worker's threads, a range each at a time.
             let threads = pool.current_num_threads();
             let ranges = set_ranges_of(&slot.index, false, threads as u64 * 4);
-            let list_states = list_states(threads, (slot.team_shards as usize).saturating_sub(1));
+            let list_states = list_states(
+                threads,
+                (slot.team_shards as usize).saturating_sub(1),
+                slot.lists_budget,
+            );
             let expanded: Vec<ProofExpanded> = pool.install(|| {
                 ranges
                     .par_iter()

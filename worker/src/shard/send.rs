@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use rayon::prelude::*;
 use tilepdb_common::BlankRule;
 use tilepdb_common::region_index::RegionIndex;
-use tilepdb_common::shard::{MAX_PUSH_STATES, Shard, list_states};
+use tilepdb_common::shard::{MAX_PUSH_STATES, Shard, list_states, lists_budget};
 use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::{PushRequest, StepReport};
@@ -237,7 +237,11 @@ pub fn expand_layer(
     let shards = shard.layout().shards() as usize;
     let threads = pool.current_num_threads();
     let ranges = set_ranges(shard, threads as u64 * 8);
-    let list_states = list_states(threads, shards.saturating_sub(1));
+    let list_states = list_states(
+        threads,
+        shards.saturating_sub(1),
+        lists_budget(shard.bytes()),
+    );
     // An outbox a thread for the whole layer: its lists' buffers serve range after range.
     let outboxes: Vec<Mutex<Outbox<'_>>> = (0..threads)
         .map(|_| {

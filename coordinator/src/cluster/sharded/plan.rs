@@ -17,7 +17,7 @@
 use serde::Serialize;
 use tilepdb_common::StateSpace;
 use tilepdb_common::region_index::OrderMoves;
-use tilepdb_common::shard::{LISTS_BYTES, ShardLayout, ShardSize, locality};
+use tilepdb_common::shard::{ShardLayout, ShardSize, lists_budget, locality};
 use tilepdb_common::table::file_writer::{TableFileWriter, WRITE_BUFFER_BYTES};
 use tilepdb_common::table::{Encoding, Header};
 
@@ -31,10 +31,9 @@ use crate::error::Result;
 pub const WIRE_BYTES_PER_FOREIGN_SUCCESSOR: f64 = 0.22;
 /// Bytes of checkpoint per state (each state is in one layer's list).
 pub const CHECKPOINT_BYTES_PER_STATE: f64 = 0.21;
-/// What a worker holds beside its shard's arrays and the index: the lists it gathers to
-/// push ([`LISTS_BYTES`], whatever its threads and the shards), the lists it receives, the
-/// runtime and the program.
-pub const WORKER_ALLOWANCE_BYTES: u64 = LISTS_BYTES + (32 << 20);
+/// What a worker holds beside its arrays, the lists it gathers to push ([`lists_budget`])
+/// and the index: the lists it receives, the runtime and the program.
+pub const WORKER_ALLOWANCE_BYTES: u64 = 32 << 20;
 /// What the coordinator holds beside the index and the range of values it writes: the
 /// runtime, the control plane, the program.
 pub const COORDINATOR_ALLOWANCE_BYTES: u64 = 32 << 20;
@@ -53,8 +52,9 @@ pub struct ShardPlan {
     /// them; a minimized table's entries all), held after the shard's arrays are let go; 0
     /// when the coordinator proves it.
     pub worker_prover_bytes: u64,
-    /// The most memory a worker holds: the larger of its arrays and its prover's, the index
-    /// and the allowance.
+    /// The most memory a worker holds: the larger of its arrays and its prover's, each with
+    /// the budget of the lists it pushes (a sixteenth of them, at least 32 MiB), the index and
+    /// the allowance.
     pub worker_memory_bytes: u64,
     /// The most disk a worker's checkpoints of the table take.
     pub worker_checkpoint_bytes: u64,
@@ -115,7 +115,8 @@ pub fn shard_plan(space: &StateSpace, encoding: Encoding, shards: u32) -> Result
         shards,
         worker_arrays_bytes: largest.bytes(),
         worker_prover_bytes: prover.memory,
-        worker_memory_bytes: largest.bytes().max(prover.memory)
+        worker_memory_bytes: (largest.bytes() + lists_budget(largest.bytes()))
+            .max(prover.memory + lists_budget(prover.memory))
             + index.memory_bytes()
             + WORKER_ALLOWANCE_BYTES,
         worker_checkpoint_bytes: checkpoints,
