@@ -13,8 +13,32 @@
 
 use std::sync::Arc;
 
-use tilepdb_common::region_index::{MAX_TABLED_K, OrderMoves, RegionIndex, binomial, factorial};
+use tilepdb_common::region_index::{MAX_TABLED_K, OrderMoves, RegionIndex, factorial};
 use tilepdb_common::{Board, MAX_CELLS};
+
+/// `BINOMIALS[a][b] = C(a, b)` for `a, b < 32` (0 when `b > a`), the region index's
+/// [`binomial`](tilepdb_common::region_index::binomial) where both are defined, in a table of
+/// a power of two on each side, so that a lookup with masked indices needs no bounds check.
+static BINOMIALS: [[u64; 32]; 32] = {
+    let mut t = [[0u64; 32]; 32];
+    let mut a = 0;
+    while a < 32 {
+        t[a][0] = 1;
+        let mut b = 1;
+        while b <= a {
+            t[a][b] = t[a - 1][b - 1] + if b < a { t[a - 1][b] } else { 0 };
+            b += 1;
+        }
+        a += 1;
+    }
+    t
+};
+
+/// `C(a, b)` for `a, b < 32`, without bounds checks.
+#[inline(always)]
+fn choose(a: usize, b: usize) -> u64 {
+    BINOMIALS[a & 31][b & 31]
+}
 
 /// Bit planes of a set's extra regions (its regions but one) in [`RegionCounts`]: at most 15
 /// extra regions, more than a board of 25 cells has (two regions never touch, so a board of
@@ -107,13 +131,26 @@ impl RegionCounts {
     /// The first block of the set of rank `c` and its extra regions.
     #[inline(always)]
     fn first_block(&self, c: u64) -> (u64, u64) {
-        let at = (c / 64) as usize * (self.planes + 1);
+        match self.planes {
+            3 => self.first_block_in::<3>(c),
+            2 => self.first_block_in::<2>(c),
+            1 => self.first_block_in::<1>(c),
+            _ => self.first_block_in::<PLANES>(c),
+        }
+    }
+
+    /// [`RegionCounts::first_block`] for counts of `P` planes (`self.planes`), the loop over
+    /// them unrolled.
+    #[inline(always)]
+    fn first_block_in<const P: usize>(&self, c: u64) -> (u64, u64) {
+        let at = (c / 64) as usize * (P + 1);
+        let group = &self.groups[at..=at + P];
         let bit = c % 64;
         let below = (1u64 << bit) - 1;
-        let mut first = c + self.groups[at];
+        let mut first = c + group[0];
         let mut extra = 0;
-        for j in 0..self.planes {
-            let word = self.groups[at + 1 + j];
+        for j in 0..P {
+            let word = group[1 + j];
             first += u64::from((word & below).count_ones()) << j;
             extra |= ((word >> bit) & 1) << j;
         }
@@ -278,7 +315,7 @@ impl ZeroAwareIndex {
         let mut between = set & (high - 1) & !(low | (low - 1));
         let mut c = placed
             .set_rank()
-            .wrapping_sub(binomial(from as usize, p_from + 1));
+            .wrapping_sub(choose(from as usize, p_from + 1));
         let mut order = placed.order();
         let p_to = if between == 0 {
             p_from
@@ -295,8 +332,8 @@ impl ZeroAwareIndex {
                 between &= between - 1;
                 let (old, new) = if shift_up { (p, p + 1) } else { (p, p - 1) };
                 c = c
-                    .wrapping_add(binomial(s, new + 1))
-                    .wrapping_sub(binomial(s, old + 1));
+                    .wrapping_add(choose(s, new + 1))
+                    .wrapping_sub(choose(s, old + 1));
                 p += 1;
             }
             let k = self.counts.k;
@@ -308,7 +345,7 @@ impl ZeroAwareIndex {
             order = u64::from(self.counts.order_moves[at]);
             p_to
         };
-        c = c.wrapping_add(binomial(to as usize, p_to + 1));
+        c = c.wrapping_add(choose(to as usize, p_to + 1));
         Placed::new(set ^ bit_from ^ bit_to, c, order)
     }
 
@@ -339,7 +376,7 @@ impl ZeroAwareIndex {
             let digit = (before & !below & !bit).count_ones();
             order += u64::from(digit) * self.weights[p];
             // Cell `cell`, the `p`-th smallest of the set, adds `C(cell, p + 1)` to its rank.
-            c += binomial(cell as usize, p + 1);
+            c += choose(cell as usize, p + 1);
             before |= bit;
         }
         (set, c, order)
@@ -373,6 +410,20 @@ impl ZeroAwareIndex {
 mod tests {
     use super::*;
     use tilepdb_common::Board;
+
+    /// The unchecked binomials equal the region index's wherever those are defined.
+    #[test]
+    fn choose_equals_the_region_index_binomial() {
+        for a in 0..=MAX_CELLS + 1 {
+            for b in 0..=MAX_CELLS {
+                assert_eq!(
+                    choose(a, b),
+                    tilepdb_common::region_index::binomial(a, b),
+                    "C({a}, {b})"
+                );
+            }
+        }
+    }
 
     /// Every placement of tiles on small boards (sets of up to four regions among them) with
     /// the blank on every free cell: the entry equals the region index's own state index.
