@@ -108,6 +108,31 @@ impl<'a> TableLookup<'a> {
         }
     }
 
+    /// Whether a child's value comes from its entry's bit and the parent's value alone
+    /// ([`TableLookup::one_bit_step`]): a 1-bit table whose value moves by exactly one.
+    #[inline(always)]
+    pub(super) fn steps_by_one(&self) -> bool {
+        self.one_bit_steps
+    }
+
+    /// [`TableLookup::child_value`] of a table that [`TableLookup::steps_by_one`]: the value of
+    /// entry `index` for a child whose parent's value is `old`, one more or one less.
+    #[inline(always)]
+    pub(super) fn one_bit_step(&self, index: u64, old: u8) -> u8 {
+        let bit = (self.payload[(index >> 3) as usize] >> (index & 7)) & 1;
+        one_bit_child_value(old, bit, u32::from(old) ^ 1)
+    }
+
+    /// Asks the processor to fetch entry `index` ([`Encoding::prefetch`]).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, index: u64) {
+        if self.one_bit_steps {
+            Encoding::OneBit.prefetch(self.payload, index);
+        } else {
+            self.encoding.prefetch(self.payload, index);
+        }
+    }
+
     /// Whether a child's value needs the Manhattan distance of the table's placement.
     #[inline(always)]
     pub(super) fn child_needs_manhattan(&self) -> bool {

@@ -2,11 +2,13 @@
 //! each started (its entry's index computed and fetched), read, and added to its sets' sums.
 
 use super::{
-    CatalogueHeuristic, CatalogueMemo, CatalogueStarted, Child, ChildPlan, MAX_FOLLOWED, ones,
+    CatalogueHeuristic, CatalogueMemo, CatalogueStarted, Child, ChildPlan, MAX_CHILD_LOOKUPS,
+    MAX_FOLLOWED, MAX_LOOKUPS, MAX_SETS, ones,
 };
 use crate::error::Result;
 use crate::heuristic::Heuristic;
 use crate::heuristic::table::Index;
+use crate::heuristic::zero_aware::Placed;
 
 impl CatalogueHeuristic<'_> {
     /// Computes the entry indices of the steps `steps` (bit `q` for step `q`) of `plan` into
@@ -23,8 +25,7 @@ impl CatalogueHeuristic<'_> {
         for q in ones(steps) {
             let l = plan.lookups[q] as usize;
             let (index, placed) = self.child_index(l, child, parent);
-            let t = &self.lookups[l].table;
-            t.encoding.prefetch(t.payload, index);
+            self.lookups[l].table.prefetch(index);
             started.index[q] = index;
             started.placed[q] = placed;
         }
@@ -57,12 +58,13 @@ impl CatalogueHeuristic<'_> {
         Self::complete_above(plan, memo, all_sets & !plan.touched, 0, limit)
     }
 
-    /// Reads the steps `steps` of `plan` into `memo` together ([`Self::child_step`]), then
-    /// returns the largest sum above `limit` among the sets whose steps are all read (`done`,
-    /// which gains `steps`), if any.
+    /// Reads the steps `steps` of `plan` into `memo` together ([`Self::step_value`],
+    /// [`Self::apply_step`]), then returns the largest sum above `limit` among the sets whose
+    /// steps are all read (`done`, which gains `steps`), if any: a single step's sets checked
+    /// as it is written.
     #[expect(
         clippy::too_many_arguments,
-        reason = "child_step's arguments, in the innermost loop"
+        reason = "apply_step's arguments, in the innermost loop"
     )]
     #[inline(always)]
     fn read_together(
@@ -79,10 +81,16 @@ impl CatalogueHeuristic<'_> {
         if steps == 0 {
             return None;
         }
-        for q in ones(steps) {
-            self.child_step(plan, q, child, started, parent, memo);
-        }
         *done |= steps;
+        if steps.is_power_of_two() {
+            let q = steps.trailing_zeros() as usize;
+            let (value, placed) = self.step_value(plan, q, child, started, parent);
+            return self.apply_step(plan, q, value, placed, parent, memo, *done, limit);
+        }
+        for q in ones(steps) {
+            let (value, placed) = self.step_value(plan, q, child, started, parent);
+            self.apply_step(plan, q, value, placed, parent, memo, *done, u32::MAX);
+        }
         Self::complete_above(plan, memo, self.lookups_sets(plan, steps), *done, limit)
     }
 
@@ -91,7 +99,7 @@ impl CatalogueHeuristic<'_> {
     /// largest such sum.
     #[expect(
         clippy::too_many_arguments,
-        reason = "child_step's arguments, in the innermost loop"
+        reason = "apply_step's arguments, in the innermost loop"
     )]
     #[inline(always)]
     fn read_one_by_one(
@@ -106,10 +114,9 @@ impl CatalogueHeuristic<'_> {
         limit: u32,
     ) -> Option<u32> {
         for q in ones(steps) {
-            self.child_step(plan, q, child, started, parent, memo);
+            let (value, placed) = self.step_value(plan, q, child, started, parent);
             *done |= 1 << q;
-            let sets = self.lookups[plan.lookups[q] as usize].sets;
-            if let Some(h) = Self::complete_above(plan, memo, sets, *done, limit) {
+            if let Some(h) = self.apply_step(plan, q, value, placed, parent, memo, *done, limit) {
                 return Some(h);
             }
         }
@@ -117,18 +124,18 @@ impl CatalogueHeuristic<'_> {
     }
 
     /// Step `q` of `plan`: reads its lookup's entry (its index in `started`, computed here if
-    /// it was not started) into `memo` and moves the sums of its sets by the difference from
-    /// the parent's value.
+    /// it was not started) and returns the child's value in its lookup, with the child's
+    /// placement when the lookup follows it.
     #[inline(always)]
-    fn child_step(
+    fn step_value(
         &self,
         plan: &ChildPlan,
         q: usize,
         child: &Child<'_>,
         started: &CatalogueStarted,
         parent: &CatalogueMemo,
-        memo: &mut CatalogueMemo,
-    ) {
+    ) -> (u8, Placed) {
+        let q = q % MAX_CHILD_LOOKUPS;
         let l = plan.lookups[q] as usize;
         let (index, placed) = if started.started & (1 << q) != 0 {
             (started.index[q], started.placed[q])
@@ -136,24 +143,129 @@ impl CatalogueHeuristic<'_> {
             self.child_index(l, child, parent)
         };
         let lookup = &self.lookups[l];
+        let t = &lookup.table;
+        let old = parent.values[l % MAX_LOOKUPS];
+        let value = if t.steps_by_one() {
+            t.one_bit_step(index, old)
+        } else {
+            let m = if t.child_needs_manhattan() {
+                let (at, _) = self.placement(l, child.cells);
+                t.manhattan(self.board, &at)
+            } else {
+                0
+            };
+            t.child_value(index, m, old)
+        };
+        (value, placed)
+    }
+
+    /// Writes the value `value` (and placement `placed`) of step `q` of `plan` into `memo`,
+    /// moves the sums of its lookup's sets by the difference from the parent's value, and
+    /// returns the largest of those sums above `limit` whose sets have all their steps in
+    /// `done` (which holds `q`), if any.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a step's value and where it goes, in the innermost loop"
+    )]
+    #[inline(always)]
+    fn apply_step(
+        &self,
+        plan: &ChildPlan,
+        q: usize,
+        value: u8,
+        placed: Placed,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+        done: u32,
+        limit: u32,
+    ) -> Option<u32> {
+        let l = plan.lookups[q % MAX_CHILD_LOOKUPS] as usize;
+        let lookup = &self.lookups[l];
         if lookup.follows {
             memo.placed[l % MAX_FOLLOWED] = placed;
         }
-        let t = &lookup.table;
-        let m = if t.child_needs_manhattan() {
-            let (at, _) = self.placement(l, child.cells);
-            t.manhattan(self.board, &at)
-        } else {
-            0
-        };
+        let l = l % MAX_LOOKUPS;
         let old = parent.values[l];
-        let value = t.child_value(index, m, old);
         memo.values[l] = value;
+        let mut above = None;
         for s in ones(lookup.sets) {
-            memo.sums[s] = memo.sums[s]
+            let s = s % MAX_SETS;
+            let sum = memo.sums[s]
                 .wrapping_add(u16::from(value))
                 .wrapping_sub(u16::from(old));
+            memo.sums[s] = sum;
+            let sum = u32::from(sum);
+            if sum > limit && u32::from(plan.set_steps[s]) & !done == 0 {
+                above = Some(above.map_or(sum, |a: u32| a.max(sum)));
+            }
         }
+        above
+    }
+
+    /// The largest sum above `limit` that the sets of step `q`'s lookup would have, of those
+    /// whose only step is `q`, with the child's value `value` in it and the parent's sums
+    /// (`parent`): [`Self::apply_step`]'s answer for the step read first, without the child's
+    /// memo.
+    #[inline(always)]
+    fn above_after_step(
+        &self,
+        plan: &ChildPlan,
+        q: usize,
+        value: u8,
+        parent: &CatalogueMemo,
+        limit: u32,
+    ) -> Option<u32> {
+        let l = plan.lookups[q % MAX_CHILD_LOOKUPS] as usize;
+        let lookup = &self.lookups[l];
+        let old = parent.values[l % MAX_LOOKUPS];
+        let mut above = None;
+        for s in ones(lookup.sets) {
+            let s = s % MAX_SETS;
+            let sum = u32::from(
+                parent.sums[s]
+                    .wrapping_add(u16::from(value))
+                    .wrapping_sub(u16::from(old)),
+            );
+            if sum > limit && u32::from(plan.set_steps[s]) & !(1 << q) == 0 {
+                above = Some(above.map_or(sum, |a: u32| a.max(sum)));
+            }
+        }
+        above
+    }
+
+    /// Reads the steps `pruner` of `plan` (the likeliest pruner's, [`Self::likeliest_pruner`])
+    /// into `memo`, a copy of `parent` made here, with `done` (empty) gaining them, and
+    /// returns the largest sum above `limit` among the sets whose steps are all read, if any
+    /// ([`Self::read_together`]). A single step that settles the child is read without the
+    /// copy, since then the child's memo is not needed.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "read_together's arguments, in the innermost loop"
+    )]
+    #[inline(always)]
+    fn read_pruner(
+        &self,
+        plan: &ChildPlan,
+        pruner: u32,
+        done: &mut u32,
+        child: &Child<'_>,
+        started: &CatalogueStarted,
+        parent: &CatalogueMemo,
+        memo: &mut CatalogueMemo,
+        limit: u32,
+    ) -> Option<u32> {
+        if pruner.is_power_of_two() {
+            let q = pruner.trailing_zeros() as usize;
+            let (value, placed) = self.step_value(plan, q, child, started, parent);
+            if let Some(h) = self.above_after_step(plan, q, value, parent, limit) {
+                return Some(h);
+            }
+            *memo = *parent;
+            *done |= pruner;
+            return self.apply_step(plan, q, value, placed, parent, memo, *done, limit);
+        }
+        *memo = *parent;
+        self.read_together(plan, pruner, done, child, started, parent, memo, limit)
     }
 
     /// The sets that sum the lookups of the steps `steps` (bit `q` for step `q`) of `plan`.
@@ -277,12 +389,11 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = self.untouched_above(plan, parent, limit) {
             return Some(h);
         }
-        *memo = *parent;
         let child = Child { cells, tile, from };
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         let pruner_steps = u32::from(plan.set_steps[first]) & started.started;
-        if let Some(h) = self.read_together(
+        if let Some(h) = self.read_pruner(
             plan,
             pruner_steps,
             &mut done,
@@ -349,7 +460,8 @@ impl Heuristic for CatalogueHeuristic<'_> {
         let plan = &self.child_plans[tile];
         let child = Child { cells, tile, from };
         for q in 0..plan.count as usize {
-            self.child_step(plan, q, &child, started, parent, memo);
+            let (value, placed) = self.step_value(plan, q, &child, started, parent);
+            self.apply_step(plan, q, value, placed, parent, memo, 0, u32::MAX);
         }
         self.total(memo)
     }
@@ -372,12 +484,11 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = self.untouched_above(plan, parent, limit) {
             return h;
         }
-        *memo = *parent;
         let child = Child { cells, tile, from };
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         let pruner_steps = u32::from(plan.set_steps[first]);
-        if let Some(h) = self.read_together(
+        if let Some(h) = self.read_pruner(
             plan,
             pruner_steps,
             &mut done,
