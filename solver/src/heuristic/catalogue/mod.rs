@@ -84,12 +84,25 @@ pub struct CatalogueStarted {
     read: u32,
 }
 
-/// A child: the state after `tile` moved from the cell `from` (`cells` already updated).
+/// A child: the state after a tile moved from the cell `from` to the cell `to` (`cells`
+/// already updated).
 #[derive(Clone, Copy)]
 struct Child<'c> {
     cells: &'c [u8],
-    tile: usize,
     from: usize,
+    to: u8,
+}
+
+impl<'c> Child<'c> {
+    /// The child after `tile` moved from `from`, of cells `cells`.
+    #[inline(always)]
+    fn new(cells: &'c [u8], tile: usize, from: usize) -> Child<'c> {
+        Child {
+            cells,
+            from,
+            to: cells[tile],
+        }
+    }
 }
 
 /// One distinct (table, symmetry) pair.
@@ -344,7 +357,7 @@ impl<'a> CatalogueHeuristic<'a> {
             && let Index::ZeroAware(index) = &lookup.table.index
         {
             let from = lookup.cell_map[child.from & 0xff];
-            let to = lookup.cell_map[child.cells[child.tile] as usize];
+            let to = lookup.cell_map[child.to as usize];
             let placed = index.moved(parent.placed[l % MAX_FOLLOWED], from, to);
             return (index.placed_entry(placed, from), placed);
         }
@@ -352,20 +365,20 @@ impl<'a> CatalogueHeuristic<'a> {
     }
 
     /// The largest sum of `memo`, whose set (the first of the largest) it records.
+    ///
+    /// Taken over all [`MAX_SETS`] sums at once, without a loop's branches: the sums past the
+    /// catalogue's sets stay 0, below or equal to every set's, so neither the largest nor its
+    /// first set changes.
     #[inline]
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a set number is below MAX_SETS, so it fits in a byte"
     )]
-    fn total(&self, memo: &mut CatalogueMemo) -> u32 {
-        let mut largest = 0;
-        for s in 1..self.sets {
-            if memo.sums[s] > memo.sums[largest] {
-                largest = s;
-            }
-        }
-        memo.largest = largest as u8;
-        u32::from(memo.sums[largest])
+    fn total(memo: &mut CatalogueMemo) -> u32 {
+        let largest = memo.sums.iter().fold(0, |m, &x| m.max(x));
+        let first = memo.sums.iter().position(|&x| x == largest).unwrap_or(0);
+        memo.largest = first as u8;
+        u32::from(largest)
     }
 }
 

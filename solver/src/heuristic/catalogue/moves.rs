@@ -324,7 +324,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
                 }
             }
         }
-        Ok((self.total(&mut memo), memo))
+        Ok((Self::total(&mut memo), memo))
     }
 
     #[inline(always)]
@@ -338,7 +338,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
     ) {
         let plan = &self.child_plans[tile];
         started.started = 0;
-        let child = Child { cells, tile, from };
+        let child = Child::new(cells, tile, from);
         self.start_steps(plan, plan.all_steps(), &child, parent, started);
     }
 
@@ -367,7 +367,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         } else {
             plan.all_steps()
         };
-        let child = Child { cells, tile, from };
+        let child = Child::new(cells, tile, from);
         self.start_steps(plan, steps, &child, parent, started);
     }
 
@@ -389,7 +389,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = self.untouched_above(plan, parent, limit) {
             return Some(h);
         }
-        let child = Child { cells, tile, from };
+        let child = Child::new(cells, tile, from);
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         let pruner_steps = u32::from(plan.set_steps[first]) & started.started;
@@ -412,7 +412,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
             return Some(h);
         }
         if done == plan.all_steps() {
-            return Some(self.total(memo));
+            return Some(Self::total(memo));
         }
         self.start_steps(
             plan,
@@ -437,12 +437,12 @@ impl Heuristic for CatalogueHeuristic<'_> {
         limit: u32,
     ) -> u32 {
         let plan = &self.child_plans[tile];
-        let child = Child { cells, tile, from };
+        let child = Child::new(cells, tile, from);
         let mut done = started.read;
         let rest = plan.all_steps() & !done;
         match self.read_one_by_one(plan, rest, &mut done, &child, started, parent, memo, limit) {
             Some(h) => h,
-            None => self.total(memo),
+            None => Self::total(memo),
         }
     }
 
@@ -458,12 +458,12 @@ impl Heuristic for CatalogueHeuristic<'_> {
     ) -> u32 {
         *memo = *parent;
         let plan = &self.child_plans[tile];
-        let child = Child { cells, tile, from };
+        let child = Child::new(cells, tile, from);
         for q in 0..plan.count as usize {
             let (value, placed) = self.step_value(plan, q, &child, started, parent);
             self.apply_step(plan, q, value, placed, parent, memo, 0, u32::MAX);
         }
-        self.total(memo)
+        Self::total(memo)
     }
 
     /// Stops as soon as a set's sum is final and above `limit`: first the sets the move
@@ -484,7 +484,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         if let Some(h) = self.untouched_above(plan, parent, limit) {
             return h;
         }
-        let child = Child { cells, tile, from };
+        let child = Child::new(cells, tile, from);
         let first = self.likeliest_pruner(plan, parent);
         let mut done = 0u32;
         let pruner_steps = u32::from(plan.set_steps[first]);
@@ -503,7 +503,7 @@ impl Heuristic for CatalogueHeuristic<'_> {
         let rest = plan.all_steps() & !done;
         match self.read_one_by_one(plan, rest, &mut done, &child, started, parent, memo, limit) {
             Some(h) => h,
-            None => self.total(memo),
+            None => Self::total(memo),
         }
     }
 }
