@@ -1,8 +1,8 @@
 //! Links the optimised `tilepdb-coordinator` with the functions a single-machine build runs
 //! placed first, in the order of `link/function-order.txt` (made by `link/order-functions.sh`).
 //! The code a build runs then sits in a few hundred contiguous pages instead of being scattered
-//! over the whole `.text`, of which the kernel maps 64 KiB around every page fault: the program's
-//! resident code falls from about 4.7 MB to about 1.2 MB.
+//! over the whole `.text`, of which the kernel maps 64 KiB around every page fault
+//! (`docs/benchmarks.md` has the figures).
 //!
 //! Only where the linker takes `--symbol-ordering-file` (LLD, rustc's linker on `x86_64` Linux):
 //! a probe links an empty program with the flag first, and without the linker's support the
@@ -29,9 +29,15 @@ fn main() {
     if !order.is_file() {
         return;
     }
+    // Each argument to the linker on its own (`-Xlinker`), so that no character of the path
+    // splits it.
     let flags = [
-        format!("-Wl,--symbol-ordering-file={}", order.display()),
-        "-Wl,--no-warn-symbol-ordering".to_string(),
+        "-Xlinker".to_string(),
+        "--symbol-ordering-file".to_string(),
+        "-Xlinker".to_string(),
+        order.display().to_string(),
+        "-Xlinker".to_string(),
+        "--no-warn-symbol-ordering".to_string(),
     ];
     if links_with(&flags, &out) {
         for flag in flags {
