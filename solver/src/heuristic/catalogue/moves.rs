@@ -10,6 +10,32 @@ use crate::heuristic::Heuristic;
 use crate::heuristic::table::Index;
 use crate::heuristic::zero_aware::Placed;
 
+/// A set's sum `sum` with one of its lookups' values moved from `old` to `value`.
+#[inline(always)]
+fn stepped(sum: u16, value: u8, old: u8) -> u16 {
+    sum.wrapping_add(u16::from(value))
+        .wrapping_sub(u16::from(old))
+}
+
+/// `above`, the largest settled sum so far, with the sum `sum` of set `s` of `plan` counted
+/// when it is above `limit` and every step of the set is in `done`.
+#[inline(always)]
+fn settled_above(
+    plan: &ChildPlan,
+    s: usize,
+    sum: u16,
+    done: u32,
+    limit: u32,
+    above: Option<u32>,
+) -> Option<u32> {
+    let sum = u32::from(sum);
+    if sum > limit && u32::from(plan.set_steps[s]) & !done == 0 {
+        Some(above.map_or(sum, |a| a.max(sum)))
+    } else {
+        above
+    }
+}
+
 impl CatalogueHeuristic<'_> {
     /// Computes the entry indices of the steps `steps` (bit `q` for step `q`) of `plan` into
     /// `started` and asks the processor to fetch them.
@@ -190,14 +216,8 @@ impl CatalogueHeuristic<'_> {
         let mut above = None;
         for s in ones(lookup.sets) {
             let s = s % MAX_SETS;
-            let sum = memo.sums[s]
-                .wrapping_add(u16::from(value))
-                .wrapping_sub(u16::from(old));
-            memo.sums[s] = sum;
-            let sum = u32::from(sum);
-            if sum > limit && u32::from(plan.set_steps[s]) & !done == 0 {
-                above = Some(above.map_or(sum, |a: u32| a.max(sum)));
-            }
+            memo.sums[s] = stepped(memo.sums[s], value, old);
+            above = settled_above(plan, s, memo.sums[s], done, limit, above);
         }
         above
     }
@@ -221,14 +241,8 @@ impl CatalogueHeuristic<'_> {
         let mut above = None;
         for s in ones(lookup.sets) {
             let s = s % MAX_SETS;
-            let sum = u32::from(
-                parent.sums[s]
-                    .wrapping_add(u16::from(value))
-                    .wrapping_sub(u16::from(old)),
-            );
-            if sum > limit && u32::from(plan.set_steps[s]) & !(1 << q) == 0 {
-                above = Some(above.map_or(sum, |a: u32| a.max(sum)));
-            }
+            let sum = stepped(parent.sums[s], value, old);
+            above = settled_above(plan, s, sum, 1 << q, limit, above);
         }
         above
     }
