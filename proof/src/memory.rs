@@ -62,8 +62,7 @@ pub fn proof_for(rule: BlankRule, encoding: Encoding) -> Proof {
 pub fn proof_memory(space: &StateSpace, encoding: Encoding) -> Result<ProofMemory> {
     let index = space.region_index()?;
     let (sets, regions) = (index.sets(), index.region_count());
-    // A mask and an offset per set, a mask per region.
-    let index_bytes = 8 * sets + 4 * regions;
+    let index_bytes = index.memory_bytes();
     let entries = space.entries();
     let sizes = Sizes {
         states: index.states(),

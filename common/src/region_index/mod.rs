@@ -45,11 +45,13 @@ use crate::board::{Board, MAX_CELLS};
 use crate::error::{Error, Result};
 use crate::rank::PlacementRanker;
 
+mod blocks;
 mod orders;
 mod rank_walk;
 #[cfg(test)]
 mod tests;
 
+pub use blocks::{MAX_PLANES, SetBlocks};
 pub use orders::{MAX_TABLED_K, OrderMoves, order_rank, order_unrank};
 
 /// `C(a, b)` for `a, b <= 25`.
@@ -100,11 +102,12 @@ pub struct RegionIndex {
     board: Board,
     k: usize,
     factorial: u64,
-    /// The bitboard of each set, by set rank.
-    set_masks: Vec<u32>,
-    /// `offsets[c]`: regions of the sets of smaller rank; `offsets[sets]` = `T`.
-    offsets: Vec<u32>,
-    /// The regions of every set, ordered by least cell, set after set.
+    /// The board's cells.
+    all: u32,
+    /// `offset[c]` of each set and its regions, in a few bits per set.
+    blocks: SetBlocks,
+    /// The regions of every set, ordered by least cell, set after set: the free cells of set
+    /// `c` are the union of its regions, so its bitboard is what they leave.
     regions: Vec<u32>,
 }
 
@@ -112,7 +115,7 @@ impl RegionIndex {
     /// The index of `k` tiles on `board` (`1 <= k < n`); refuses sizes beyond 64 bits.
     #[expect(
         clippy::cast_possible_truncation,
-        reason = "the sets number at most C(25, 12) < 2^32, and the regions are checked below 2^32 before the cast"
+        reason = "the sets number at most C(25, 12) < 2^32, and a set has fewer than 256 regions"
     )]
     pub fn new(board: Board, k: usize) -> Result<RegionIndex> {
         let n = board.cells();
@@ -126,26 +129,22 @@ impl RegionIndex {
             });
         }
         let sets = binomial(n, k);
-        let mut set_masks = Vec::with_capacity(sets as usize);
-        let mut offsets = Vec::with_capacity(sets as usize + 1);
+        let mut counts = Vec::with_capacity(sets as usize);
         let mut regions = Vec::new();
         let all = board.all_cells();
         // The k-bit masks below 2^n in increasing order (Gosper's hack) are the sets in rank
         // order.
         let mut set: u32 = (1u32 << k) - 1;
         for _ in 0..sets {
-            set_masks.push(set);
-            offsets.push(u32::try_from(regions.len()).map_err(|_| Error::Pattern {
-                pattern: format!("of {k} tiles"),
-                reason: "more than 2^32 regions over the tile sets".into(),
-            })?);
             let free = all & !set;
             let mut left = free;
+            let before = regions.len();
             while left != 0 {
                 let region = board.region(left.trailing_zeros() as usize, free);
                 regions.push(region);
                 left &= !region;
             }
+            counts.push((regions.len() - before) as u8);
             let c = set & set.wrapping_neg();
             let r = set.wrapping_add(c);
             set = if r == 0 {
@@ -154,13 +153,13 @@ impl RegionIndex {
                 (((r ^ set) >> 2) / c) | r
             };
         }
-        offsets.push(regions.len() as u32);
+        regions.shrink_to_fit();
         let index = RegionIndex {
             board,
             k,
             factorial: factorial(k),
-            set_masks,
-            offsets,
+            all,
+            blocks: SetBlocks::new(&counts)?,
             regions,
         };
         index
@@ -204,9 +203,20 @@ impl RegionIndex {
         Ok(index)
     }
 
-    /// Bytes the index holds: a mask and an offset per set, a mask per region.
+    /// Bytes the index holds: a few bits per set and a mask per region.
     pub fn memory_bytes(&self) -> u64 {
-        8 * self.sets() + 4 * self.region_count()
+        self.blocks.memory_bytes() + 4 * self.region_count()
+    }
+
+    /// The most bytes an index of `sets` tile sets and `regions` regions holds.
+    ///
+    /// ```
+    /// use tilepdb_common::region_index::RegionIndex;
+    /// let index = RegionIndex::new("4x4".parse().unwrap(), 3).unwrap();
+    /// assert!(index.memory_bytes() <= RegionIndex::most_memory_bytes(index.sets(), index.region_count()));
+    /// ```
+    pub fn most_memory_bytes(sets: u64, regions: u64) -> u64 {
+        SetBlocks::most_memory_bytes(sets) + 4 * regions
     }
 
     /// The board of the index.
@@ -226,7 +236,7 @@ impl RegionIndex {
 
     /// Number of tile sets, `C(n, k)`.
     pub fn sets(&self) -> u64 {
-        self.set_masks.len() as u64
+        self.blocks.sets()
     }
 
     /// `T`: (set, region) pairs over all sets, i.e. blocks of the state index.
@@ -244,14 +254,14 @@ impl RegionIndex {
         self.sets() * self.factorial
     }
 
-    /// The bitboard of the set of rank `c`.
+    /// The bitboard of the set of rank `c`: the cells its regions leave.
     #[inline]
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "`c` is a set rank, below the number of sets held in memory, so it fits in usize"
-    )]
     pub fn set_mask(&self, c: u64) -> u32 {
-        self.set_masks[c as usize]
+        self.all
+            & !self
+                .regions_of(c)
+                .iter()
+                .fold(0, |free, &region| free | region)
     }
 
     /// The rank of a set of `k` cells.
@@ -263,12 +273,13 @@ impl RegionIndex {
 
     /// The first block of the set of rank `c`: `offset[c]`.
     #[inline]
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "`c` is a set rank, below the number of sets held in memory, so it fits in usize"
-    )]
     pub fn first_block(&self, c: u64) -> u64 {
-        u64::from(self.offsets[c as usize])
+        self.blocks.first_block(c).0
+    }
+
+    /// The blocks of every set: their first blocks and regions in a few bits per set.
+    pub fn set_blocks(&self) -> &SetBlocks {
+        &self.blocks
     }
 
     /// The regions of the set of rank `c`, ordered by least cell.
@@ -278,8 +289,8 @@ impl RegionIndex {
         reason = "`c` is a set rank and the offsets are positions in `regions`, all below lengths held in memory, so they fit in usize"
     )]
     pub fn regions_of(&self, c: u64) -> &[u32] {
-        let c = c as usize;
-        &self.regions[self.offsets[c] as usize..self.offsets[c + 1] as usize]
+        let (first, extra) = self.blocks.first_block(c);
+        &self.regions[first as usize..=(first + extra) as usize]
     }
 
     /// The index among the regions of the set `c` of the region holding free `cell`.
@@ -327,8 +338,7 @@ impl RegionIndex {
     #[inline]
     pub fn block_and_set(&self, state: u64) -> (u64, u64) {
         let block = state / self.factorial;
-        let c = self.offsets.partition_point(|&o| u64::from(o) <= block) - 1;
-        (block, c as u64)
+        (block, self.blocks.set_of_block(block))
     }
 
     /// The set rank of `block`, found by looking at the sets from `from` on (a set whose first
@@ -344,19 +354,16 @@ impl RegionIndex {
     /// assert_eq!(index.set_of_block_from(index.first_block(500), 0), 500);
     /// ```
     #[inline]
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "set ranks are below the number of sets held in memory, so they fit in usize"
-    )]
     pub fn set_of_block_from(&self, block: u64, from: u64) -> u64 {
         /// Sets looked at one by one before the search.
         const NEAR: usize = 8;
-        let sets = self.offsets.len() - 1;
-        let mut c = from as usize;
-        if c < sets && u64::from(self.offsets[c]) <= block {
+        let sets = self.sets();
+        let mut c = from;
+        if c < sets && self.first_block(c) <= block {
             for _ in 0..NEAR {
-                if u64::from(self.offsets[c + 1]) > block {
-                    return c as u64;
+                let (first, extra) = self.blocks.first_block(c);
+                if first + extra >= block {
+                    return c;
                 }
                 c += 1;
                 if c == sets {
@@ -364,7 +371,7 @@ impl RegionIndex {
                 }
             }
         }
-        self.block_and_set(block * self.factorial).1
+        self.blocks.set_of_block(block)
     }
 
     /// The placement (`cells[i]`: cell of tile `i`) of a state index and its region.

@@ -29,7 +29,7 @@ pub fn depth_code(space: &StateSpace, encoding: Option<Encoding>) -> DepthCode {
 
 /// The program's own resident memory beside its arrays: its code and libraries, the threads'
 /// stacks, the allocator's arenas and the small buffers of the search and the proof.
-pub const PROGRAM_BYTES: u64 = 16 << 20;
+pub const PROGRAM_BYTES: u64 = 12 << 20;
 
 /// The memory a build of one table holds, by what holds it, and the most at once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,12 +118,11 @@ pub fn memory_plan(
     Ok(plan)
 }
 
-/// The bytes of the region index of `space`, whose search has `states` states: a mask and an
-/// offset per set, a mask per region.
+/// The most bytes of the region index of `space`, whose search has `states` states.
 fn index_bytes(space: &StateSpace, states: u64) -> u64 {
-    let sets = tilepdb_common::region_index::binomial(space.board().cells(), space.k());
-    let orders = tilepdb_common::region_index::factorial(space.k());
-    8 * sets + 4 * (states / orders)
+    use tilepdb_common::region_index::{RegionIndex, binomial, factorial};
+    let sets = binomial(space.board().cells(), space.k());
+    RegionIndex::most_memory_bytes(sets, states / factorial(space.k()))
 }
 
 /// The most a build of `space` (written in `encoding`) holds at once with its proof, in bytes,

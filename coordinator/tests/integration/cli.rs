@@ -361,10 +361,11 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
     // 16 * 15 * 14 * 13 * 12 * 11 = 5,765,760 placements. The search: 5,765,760 depth bytes
     // beside the 2,954,160 bytes of two-bit codes of the 11,816,640 region states, the larger
     // of it and the depth bytes with the part of the file being written (512 KiB, written as
-    // it is, and a 64 KiB buffer); with the region index (8 * 8,008 + 4 * 16,412 bytes): 8,849,632 bytes.
+    // it is, and a 64 KiB buffer); with the region index (at most 5 words per 64 of the 8,008
+    // sets, and 4 * 16,412 bytes): 8,790,608 bytes.
     // Its proof holds more: the file mapped (4,096 + 5,765,760 bytes, read a part at a time),
-    // a least distance per placement and two bits per state, 13,076,760 bytes. With the
-    // program's 16 MiB: 29,853,976 bytes (28.5 MiB) proven, 25,626,848 (24.4 MiB) not.
+    // a least distance per placement and two bits per state, 13,016,728 bytes. With the
+    // program's 12 MiB: 25,599,640 bytes (24.4 MiB) proven, 21,373,520 (20.4 MiB) not.
     build_fails(
         &[
             "--puzzle",
@@ -375,7 +376,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1M",
         ],
         &[
-            "needs 28.5 MiB",
+            "needs 24.4 MiB",
             "its proof (layer-search)",
             "more than the 1.0 MiB it may use",
         ],
@@ -390,10 +391,10 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "1M",
             "--no-proof",
         ],
-        &["needs 24.4 MiB", "(not proven)"],
+        &["needs 20.4 MiB", "(not proven)"],
     );
     // The whole partition is checked before the first table is built: the first table (the
-    // program's 16 MiB and a few KiB) fits in 20 MiB, the second (28.5 MiB) does not.
+    // program's 12 MiB and a few KiB) fits in 20 MiB, the second (24.4 MiB) does not.
     build_fails(
         &[
             "--puzzle",
@@ -405,7 +406,7 @@ fn patterns_too_large_for_memory_are_refused_before_allocating() {
             "--memory-limit",
             "20M",
         ],
-        &["pattern 3,4,5,6,7,8 needs 28.5 MiB"],
+        &["pattern 3,4,5,6,7,8 needs 24.4 MiB"],
     );
     // So many placements that a rank overflows 64 bits.
     build_fails(

@@ -165,10 +165,11 @@ fn memory_figure_counts_the_compact_store() {
         encoding: Some(Encoding::OneBit),
         ..BuildOptions::default()
     };
+    // The region index at most: five words per 64 of the 480,700 sets, a mask per region.
     let (bytes, detail) = build_memory(&s, &one_bit).unwrap();
     assert_eq!(
         bytes,
-        PROGRAM_BYTES + 1_016_663_760 + 508_331_880 + 3_845_600 + 3_227_504,
+        PROGRAM_BYTES + 1_016_663_760 + 508_331_880 + 300_440 + 3_227_504,
         "{detail}"
     );
     // Written and proven: the layer search's two bits per state, two flags per block
@@ -181,7 +182,7 @@ fn memory_figure_counts_the_compact_store() {
         ..one_bit.clone()
     };
     let (bytes, detail) = build_memory(&s, &proven).unwrap();
-    let index = 3_845_600 + 3_227_504;
+    let index = 300_440 + 3_227_504;
     let build = 1_016_663_760 + 508_331_880 + index;
     assert!((1_016_663_760 + 2 * 806_876 + index) + (4 << 20) < build);
     assert_eq!(bytes, PROGRAM_BYTES + build, "{detail}");
@@ -194,7 +195,7 @@ fn memory_figure_counts_the_compact_store() {
     let (bytes, detail) = build_memory(&s, &BuildOptions::default()).unwrap();
     assert_eq!(
         bytes,
-        PROGRAM_BYTES + 4_066_655_040 + (524_288 + 65_536) + 3_845_600 + 3_227_504,
+        PROGRAM_BYTES + 4_066_655_040 + (524_288 + 65_536) + 300_440 + 3_227_504,
         "{detail}"
     );
     assert!(detail.contains("the search's state"), "{detail}");

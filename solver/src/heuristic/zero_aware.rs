@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use tilepdb_common::region_index::{MAX_TABLED_K, OrderMoves, RegionIndex, factorial};
+use tilepdb_common::region_index::{MAX_TABLED_K, OrderMoves, RegionIndex, SetBlocks, factorial};
 use tilepdb_common::{Board, MAX_CELLS};
 
 /// `BINOMIALS[a][b] = C(a, b)` for `a, b < 32` (0 when `b > a`), the region index's
@@ -40,19 +40,9 @@ fn choose(a: usize, b: usize) -> u64 {
     BINOMIALS[a & 31][b & 31]
 }
 
-/// Bit planes of a set's extra regions (its regions but one) in [`RegionCounts`]: at most 15
-/// extra regions, more than a board of 25 cells has (two regions never touch, so a board of
-/// `n` cells has at most `ceil(n / 2)`).
-const PLANES: usize = 4;
-
-/// How many regions each tile set of a region index has, held in a few bits per set so that
-/// the whole fits in the processor's caches (the region index itself keeps an offset per set
-/// and a mask per region): the first block of a set and whether the set has more than one
-/// region, without reading the index.
-///
-/// Sets are taken 64 at a time in rank order: for each group, the extra regions of the sets
-/// before it, then `planes` words whose bit `i` of word `j` is bit `j` of the extra regions of
-/// the group's `i`-th set.
+/// How many regions each tile set of a region index has, in a few bits per set so that the
+/// whole fits in the processor's caches ([`SetBlocks`]), with the board's masks: the first
+/// block of a set and the region of the blank, without reading the index's regions.
 pub(super) struct RegionCounts {
     board: Board,
     k: usize,
@@ -61,9 +51,8 @@ pub(super) struct RegionCounts {
     not_first_column: u32,
     not_last_column: u32,
     width: u32,
-    planes: usize,
-    /// `planes + 1` words a group: the extra regions before it, then its bit planes.
-    groups: Vec<u64>,
+    /// The first block and extra regions of each set.
+    blocks: SetBlocks,
     /// `order_moves[(p_a * k + p_b) * k! + rank]`: the order of rank `rank` with its element at
     /// position `p_a` moved to `p_b` ([`OrderMoves`]); empty beyond [`MAX_TABLED_K`] tiles.
     order_moves: Vec<u16>,
@@ -73,23 +62,6 @@ impl RegionCounts {
     /// The counts of `region`'s sets.
     pub(super) fn new(region: &RegionIndex) -> RegionCounts {
         let board = region.board();
-        let sets = region.sets();
-        let extra = |c: u64| region.first_block(c + 1) - region.first_block(c) - 1;
-        let largest = (0..sets).map(extra).max().unwrap_or(0);
-        let planes = (64 - largest.leading_zeros() as usize).clamp(1, PLANES);
-        let mut groups = Vec::new();
-        for group in 0..sets.div_ceil(64) {
-            let first = group * 64;
-            groups.push(region.first_block(first) - first);
-            let mut words = [0u64; PLANES];
-            for i in 0..64.min(sets - first) {
-                let e = extra(first + i);
-                for (j, word) in words.iter_mut().enumerate().take(planes) {
-                    *word |= ((e >> j) & 1) << i;
-                }
-            }
-            groups.extend_from_slice(&words[..planes]);
-        }
         let width = board.width();
         let (mut first_column, mut last_column) = (0u32, 0u32);
         for row in 0..board.height() {
@@ -117,8 +89,7 @@ impl RegionCounts {
             not_first_column: all & !first_column,
             not_last_column: all & !last_column,
             width: shift,
-            planes,
-            groups,
+            blocks: region.set_blocks().clone(),
             order_moves,
         }
     }
@@ -126,35 +97,6 @@ impl RegionCounts {
     /// Whether these are the counts of the region index of `board` and `k` tiles.
     pub(super) fn serves(&self, board: Board, k: usize) -> bool {
         self.board == board && self.k == k
-    }
-
-    /// The first block of the set of rank `c` and its extra regions.
-    #[inline(always)]
-    fn first_block(&self, c: u64) -> (u64, u64) {
-        match self.planes {
-            3 => self.first_block_in::<3>(c),
-            2 => self.first_block_in::<2>(c),
-            1 => self.first_block_in::<1>(c),
-            _ => self.first_block_in::<PLANES>(c),
-        }
-    }
-
-    /// [`RegionCounts::first_block`] for counts of `P` planes (`self.planes`), the loop over
-    /// them unrolled.
-    #[inline(always)]
-    fn first_block_in<const P: usize>(&self, c: u64) -> (u64, u64) {
-        let at = (c / 64) as usize * (P + 1);
-        let group = &self.groups[at..=at + P];
-        let bit = c % 64;
-        let below = (1u64 << bit) - 1;
-        let mut first = c + group[0];
-        let mut extra = 0;
-        for j in 0..P {
-            let word = group[1 + j];
-            first += u64::from((word & below).count_ones()) << j;
-            extra |= ((word >> bit) & 1) << j;
-        }
-        (first, extra)
     }
 
     /// `region` and the cells of `free` next to it.
@@ -388,7 +330,7 @@ impl ZeroAwareIndex {
     /// ([`RegionCounts`]).
     #[inline(always)]
     fn block_entry(&self, set: u32, c: u64, order: u64, blank: u8) -> u64 {
-        let (first, extra) = self.counts.first_block(c);
+        let (first, extra) = self.counts.blocks.first_block(c);
         let region = if extra == 0 {
             0
         } else {
