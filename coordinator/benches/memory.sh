@@ -86,6 +86,13 @@ row() {
 }
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $("$BIN" --version 2>/dev/null || echo "$BIN"), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# How many names of the order the release program is linked in are still its symbols: a change
+# to the code a build runs changes their hashes (coordinator/link/order-functions.sh makes the
+# file again).
+order="$(dirname "$0")/../link/function-order.txt"
+if command -v nm >/dev/null && [[ -f $order ]]; then
+    echo "# function order: $(nm "$BIN" | awk '{print $NF}' | sort -u | comm -12 - <(sort -u "$order") | wc -l) of $(wc -l <"$order") names of $order in the program"
+fi
 row 15-663-minimized
 row 15-555-zero-aware-byte --partition 15:5-5-5 --blank zero-aware
 row 15-555-zero-aware-1bit --partition 15:5-5-5 --blank zero-aware --encoding 1-bit

@@ -3,12 +3,15 @@
 # single-machine build runs, the most run first, as valgrind's callgrind counts them in the
 # build of the 24-puzzle 6-tile zero-aware byte table with its proof (about 20 minutes under
 # callgrind). `coordinator/build.rs` hands the file to the linker, which places these
-# functions first. Run it again after a compiler upgrade or when a build runs other code,
-# then build the release program again.
+# functions first. Run it again after a change to the code a build runs or a compiler upgrade
+# (symbols' hashes change; names that no longer match are ignored), then build the release
+# program again.
 #
 #   coordinator/link/order-functions.sh [BIN]
 #
-# BIN: the release program to profile (default: target/release/tilepdb-coordinator).
+# BIN: the release program to profile (default: target/release/tilepdb-coordinator), built
+# alone (`cargo build --release -p tilepdb-coordinator`, as the README's first command builds
+# it): built beside other packages, dependencies get other features and symbols other hashes.
 # Needs valgrind (`apt-get install valgrind`) and python3.
 set -euo pipefail
 
