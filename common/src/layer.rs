@@ -178,6 +178,56 @@ impl StateCodes {
         scan_codes(|w| words[w as usize].load(Relaxed), states, code, f);
     }
 
+    /// Writes into `bits` one bit per state of `states` (bit `i` of word `i / 64` for the
+    /// state `states.start + i`), set when the state's code is `code`; the number set. A scan
+    /// of the array's words, with no call per state ([`for_each_with_code`](Self::for_each_with_code)
+    /// calls one).
+    ///
+    /// ```
+    /// use tilepdb_common::StateCodes;
+    /// let codes = StateCodes::new(200);
+    /// for s in [3, 70, 131] {
+    ///     codes.try_mark(s, 1);
+    /// }
+    /// let mut bits = Vec::new();
+    /// assert_eq!(codes.bits_with_code(3..131, 1, &mut bits), 2);
+    /// assert_eq!(bits, [1, 1 << (70 - 3 - 64)]);
+    /// ```
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a word number is below the array's length, a usize"
+    )]
+    pub fn bits_with_code(&self, states: Range<u64>, code: u8, bits: &mut Vec<u64>) -> u64 {
+        bits.clear();
+        if states.is_empty() {
+            return 0;
+        }
+        bits.resize((states.end - states.start).div_ceil(64) as usize, 0);
+        let words = self.words();
+        let mut count = 0;
+        for w in states.start / FIELDS_PER_WORD..=(states.end - 1) / FIELDS_PER_WORD {
+            let matches = fields_with_code(words[w as usize].load(Relaxed), code, w, &states);
+            if matches == 0 {
+                continue;
+            }
+            count += u64::from(matches.count_ones());
+            let packed = low_bits_packed(matches);
+            let base = w * FIELDS_PER_WORD;
+            if base < states.start {
+                bits[0] |= packed >> (states.start - base);
+                continue;
+            }
+            let at = base - states.start;
+            let (i, shift) = ((at / 64) as usize, at % 64);
+            bits[i] |= packed << shift;
+            // Fields past the word's end go to the next one (they lie in `states`, so it exists).
+            if shift > 32 && packed >> (64 - shift) != 0 {
+                bits[i + 1] |= packed >> (64 - shift);
+            }
+        }
+        count
+    }
+
     /// Number of states of `states` with `code`.
     pub fn count_with_code(&self, states: Range<u64>, code: u8) -> u64 {
         let mut count = 0;
@@ -202,6 +252,17 @@ fn scan_codes(load: impl Fn(u64) -> u64, states: Range<u64>, code: u8, mut f: im
             matches &= matches - 1;
         }
     }
+}
+
+/// The low bits of the 32 fields of `word` (bits 0, 2, .., 62) packed into bits 0 to 31.
+#[inline(always)]
+fn low_bits_packed(word: u64) -> u64 {
+    let mut x = word & LOW_BITS;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
+    (x | x >> 16) & 0x0000_0000_ffff_ffff
 }
 
 /// The low bits of the fields of `word` (word `w` of an array) that hold `code` and whose
@@ -338,6 +399,56 @@ impl CurrentLayer for LayerBitmap {
     }
 }
 
+/// The positions of the bits set in a bitmap (bit `i % 64` of word `i / 64` for position
+/// `i`), each plus `first`, increasing.
+///
+/// ```
+/// use tilepdb_common::layer::BitPositions;
+/// let bits = [0b101, 1 << 63];
+/// assert_eq!(BitPositions::new(&bits, 10).collect::<Vec<_>>(), [10, 12, 137]);
+/// assert_eq!(BitPositions::last(&bits, 10), Some(137));
+/// ```
+#[derive(Clone)]
+pub struct BitPositions<'b> {
+    bits: &'b [u64],
+    word: usize,
+    rest: u64,
+    first: u64,
+}
+
+impl<'b> BitPositions<'b> {
+    /// The positions set in `bits`, each plus `first`.
+    pub fn new(bits: &'b [u64], first: u64) -> BitPositions<'b> {
+        BitPositions {
+            bits,
+            word: 0,
+            rest: bits.first().copied().unwrap_or(0),
+            first,
+        }
+    }
+
+    /// The last position set, plus `first`.
+    pub fn last(bits: &[u64], first: u64) -> Option<u64> {
+        let (i, &w) = bits.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        Some(first + 64 * i as u64 + 63 - u64::from(w.leading_zeros()))
+    }
+}
+
+impl Iterator for BitPositions<'_> {
+    type Item = u64;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u64> {
+        while self.rest == 0 {
+            self.word += 1;
+            self.rest = *self.bits.get(self.word)?;
+        }
+        let bit = u64::from(self.rest.trailing_zeros());
+        self.rest &= self.rest - 1;
+        Some(self.first + 64 * self.word as u64 + bit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +467,31 @@ mod tests {
                 codes.for_each_with_code(lo..hi, code, |s| got.push(s));
                 let want: Vec<u64> = (lo..hi).filter(|&s| codes.get(s) == code).collect();
                 prop_assert_eq!(got, want);
+            }
+        }
+
+        #[test]
+        fn codes_bits_match_get(marks in proptest::collection::vec((0u64..300, 1u8..=3), 0..150), lo in 0u64..300, len in 0u64..300) {
+            let codes = StateCodes::new(300);
+            for &(s, c) in &marks {
+                codes.try_mark(s, c);
+            }
+            let hi = (lo + len).min(300);
+            let mut bits = vec![u64::MAX; 9];
+            for code in 1..=3 {
+                let count = codes.bits_with_code(lo..hi, code, &mut bits);
+                prop_assert_eq!(bits.len() as u64, (hi - lo).div_ceil(64));
+                let got: Vec<u64> = (0..hi - lo)
+                    .filter(|i| bits[(i / 64) as usize] >> (i % 64) & 1 == 1)
+                    .map(|i| lo + i)
+                    .collect();
+                let want: Vec<u64> = (lo..hi).filter(|&s| codes.get(s) == code).collect();
+                prop_assert_eq!(count, want.len() as u64);
+                prop_assert_eq!(got, want);
+                // No bit past the range's end.
+                if (hi - lo) % 64 != 0 {
+                    prop_assert_eq!(bits[bits.len() - 1] >> ((hi - lo) % 64), 0);
+                }
             }
         }
 

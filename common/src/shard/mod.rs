@@ -32,7 +32,7 @@ use std::sync::Arc;
 use crate::depth_store::DepthBytes;
 use crate::error::{Error, Result};
 use crate::file_order::for_each_depth_entry;
-use crate::layer::{CurrentLayer, StateCodes};
+use crate::layer::{BitPositions, CurrentLayer, StateCodes};
 use crate::region_expand::{ExpandStats, RegionKernel, RegionSink};
 use crate::region_index::{OrderMoves, RegionIndex};
 
@@ -370,6 +370,26 @@ impl Shard {
         depth: u32,
         mut f: impl FnMut(u64, &[u64]),
     ) {
+        let mut orders = Vec::new();
+        self.for_each_block_bits_of_layer(sets, depth, |block, first, bits, _| {
+            orders.clear();
+            orders.extend(BitPositions::new(bits, first));
+            f(block, &orders);
+        });
+    }
+
+    /// Calls `f(block, first, bits, count)` for every block of the sets `sets` in which the
+    /// shard holds states of the layer `depth`, in increasing block order: the shard's orders
+    /// of the block (of the whole block's `k!`) start at `first`, and bit `i` of `bits` (bit
+    /// `i % 64` of word `i / 64`) is set when the order `first + i` is a state of the layer;
+    /// `count` of them are. [`for_each_block_of_layer`](Self::for_each_block_of_layer)'s
+    /// blocks, read a word of codes at a time.
+    pub fn for_each_block_bits_of_layer(
+        &self,
+        sets: Range<u64>,
+        depth: u32,
+        mut f: impl FnMut(u64, u64, &[u64], u64),
+    ) {
         let code = StateCodes::code_of_depth(depth);
         let width = self.own.end - self.own.start;
         let blocks = if self.space.rule() == BlankRule::Ignored {
@@ -377,18 +397,16 @@ impl Shard {
         } else {
             self.index.first_block(sets.start)..self.index.first_block(sets.end)
         };
-        let mut orders = Vec::new();
+        let mut bits = Vec::new();
         for block in blocks {
             if !self.live.is_raised(code, block) {
                 continue;
             }
-            let local = block * width..(block + 1) * width;
-            let first = local.start;
-            self.codes
-                .for_each_with_code(local, code, |s| orders.push(self.own.start + s - first));
-            if !orders.is_empty() {
-                f(block, &orders);
-                orders.clear();
+            let count =
+                self.codes
+                    .bits_with_code(block * width..(block + 1) * width, code, &mut bits);
+            if count > 0 {
+                f(block, self.own.start, &bits, count);
             }
         }
     }

@@ -25,6 +25,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use tilepdb_common::layer::BitPositions;
 use tilepdb_common::shard::Shard;
 use tilepdb_common::wire::region_lists::{RegionListEncoder, walk_region_states};
 use tilepdb_common::wire::zstd_frames;
@@ -253,13 +254,19 @@ fn write_part(
     let all = 0..shard.index_states();
     let mut encoder = RegionListEncoder::with_buffer(&shape, all.clone(), SEGMENT_BYTES.take());
     let mut error = None;
-    shard.for_each_block_of_layer(sets.clone(), layer, |block, mut orders| {
-        while !orders.is_empty() && error.is_none() {
-            let room = segment_states - usize::try_from(encoder.count()).expect("a segment");
-            let (now, later) = orders.split_at(orders.len().min(room));
-            encoder.push_block(block, now);
-            orders = later;
-            if encoder.count() == segment_states as u64 {
+    let mut orders = Vec::new();
+    shard.for_each_block_bits_of_layer(sets.clone(), layer, |block, first, bits, count| {
+        let room = (segment_states as u64).saturating_sub(encoder.count());
+        if count <= room {
+            encoder.push_block_bits(block, first, bits);
+        } else {
+            // The block's orders cut between this segment and the next ones.
+            orders.clear();
+            orders.extend(BitPositions::new(bits, first));
+        }
+        let mut rest = if count <= room { &[][..] } else { &orders[..] };
+        loop {
+            if encoder.count() == segment_states as u64 && error.is_none() {
                 let next =
                     RegionListEncoder::with_buffer(&shape, all.clone(), SEGMENT_BYTES.take());
                 let full = std::mem::replace(&mut encoder, next);
@@ -267,6 +274,13 @@ fn write_part(
                     error = Some(e);
                 }
             }
+            if rest.is_empty() || error.is_some() {
+                break;
+            }
+            let room = segment_states - usize::try_from(encoder.count()).expect("a segment");
+            let (now, later) = rest.split_at(rest.len().min(room));
+            encoder.push_block(block, now);
+            rest = later;
         }
     });
     if let Some(e) = error {

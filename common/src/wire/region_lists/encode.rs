@@ -2,8 +2,9 @@
 
 use std::ops::Range;
 
-use super::{RegionListShape, SetBlocks, put_varint, varint_len};
+use super::{RegionListShape, SetBlocks, put_varint};
 use crate::error::{Error, Result};
+use crate::layer::BitPositions;
 
 /// Writes an increasing list of states as it comes, holding one block's orders.
 pub struct RegionListEncoder<'a> {
@@ -117,6 +118,79 @@ impl<'a> RegionListEncoder<'a> {
         self.count += orders.len() as u64;
     }
 
+    /// Appends the states `block * k! + first + i` for every bit `i` set in `bits` (bit `i %
+    /// 64` of word `i / 64`), as [`push_block`](Self::push_block) of those orders would, with
+    /// the block's record written at once from the bits: the orders must lie below `k!`, the
+    /// first state above the one before.
+    ///
+    /// ```
+    /// use tilepdb_common::region_index::RegionIndex;
+    /// use tilepdb_common::wire::region_lists::{RegionListEncoder, RegionListShape};
+    /// use tilepdb_common::Board;
+    /// let index = RegionIndex::new("4x4".parse::<Board>().unwrap(), 3).unwrap();
+    /// let shape = RegionListShape::new(&index, false, &[1, 2, 3], 0);
+    /// let all = 0..index.states();
+    /// let block = index.state_index(&[1, 2, 3], 0) / index.orders();
+    /// let (mut by_orders, mut by_bits) =
+    ///     (RegionListEncoder::new(&shape, all.clone()), RegionListEncoder::new(&shape, all));
+    /// by_orders.push_block(block, &[1, 5]);
+    /// by_bits.push_block_bits(block, 1, &[0b1_0001]);
+    /// assert_eq!(by_bits.finish().unwrap(), by_orders.finish().unwrap());
+    /// ```
+    pub fn push_block_bits(&mut self, block: u64, first: u64, bits: &[u64]) {
+        let ones = BitPositions::new(bits, first);
+        let (Some(low), Some(high)) = (ones.clone().next(), BitPositions::last(bits, first)) else {
+            return;
+        };
+        if self.error.is_some() {
+            return;
+        }
+        if block >= self.shape.states / self.shape.orders {
+            self.refuse(self.shape.states, "is past the index's blocks");
+            return;
+        }
+        let base = block * self.shape.orders;
+        if high >= self.shape.orders {
+            self.refuse(base, "starts orders past k!");
+            return;
+        }
+        let (low, high) = (base + low, base + high);
+        if self.last.is_some_and(|l| low <= l)
+            || !self.allowed.contains(&low)
+            || !self.allowed.contains(&high)
+            || high >= self.shape.states
+        {
+            self.refuse(low, "is not above the one before in the allowed range");
+            return;
+        }
+        let count: u64 = bits.iter().map(|w| u64::from(w.count_ones())).sum();
+        self.last = Some(high);
+        self.count += count;
+        // Orders of this block collected by the other calls come first: join them.
+        if self.block == Some(block) {
+            self.orders.extend(ones);
+            return;
+        }
+        if !self.enter_block(block, low) {
+            return;
+        }
+        self.block = None;
+        if let Some(start) = self.write_record(block, count, ones) {
+            // Order `o` is bit `o % 8` of the bitmap's byte `o / 8`: the words' little-endian
+            // bytes, shifted by `first`.
+            let (at, shift) = (start + (first / 8) as usize, first % 8);
+            let end = start + self.shape.bitmap_bytes();
+            for (i, &word) in bits.iter().enumerate() {
+                let wide = u128::from(word) << shift;
+                for (j, byte) in wide.to_le_bytes()[..9].iter().enumerate() {
+                    if *byte != 0 && at + 8 * i + j < end {
+                        self.out[at + 8 * i + j] |= byte;
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes the block collected and starts collecting `block`, whose first state pushed is
     /// `state`; refuses `state` and returns false when the block is not of the layer's parity.
     #[inline(always)]
@@ -145,39 +219,59 @@ impl<'a> RegionListEncoder<'a> {
         let Some(block) = self.block.take() else {
             return;
         };
+        let orders = std::mem::take(&mut self.orders);
+        if let Some(start) = self.write_record(block, orders.len() as u64, orders.iter().copied()) {
+            for o in &orders {
+                self.out[start + (o / 8) as usize] |= 1 << (o % 8);
+            }
+        }
+        self.orders = orders;
+        self.orders.clear();
+    }
+
+    /// Writes the record of `block` with the `m >= 1` increasing orders `orders`, all but the
+    /// bits of a bitmap: where those go (zeroed), when the record is one.
+    #[inline(always)]
+    fn write_record(
+        &mut self,
+        block: u64,
+        m: u64,
+        orders: impl Iterator<Item = u64>,
+    ) -> Option<usize> {
         let gap = match self.written {
             Some(w) => block - w - 1,
             None => block - self.allowed.start / self.shape.orders,
         };
         self.written = Some(block);
-        let m = self.orders.len() as u64;
-        // Every gap takes at least a byte: a record of more states than the bitmap's bytes is
-        // a bitmap without counting.
-        let bitmap = self.orders.len() > self.shape.bitmap_bytes() || {
-            let mut list_bytes = 0;
-            let mut previous: Option<u64> = None;
-            for &o in &self.orders {
-                list_bytes += varint_len(previous.map_or(o, |p| o - p - 1));
-                previous = Some(o);
-            }
-            self.shape.bitmap_bytes() < list_bytes
-        };
         put_varint(&mut self.out, gap);
-        put_varint(&mut self.out, 2 * (m - 1) + u64::from(bitmap));
-        if bitmap {
-            let start = self.out.len();
-            self.out.resize(start + self.shape.bitmap_bytes(), 0);
-            for &o in &self.orders {
-                self.out[start + (o / 8) as usize] |= 1 << (o % 8);
-            }
-        } else {
+        // The count, as a list's; a bitmap's count is one more, which never lengthens an even
+        // number's varint: its first byte's low bit is set then.
+        let header = self.out.len();
+        put_varint(&mut self.out, 2 * (m - 1));
+        let start = self.out.len();
+        let bitmap_bytes = self.shape.bitmap_bytes();
+        // Every gap takes at least a byte: a record of more states than the bitmap's bytes is
+        // a bitmap without writing its gaps; else the gaps are written until they pass the
+        // bitmap's bytes.
+        let mut bitmap = m > bitmap_bytes as u64;
+        if !bitmap {
             let mut previous: Option<u64> = None;
-            for &o in &self.orders {
+            for o in orders {
                 put_varint(&mut self.out, previous.map_or(o, |p| o - p - 1));
                 previous = Some(o);
+                if self.out.len() - start > bitmap_bytes {
+                    bitmap = true;
+                    break;
+                }
             }
         }
-        self.orders.clear();
+        if !bitmap {
+            return None;
+        }
+        self.out[header] |= 1;
+        self.out.truncate(start);
+        self.out.resize(start + bitmap_bytes, 0);
+        Some(start)
     }
 
     /// States pushed so far.

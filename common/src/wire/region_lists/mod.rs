@@ -190,7 +190,3 @@ pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     }
     out.push(v as u8);
 }
-
-pub(super) fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}

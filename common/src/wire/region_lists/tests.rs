@@ -186,3 +186,87 @@ fn any_bytes_decode_or_fail_cleanly() {
         }
     }
 }
+
+/// A block's orders given as bits from any first order write the bytes that the same orders
+/// pushed one by one write, whatever the density, and wrong bits are refused.
+#[test]
+#[expect(clippy::cast_possible_truncation, reason = "orders are below 120")]
+fn a_blocks_bits_encode_as_its_orders() {
+    // 5 tiles: 120 orders, two words of bits.
+    let index = index("3x4", 5);
+    for depth in [0, 1] {
+        let shape = RegionListShape::new(&index, false, &[1, 2, 3, 4, 5], depth);
+        let all = 0..shape.states();
+        let f = shape.orders;
+        for step in [1, 2, 5, 13, 23] {
+            for first in [0, 1, 7, 8, 64, 100] {
+                let states = layer_states(&shape, all.clone(), step);
+                let mut by_bits = RegionListEncoder::new(&shape, all.clone());
+                let mut blocks = states
+                    .chunk_by(|a, b| a / f == b / f)
+                    .enumerate()
+                    .peekable();
+                let mut expected = Vec::new();
+                while let Some((r, run)) = blocks.next() {
+                    let block = run[0] / f;
+                    // The orders at or above `first` as bits; those below, in every other
+                    // block, pushed one by one first (both ways meet in one record), in the
+                    // others left out (the bits start the record).
+                    let (low, high): (Vec<u64>, Vec<u64>) =
+                        run.iter().map(|s| s % f).partition(|&o| o < first);
+                    if r % 2 == 0 {
+                        for &o in &low {
+                            by_bits.push(block * f + o);
+                            expected.push(block * f + o);
+                        }
+                    }
+                    let mut bits = vec![0u64; (f - first).div_ceil(64) as usize];
+                    for &o in &high {
+                        bits[((o - first) / 64) as usize] |= 1 << ((o - first) % 64);
+                        expected.push(block * f + o);
+                    }
+                    by_bits.push_block_bits(block, first, &bits);
+                    if blocks.peek().is_none() {
+                        // Bits past k! are refused.
+                        let mut wrong = by_bits_clone(&shape, &all, &expected);
+                        let mut past = vec![0u64; (f + 64).div_ceil(64) as usize];
+                        past[(f / 64) as usize] |= 1 << (f % 64);
+                        wrong.push_block_bits(block + 1, 0, &past);
+                        assert!(wrong.finish().is_err());
+                    }
+                }
+                let want = encode_region_states(&shape, all.clone(), &expected).unwrap();
+                assert_eq!(
+                    by_bits.finish().unwrap(),
+                    want,
+                    "step {step}, first {first}"
+                );
+            }
+        }
+        // A block of the other parity, or below the one before, is refused.
+        let good = layer_states(&shape, all.clone(), 1);
+        let other = (0..shape.states())
+            .find(|&s| !shape.block_has_parity(s / f))
+            .unwrap();
+        let mut e = RegionListEncoder::new(&shape, all.clone());
+        e.push_block_bits(other / f, other % f, &[1]);
+        assert!(e.finish().is_err());
+        let mut e = RegionListEncoder::new(&shape, all.clone());
+        e.push(good[good.len() - 1]);
+        e.push_block_bits(good[0] / f, good[0] % f, &[1]);
+        assert!(e.finish().is_err());
+    }
+}
+
+/// An encoder holding `states`.
+fn by_bits_clone<'a>(
+    shape: &RegionListShape<'a>,
+    all: &Range<u64>,
+    states: &[u64],
+) -> RegionListEncoder<'a> {
+    let mut e = RegionListEncoder::new(shape, all.clone());
+    for &s in states {
+        e.push(s);
+    }
+    e
+}
