@@ -341,10 +341,11 @@ impl RegionIndex {
         (block, self.blocks.set_of_block(block))
     }
 
-    /// The set rank of `block`, found by looking at the sets from `from` on (a set whose first
-    /// block is at or below `block`, such as the set of an earlier block of an increasing
-    /// list) a few at a time before searching them all: the next blocks of a sorted list are
-    /// mostly of the same or the next sets.
+    /// The set rank of `block`, found from `from` on (a set whose first block is at or below
+    /// `block`, such as the set of an earlier block of an increasing list): the sets `from`,
+    /// `from + 1`, `from + 2`, `from + 4`, .. until one starts past the block, then a binary
+    /// search between the last two, so the search costs the logarithm of the sets skipped, not
+    /// of all the sets; the whole index is searched when `from` starts past the block.
     ///
     /// ```
     /// use tilepdb_common::region_index::RegionIndex;
@@ -355,23 +356,39 @@ impl RegionIndex {
     /// ```
     #[inline]
     pub fn set_of_block_from(&self, block: u64, from: u64) -> u64 {
-        /// Sets looked at one by one before the search.
-        const NEAR: usize = 8;
         let sets = self.sets();
-        let mut c = from;
-        if c < sets && self.first_block(c) <= block {
-            for _ in 0..NEAR {
-                let (first, extra) = self.blocks.first_block(c);
-                if first + extra >= block {
-                    return c;
-                }
-                c += 1;
-                if c == sets {
-                    break;
-                }
+        if from >= sets {
+            return self.blocks.set_of_block(block);
+        }
+        let (first, extra) = self.blocks.first_block(from);
+        if first > block {
+            return self.blocks.set_of_block(block);
+        }
+        if first + extra >= block {
+            return from;
+        }
+        // The set lies in `low..high`: `low` starts at or below the block, `high` past it.
+        let (mut low, mut step) = (from, 1);
+        let mut high = loop {
+            let probe = low + step;
+            if probe >= sets {
+                break sets;
+            }
+            if self.first_block(probe) > block {
+                break probe;
+            }
+            low = probe;
+            step *= 2;
+        };
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            if self.first_block(middle) <= block {
+                low = middle;
+            } else {
+                high = middle;
             }
         }
-        self.blocks.set_of_block(block)
+        low
     }
 
     /// The placement (`cells[i]`: cell of tile `i`) of a state index and its region.
