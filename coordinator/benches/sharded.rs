@@ -14,7 +14,10 @@
 //! TILEPDB_BENCH_PROOF=1 cargo bench -p tilepdb-coordinator --bench sharded -- 6
 //! ```
 //!
-//! `TILEPDB_SHARDS=1,2,4` sets the shard counts.
+//! `TILEPDB_SHARDS=1,2,4` sets the shard counts. `TILEPDB_BENCH_ROUNDS=N` builds the single
+//! machine's table and each sharded one N times, one after the other in each round (so a noisy
+//! machine's slow minutes fall on all of them alike), and prints the median wall and CPU time
+//! of each with every round's CPU time; the peaks and the bytes are the last round's.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -38,7 +41,7 @@ fn children_cpu() -> f64 {
 }
 
 /// Builds with `args` into `out` (proven when `proof`): wall seconds, CPU seconds of every
-/// process, the summary.
+/// process, the summary with the file's `sha256` added.
 fn build(args: &[&str], proof: bool, out: &Path) -> (f64, f64, Value) {
     let (cpu, started) = (children_cpu(), Instant::now());
     let output = Command::new(env!("CARGO_BIN_EXE_tilepdb-coordinator"))
@@ -57,8 +60,11 @@ fn build(args: &[&str], proof: bool, out: &Path) -> (f64, f64, Value) {
         .expect("runs tilepdb-coordinator");
     assert!(output.status.success(), "build {args:?} failed");
     let wall = started.elapsed().as_secs_f64();
-    let summary = serde_json::from_slice(&output.stdout).expect("a JSON summary");
-    (wall, children_cpu() - cpu, summary)
+    let cpu = children_cpu() - cpu;
+    let mut summary: Value = serde_json::from_slice(&output.stdout).expect("a JSON summary");
+    let file = summary["tables"][0]["file"].as_str().unwrap().to_string();
+    summary["sha256"] = Value::String(sha256(&file));
+    (wall, cpu, summary)
 }
 
 fn sha256(path: &str) -> String {
@@ -87,6 +93,11 @@ fn main() {
         |s| s.split(',').filter_map(|p| p.trim().parse().ok()).collect(),
     );
     let proof = std::env::var("TILEPDB_BENCH_PROOF").is_ok_and(|v| v == "1");
+    let rounds: usize = std::env::var("TILEPDB_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .filter(|&r| r > 0)
+        .unwrap_or(1);
     let cases: [(&str, &str); 2] = [("6", "1,2,5,6,7,12"), ("7", "1,2,5,6,7,10,11")];
     let scratch = std::env::temp_dir().join(format!("tilepdb-bench-shards-{}", std::process::id()));
     println!(
@@ -119,36 +130,53 @@ fn main() {
         let index = space.region_index().unwrap();
         let states = index.states() as f64;
         println!("\n{name} tiles {{{tiles}}}: {} states", index.states());
-        let (wall, cpu, summary) = build(&job, proof, &scratch.join("single"));
+        // Every round builds the single machine's table, then each sharded one.
+        let mut runs: Vec<Vec<(f64, f64, Value)>> = vec![Vec::new(); shard_counts.len() + 1];
+        for _ in 0..rounds {
+            let single = scratch.join("single");
+            runs[0].push(build(&job, proof, &single));
+            let _ = std::fs::remove_dir_all(&single);
+            for (i, &shards) in shard_counts.iter().enumerate() {
+                let out = scratch.join(format!("shards-{shards}"));
+                runs[i + 1].push(build(
+                    &[&job[..], &["--shards", &shards.to_string()]].concat(),
+                    proof,
+                    &out,
+                ));
+                let _ = std::fs::remove_dir_all(&out);
+            }
+        }
+        let (wall, cpu, summary) = medians(&runs[0]);
         let table = &summary["tables"][0];
-        let single_sha = sha256(table["file"].as_str().unwrap());
-        println!(
-            "  single machine   wall {wall:7.2} s  cpu {cpu:7.2} s              peak {:7.1} MiB",
-            mib(table["peak_rss_bytes"].as_f64().unwrap())
+        let single_sha = summary["sha256"].as_str().unwrap_or_default().to_string();
+        assert!(
+            runs[0].iter().all(|r| r.2["sha256"] == summary["sha256"]),
+            "the single machine's rounds gave different files"
         );
-        let _ = std::fs::remove_dir_all(scratch.join("single"));
+        println!(
+            "  single machine   wall {wall:7.2} s  cpu {cpu:7.2} s              peak {:7.1} MiB{}",
+            mib(table["peak_rss_bytes"].as_f64().unwrap()),
+            rounds_cpu(&runs[0])
+        );
         let single_cpu = cpu;
-        for &shards in &shard_counts {
-            let out = scratch.join(format!("shards-{shards}"));
-            let (wall, cpu, summary) = build(
-                &[&job[..], &["--shards", &shards.to_string()]].concat(),
-                proof,
-                &out,
-            );
-            let table = &summary["tables"][0];
+        for (i, &shards) in shard_counts.iter().enumerate() {
+            let (wall, cpu, summary) = medians(&runs[i + 1]);
             let figures = &summary["shard_figures"][0];
-            let same = sha256(table["file"].as_str().unwrap()) == single_sha;
+            let same = runs[i + 1]
+                .iter()
+                .all(|r| r.2["sha256"].as_str() == Some(single_sha.as_str()));
             let sent = figures["sent_bytes"].as_f64().unwrap();
             let foreign = figures["foreign_successors"].as_f64().unwrap();
             let generated = figures["generated"].as_f64().unwrap();
             let layout = ShardLayout::new(index.orders(), shards).unwrap();
             println!(
-                "  {shards} shard(s)      wall {wall:7.2} s  cpu {cpu:7.2} s ({:.2}x)  coordinator {:7.1} MiB  wire {:.3} B/state  local {:.1} %  same sha256: {}",
+                "  {shards} shard(s)      wall {wall:7.2} s  cpu {cpu:7.2} s ({:.2}x)  coordinator {:7.1} MiB  wire {:.3} B/state  local {:.1} %  same sha256: {}{}",
                 cpu / single_cpu,
                 mib(summary["coordinator_peak_rss_bytes"].as_f64().unwrap()),
                 sent / states,
                 100.0 * (1.0 - foreign / generated),
-                if same { "yes" } else { "NO" }
+                if same { "yes" } else { "NO" },
+                rounds_cpu(&runs[i + 1])
             );
             for (p, peak) in figures["worker_peak_rss_bytes"]
                 .as_array()
@@ -168,8 +196,35 @@ fn main() {
                     mib(arrays * 1.15) + 64.0
                 );
             }
-            let _ = std::fs::remove_dir_all(&out);
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The median wall and CPU seconds of `runs` (each its own median), and the last run's summary.
+fn medians(runs: &[(f64, f64, Value)]) -> (f64, f64, Value) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            f64::midpoint(v[n / 2 - 1], v[n / 2])
+        }
+    };
+    let last = runs.last().expect("a round").2.clone();
+    (
+        median(runs.iter().map(|r| r.0).collect()),
+        median(runs.iter().map(|r| r.1).collect()),
+        last,
+    )
+}
+
+/// Every round's CPU seconds, when there are several.
+fn rounds_cpu(runs: &[(f64, f64, Value)]) -> String {
+    if runs.len() < 2 {
+        return String::new();
+    }
+    let each: Vec<String> = runs.iter().map(|r| format!("{:.2}", r.1)).collect();
+    format!("  (cpu of each round: {})", each.join(", "))
 }
