@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// The most bit planes of extra regions: 15 extra regions, more than a board of 25 cells has
 /// (two regions never touch, so a board of `n` cells has at most `ceil(n / 2)`).
-pub const MAX_PLANES: usize = 4;
+const MAX_PLANES: usize = 4;
 
 /// Sets per group.
 const GROUP: usize = 64;

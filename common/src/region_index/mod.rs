@@ -51,7 +51,7 @@ mod rank_walk;
 #[cfg(test)]
 mod tests;
 
-pub use blocks::{MAX_PLANES, SetBlocks};
+pub use blocks::SetBlocks;
 pub use orders::{MAX_TABLED_K, OrderMoves, order_rank, order_unrank};
 
 /// `C(a, b)` for `a, b <= 25`.

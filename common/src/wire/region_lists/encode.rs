@@ -89,17 +89,40 @@ impl<'a> RegionListEncoder<'a> {
         let (Some(&first), Some(&last)) = (orders.first(), orders.last()) else {
             return;
         };
-        if self.error.is_some() {
+        if !orders.windows(2).all(|w| w[0] < w[1]) {
+            if self.error.is_none() {
+                self.refuse(
+                    block * self.shape.orders,
+                    "starts orders that do not increase",
+                );
+            }
             return;
+        }
+        let Some(first) = self.block_states(block, first, last) else {
+            return;
+        };
+        if self.block != Some(block) && !self.enter_block(block, first) {
+            return;
+        }
+        self.orders.extend_from_slice(orders);
+        self.count += orders.len() as u64;
+    }
+
+    /// Checks that the orders `first..=last` of `block` lie below `k!`, the state of `first`
+    /// above the one before and both in the allowed range and the index (unless the encoder
+    /// holds an error already); the first state, the last one taken as the last pushed.
+    fn block_states(&mut self, block: u64, first: u64, last: u64) -> Option<u64> {
+        if self.error.is_some() {
+            return None;
         }
         if block >= self.shape.states / self.shape.orders {
             self.refuse(self.shape.states, "is past the index's blocks");
-            return;
+            return None;
         }
         let base = block * self.shape.orders;
-        if last >= self.shape.orders || !orders.windows(2).all(|w| w[0] < w[1]) {
-            self.refuse(base, "starts orders that do not increase below k!");
-            return;
+        if last >= self.shape.orders {
+            self.refuse(base, "starts orders past k!");
+            return None;
         }
         let (first, last) = (base + first, base + last);
         if self.last.is_some_and(|l| first <= l)
@@ -108,14 +131,10 @@ impl<'a> RegionListEncoder<'a> {
             || last >= self.shape.states
         {
             self.refuse(first, "is not above the one before in the allowed range");
-            return;
+            return None;
         }
-        if self.block != Some(block) && !self.enter_block(block, first) {
-            return;
-        }
-        self.orders.extend_from_slice(orders);
         self.last = Some(last);
-        self.count += orders.len() as u64;
+        Some(first)
     }
 
     /// Appends the states `block * k! + first + i` for every bit `i` set in `bits` (bit `i %
@@ -142,29 +161,10 @@ impl<'a> RegionListEncoder<'a> {
         let (Some(low), Some(high)) = (ones.clone().next(), BitPositions::last(bits, first)) else {
             return;
         };
-        if self.error.is_some() {
+        let Some(low) = self.block_states(block, low, high) else {
             return;
-        }
-        if block >= self.shape.states / self.shape.orders {
-            self.refuse(self.shape.states, "is past the index's blocks");
-            return;
-        }
-        let base = block * self.shape.orders;
-        if high >= self.shape.orders {
-            self.refuse(base, "starts orders past k!");
-            return;
-        }
-        let (low, high) = (base + low, base + high);
-        if self.last.is_some_and(|l| low <= l)
-            || !self.allowed.contains(&low)
-            || !self.allowed.contains(&high)
-            || high >= self.shape.states
-        {
-            self.refuse(low, "is not above the one before in the allowed range");
-            return;
-        }
+        };
         let count: u64 = bits.iter().map(|w| u64::from(w.count_ones())).sum();
-        self.last = Some(high);
         self.count += count;
         // Orders of this block collected by the other calls come first: join them.
         if self.block == Some(block) {
