@@ -92,7 +92,7 @@ impl<'a> RegionListEncoder<'a> {
         if !orders.windows(2).all(|w| w[0] < w[1]) {
             if self.error.is_none() {
                 self.refuse(
-                    block * self.shape.orders,
+                    block.saturating_mul(self.shape.orders),
                     "starts orders that do not increase",
                 );
             }
