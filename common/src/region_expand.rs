@@ -131,9 +131,9 @@ impl<'a> RegionKernel<'a> {
         let mut stats = ExpandStats::default();
         let mut current: Vec<u32> = Vec::with_capacity(f as usize);
         for c in sets {
-            let set = index.set_mask(c);
-            let free = all & !set;
             if self.ignored {
+                let set = index.set_mask(c);
+                let free = all & !set;
                 current.clear();
                 layer.for_each_current(c * f..(c + 1) * f, |s| current.push((s - c * f) as u32));
                 if current.is_empty() {
@@ -157,8 +157,10 @@ impl<'a> RegionKernel<'a> {
                 }
                 continue;
             }
-            let first = index.first_block(c);
-            for (r, &region) in index.regions_of(c).iter().enumerate() {
+            let (first, regions) = index.blocks_of(c);
+            // The regions share out the free cells: the set's cells are what they leave.
+            let set = all & !regions.iter().fold(0, |free, &region| free | region);
+            for (r, &region) in regions.iter().enumerate() {
                 let block = (first + r as u64) * f;
                 current.clear();
                 layer.for_each_current(block..block + f, |s| current.push((s - block) as u32));
@@ -168,22 +170,11 @@ impl<'a> RegionKernel<'a> {
                 stats.expanded += current.len() as u64;
                 let board = index.board();
                 for_each_tile_move(&board, set, region, |m| {
-                    let next_free = free ^ (1 << m.from) ^ (1 << m.to);
-                    let next_region = board.region(m.from, next_free);
+                    // The cell the tile left is free in the new set: its region there is
+                    // the successor's.
                     let next_c = rank_set(m.next_set);
-                    let r2 = index
-                        .regions_of(next_c)
-                        .iter()
-                        .position(|&r| r == next_region)
-                        .expect("a region of the new set") as u64;
-                    self.emit(
-                        &current,
-                        m.pa,
-                        m.pb,
-                        (index.first_block(next_c) + r2) * f,
-                        next_c * f,
-                        sink,
-                    );
+                    let next_block = index.block_holding(next_c, m.from);
+                    self.emit(&current, m.pa, m.pb, next_block * f, next_c * f, sink);
                     stats.generated += current.len() as u64;
                 });
             }

@@ -284,19 +284,53 @@ impl RegionIndex {
 
     /// The regions of the set of rank `c`, ordered by least cell.
     #[inline]
+    pub fn regions_of(&self, c: u64) -> &[u32] {
+        self.blocks_of(c).1
+    }
+
+    /// The first block of the set of rank `c` and its regions (the set's counts read once).
+    #[inline]
     #[expect(
         clippy::cast_possible_truncation,
-        reason = "`c` is a set rank and the offsets are positions in `regions`, all below lengths held in memory, so they fit in usize"
+        reason = "the offsets are positions in `regions`, a vector held in memory"
     )]
-    pub fn regions_of(&self, c: u64) -> &[u32] {
+    pub fn blocks_of(&self, c: u64) -> (u64, &[u32]) {
         let (first, extra) = self.blocks.first_block(c);
-        &self.regions[first as usize..=(first + extra) as usize]
+        (
+            first,
+            &self.regions[first as usize..=(first + extra) as usize],
+        )
     }
 
     /// The index among the regions of the set `c` of the region holding free `cell`.
     #[inline]
     pub fn region_holding(&self, c: u64, cell: usize) -> u64 {
-        let regions = self.regions_of(c);
+        Self::position_of(self.regions_of(c), cell)
+    }
+
+    /// The block of the set `c` whose region holds the free `cell` (its first block plus the
+    /// region's index): the set's regions read once, no flood fill.
+    ///
+    /// ```
+    /// use tilepdb_common::board::Board;
+    /// use tilepdb_common::region_index::{RegionIndex, rank_set};
+    ///
+    /// // 3 wide, 2 high; tiles on the middle column (cells 1 and 4) leave two regions,
+    /// // {0, 3} and {2, 5}, in the order of their least cells.
+    /// let index = RegionIndex::new(Board::new(3, 2).unwrap(), 2).unwrap();
+    /// let c = rank_set(1 << 1 | 1 << 4);
+    /// assert_eq!(index.block_holding(c, 3), index.first_block(c));
+    /// assert_eq!(index.block_holding(c, 5), index.first_block(c) + 1);
+    /// ```
+    #[inline]
+    pub fn block_holding(&self, c: u64, cell: usize) -> u64 {
+        let (first, regions) = self.blocks_of(c);
+        first + Self::position_of(regions, cell)
+    }
+
+    /// The index of the region of `regions` that holds `cell`.
+    #[inline]
+    fn position_of(regions: &[u32], cell: usize) -> u64 {
         regions
             .iter()
             .position(|&r| r & (1 << cell) != 0)
@@ -331,7 +365,7 @@ impl RegionIndex {
     #[inline]
     pub fn state_index(&self, cells: &[u8], blank: usize) -> u64 {
         let (c, _, o) = self.set_and_order(cells);
-        (self.first_block(c) + self.region_holding(c, blank)) * self.factorial + o
+        self.block_holding(c, blank) * self.factorial + o
     }
 
     /// The block (`offset[c] + r`) of a state index, and its set rank `c`.
