@@ -158,8 +158,7 @@ impl<'a> RegionKernel<'a> {
                 continue;
             }
             let (first, regions) = index.blocks_of(c);
-            // The regions share out the free cells: the set's cells are what they leave.
-            let set = all & !regions.iter().fold(0, |free, &region| free | region);
+            let set = index.set_mask_of_regions(regions);
             for (r, &region) in regions.iter().enumerate() {
                 let block = (first + r as u64) * f;
                 current.clear();

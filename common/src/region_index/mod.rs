@@ -257,11 +257,14 @@ impl RegionIndex {
     /// The bitboard of the set of rank `c`: the cells its regions leave.
     #[inline]
     pub fn set_mask(&self, c: u64) -> u32 {
-        self.all
-            & !self
-                .regions_of(c)
-                .iter()
-                .fold(0, |free, &region| free | region)
+        self.set_mask_of_regions(self.regions_of(c))
+    }
+
+    /// The bitboard of the set whose regions are `regions` (all of them): the regions share
+    /// out the free cells, so the set's cells are what they leave.
+    #[inline]
+    pub fn set_mask_of_regions(&self, regions: &[u32]) -> u32 {
+        self.all & !regions.iter().fold(0, |free, &region| free | region)
     }
 
     /// The rank of a set of `k` cells.

@@ -136,7 +136,12 @@ impl<'a> RegionListShape<'a> {
 
     /// Whether the states of the tile set of rank `set` are of the layer's parity.
     fn set_has_parity(&self, set: u64) -> bool {
-        (self.index.set_mask(set) & self.odd).count_ones() % 2 == self.parity
+        self.mask_has_parity(self.index.set_mask(set))
+    }
+
+    /// Whether the states of the tile set `mask` (a bitboard) are of the layer's parity.
+    fn mask_has_parity(&self, mask: u32) -> bool {
+        (mask & self.odd).count_ones() % 2 == self.parity
     }
 }
 
@@ -164,10 +169,11 @@ impl SetBlocks {
                 }
             } else {
                 let set = shape.index.set_of_block_from(block, self.set);
+                let (first, regions) = shape.index.blocks_of(set);
                 SetBlocks {
                     set,
-                    blocks: shape.index.first_block(set)..shape.index.first_block(set + 1),
-                    parity: shape.set_has_parity(set),
+                    blocks: first..first + regions.len() as u64,
+                    parity: shape.mask_has_parity(shape.index.set_mask_of_regions(regions)),
                 }
             };
         }
