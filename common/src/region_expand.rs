@@ -29,7 +29,7 @@
 use std::ops::Range;
 
 use crate::layer::CurrentLayer;
-use crate::region_index::{OrderMoves, RegionIndex, rank_set};
+use crate::region_index::{OrderMoves, RegionIndex, binomial, rank_set};
 use crate::{Board, MAX_CELLS};
 
 /// What one expansion did.
@@ -171,7 +171,7 @@ impl<'a> RegionKernel<'a> {
                 for_each_tile_move(&board, set, region, |m| {
                     // The cell the tile left is free in the new set: its region there is
                     // the successor's.
-                    let next_c = rank_set(m.next_set);
+                    let next_c = m.next_set_rank(c);
                     let next_block = index.block_holding(next_c, m.from);
                     self.emit(&current, m.pa, m.pb, next_block * f, next_c * f, sink);
                     stats.generated += current.len() as u64;
@@ -243,6 +243,31 @@ pub struct TileMove {
     pub pb: usize,
 }
 
+impl TileMove {
+    /// The rank of the new cells, `c` being the rank of the old ones. When no other tile lies
+    /// between the two cells (`pa == pb`) every other cell keeps its position, so only the
+    /// moved cell's term of the rank changes; otherwise the rank is computed afresh.
+    ///
+    /// ```
+    /// use tilepdb_common::Board;
+    /// use tilepdb_common::region_expand::for_each_tile_move;
+    /// use tilepdb_common::region_index::rank_set;
+    /// let board = Board::new(3, 3).unwrap();
+    /// let set = 0b1_0001;
+    /// for_each_tile_move(&board, set, board.all_cells() & !set, |m| {
+    ///     assert_eq!(m.next_set_rank(rank_set(set)), rank_set(m.next_set));
+    /// });
+    /// ```
+    #[inline]
+    pub fn next_set_rank(&self, c: u64) -> u64 {
+        if self.pa == self.pb {
+            c - binomial(self.from, self.pa + 1) + binomial(self.to, self.pa + 1)
+        } else {
+            rank_set(self.next_set)
+        }
+    }
+}
+
 /// Calls `visit` with every move out of the block of the tiles on `set` and the blank's
 /// `region` (free cells): each tile next to the region stepping to each cell of the region
 /// next to it, tiles and cells in increasing order. The one walk over a block's moves that
@@ -277,6 +302,34 @@ pub fn for_each_tile_move(board: &Board, set: u32, region: u32, mut visit: impl 
                 pa,
                 pb,
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every set of up to 6 tiles on the 4x4 board, and of 6 on the 5x5 one: each move's
+    /// set rank from its parent's equals the rank computed afresh.
+    #[test]
+    fn a_moves_set_rank_follows_from_its_parents() {
+        for (board, sizes) in [
+            (Board::new(4, 4).unwrap(), 1..=6),
+            (Board::new(5, 5).unwrap(), 6..=6),
+        ] {
+            let cells = board.cells();
+            for k in sizes {
+                let mut moves = 0;
+                for set in (0u32..1 << cells).filter(|s| s.count_ones() as usize == k) {
+                    let c = rank_set(set);
+                    for_each_tile_move(&board, set, board.all_cells() & !set, |m| {
+                        assert_eq!(m.next_set_rank(c), rank_set(m.next_set), "{m:?}");
+                        moves += 1;
+                    });
+                }
+                assert!(moves > 0);
+            }
         }
     }
 }
