@@ -373,4 +373,68 @@ mod tests {
         assert_eq!(distinct.iter().map(|d| d.uses.len()).sum::<usize>(), 56);
         assert!(distinct.len() < 28, "{}", distinct.len());
     }
+
+    /// The solver benchmark's catalogues in `docs/catalogues/` (the 24-puzzle's and the
+    /// 15-puzzle's): each set is a partition of the board's tiles, and small-t with the
+    /// 7-7-7-3 partition needs small-t's 11 tables and 4 more, 1-bit files of at most 2 GB.
+    #[test]
+    fn the_benchmarks_catalogues_are_partitions() {
+        let four: Board = "4x4".parse().unwrap();
+        for (text, board, name) in [
+            (
+                include_str!("../../docs/catalogues/kf-t.cat"),
+                five(),
+                "kf-t",
+            ),
+            (
+                include_str!("../../docs/catalogues/small-t-7-6-6-5.cat"),
+                five(),
+                "7-6-6-5",
+            ),
+            (
+                include_str!("../../docs/catalogues/small-t-7-7-7-3.cat"),
+                five(),
+                "7-7-7-3",
+            ),
+            (
+                include_str!("../../docs/catalogues/15-6-6-3-t.cat"),
+                four,
+                "15-6-6-3-t",
+            ),
+            (
+                include_str!("../../docs/catalogues/15-6-6-3-5-5-5-t.cat"),
+                four,
+                "15-mixed",
+            ),
+        ] {
+            let c = Catalogue::parse(text, board, name).unwrap();
+            for set in c.sets() {
+                let mut tiles: Vec<u8> = set
+                    .iter()
+                    .flat_map(|t| t.pattern.tiles().to_vec())
+                    .collect();
+                tiles.sort_unstable();
+                let all: Vec<u8> = (1..board.cells())
+                    .map(|t| u8::try_from(t).unwrap())
+                    .collect();
+                assert_eq!(tiles, all, "{name}");
+            }
+        }
+        let text = include_str!("../../docs/catalogues/small-t-7-7-7-3.cat");
+        let c = Catalogue::parse(text, five(), "7-7-7-3").unwrap();
+        assert_eq!(c.sets().len(), 16);
+        let distinct = c.distinct_tables(Goal::BlankFirst);
+        assert_eq!(distinct.len(), 15);
+        let bytes: u64 = distinct
+            .iter()
+            .map(|d| {
+                let pattern = Pattern::new(five(), d.tiles.clone()).unwrap();
+                crate::space::StateSpace::new(five(), Goal::BlankFirst, pattern, d.rule)
+                    .unwrap()
+                    .entries()
+                    .div_ceil(8)
+            })
+            .sum();
+        assert!(bytes < 2_000_000_000, "{bytes}");
+    }
 }
