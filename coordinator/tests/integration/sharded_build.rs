@@ -152,6 +152,35 @@ fn build_on_shards(job: &[&str], out: &Path, shards: u32) -> Vec<String> {
 }
 
 /// Waits for each worker, asserting that it succeeded.
+/// Waits for the coordinator `server` to exit and returns its log, as [`Server::finish`]
+/// does; if it is still running after `timeout`, kills it and `workers` and panics with the
+/// coordinator's log and every worker's standard error (what a shard that never joined
+/// again was doing).
+fn finish_showing_workers(
+    mut server: Server,
+    workers: &mut [ShardWorker],
+    timeout: Duration,
+) -> Vec<String> {
+    let until = Instant::now() + timeout;
+    while server.child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = server.child.kill();
+            let mut logs = String::new();
+            for (p, w) in workers.iter_mut().enumerate() {
+                use std::fmt::Write as _;
+                w.kill();
+                let _ = write!(logs, "\n--- shard worker {p}:\n{}", w.stderr());
+            }
+            panic!(
+                "the coordinator still running after {timeout:?}; its log:\n{}\nthe workers' logs:{logs}",
+                server.lines(&[]).join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.finish(Duration::from_secs(10))
+}
+
 fn assert_workers_succeed(workers: impl IntoIterator<Item = ShardWorker>) {
     for w in workers {
         let (ok, err) = w.wait(Duration::from_secs(30));
@@ -748,12 +777,12 @@ fn restartable_job(dir: &Path) -> (RestartableCoordinator, Server, Vec<ShardWork
 #[test]
 fn a_restarted_coordinator_takes_the_job_up() {
     let dir = scratch("shards-restart");
-    let (coordinator, mut first, workers) = restartable_job(&dir);
+    let (coordinator, mut first, mut workers) = restartable_job(&dir);
     wait_for_progress(&dir.join("control"), 1, 9);
     let _ = first.child.kill();
     let _ = first.child.wait();
     let second = coordinator.serve(&dir);
-    let log = second.finish(MINUTES);
+    let log = finish_showing_workers(second, &mut workers, MINUTES);
     assert!(
         log.iter().any(|l| l.contains("taking up the table")),
         "{log:?}"
@@ -938,7 +967,7 @@ fn wait_for_written(dir: &Path, table: u64) {
 #[test]
 fn a_coordinator_restarted_mid_proof_proves_the_written_table_again() {
     let dir = scratch("shards-proof-restart");
-    let (coordinator, mut first, workers) = restartable_job(&dir);
+    let (coordinator, mut first, mut workers) = restartable_job(&dir);
     wait_for_written(&dir.join("control"), 0);
     first.wait_for(
         &["proving the table's file on the shards", "table=0"],
@@ -951,7 +980,7 @@ fn a_coordinator_restarted_mid_proof_proves_the_written_table_again() {
         "the proof was over before the coordinator was killed"
     );
     let second = coordinator.serve(&dir);
-    let log = second.finish(MINUTES);
+    let log = finish_showing_workers(second, &mut workers, MINUTES);
     let count = |words: &str| log.iter().filter(|l| l.contains(words)).count();
     assert_eq!(
         count("its file was written; proving it again"),
