@@ -125,12 +125,19 @@ pub(crate) enum ControlFailure {
     Refused,
 }
 
-/// The kind of failure a shard worker's call to the control plane is.
+/// The kind of failure a shard worker's call to the control plane is. A connection cut under
+/// a call (the coordinator killed while it held the call's long poll) comes as `Cancelled`
+/// (hyper's "connection closed"), `Internal` (a broken pipe, an HTTP/2 error) or `Aborted`,
+/// none of which the control plane sends: they are tried again, as `Unavailable` is.
 pub(crate) fn classify_control(status: &Status) -> ControlFailure {
     match status.code() {
-        Code::Unavailable | Code::Unknown | Code::ResourceExhausted | Code::DeadlineExceeded => {
-            ControlFailure::Transient
-        }
+        Code::Unavailable
+        | Code::Unknown
+        | Code::ResourceExhausted
+        | Code::DeadlineExceeded
+        | Code::Cancelled
+        | Code::Internal
+        | Code::Aborted => ControlFailure::Transient,
         Code::AlreadyExists => ControlFailure::SlotTaken,
         Code::NotFound => ControlFailure::Forgotten,
         _ => ControlFailure::Refused,
@@ -154,6 +161,13 @@ mod tests {
     fn a_shard_worker_retries_what_is_transient_and_joins_again_when_forgotten() {
         let of = |code| classify_control(&Status::new(code, "x"));
         assert_eq!(of(Code::Unavailable), ControlFailure::Transient);
+        // What a connection cut under a call gives (hyper's "connection closed", a broken
+        // pipe, an HTTP/2 error): the coordinator restarting, not refusing.
+        assert_eq!(of(Code::Cancelled), ControlFailure::Transient);
+        assert_eq!(of(Code::Internal), ControlFailure::Transient);
+        assert_eq!(of(Code::Aborted), ControlFailure::Transient);
+        assert_eq!(of(Code::Unauthenticated), ControlFailure::Refused);
+        assert_eq!(of(Code::InvalidArgument), ControlFailure::Refused);
         assert_eq!(of(Code::ResourceExhausted), ControlFailure::Transient);
         assert_eq!(of(Code::AlreadyExists), ControlFailure::SlotTaken);
         assert_eq!(of(Code::NotFound), ControlFailure::Forgotten);
