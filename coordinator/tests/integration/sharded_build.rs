@@ -151,36 +151,26 @@ fn build_on_shards(job: &[&str], out: &Path, shards: u32) -> Vec<String> {
     log
 }
 
-/// Waits for each worker, asserting that it succeeded.
 /// Waits for the coordinator `server` to exit and returns its log, as [`Server::finish`]
-/// does; if it is still running after `timeout`, kills it and `workers` and panics with the
-/// coordinator's log and every worker's standard error (what a shard that never joined
-/// again was doing).
+/// does; if it is still running after `timeout`, the panic also shows every worker's standard
+/// error, the workers killed (what a shard that never joined again was doing).
 fn finish_showing_workers(
-    mut server: Server,
+    server: Server,
     workers: &mut [ShardWorker],
     timeout: Duration,
 ) -> Vec<String> {
-    let until = Instant::now() + timeout;
-    while server.child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = server.child.kill();
-            let mut logs = String::new();
-            for (p, w) in workers.iter_mut().enumerate() {
-                use std::fmt::Write as _;
-                w.kill();
-                let _ = write!(logs, "\n--- shard worker {p}:\n{}", w.stderr());
-            }
-            panic!(
-                "the coordinator still running after {timeout:?}; its log:\n{}\nthe workers' logs:{logs}",
-                server.lines(&[]).join("\n")
-            );
+    server.finish_or_show(timeout, || {
+        let mut logs = String::new();
+        for (p, w) in workers.iter_mut().enumerate() {
+            use std::fmt::Write as _;
+            w.kill();
+            let _ = write!(logs, "\n--- shard worker {p}:\n{}", w.stderr());
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    server.finish(Duration::from_secs(10))
+        logs
+    })
 }
 
+/// Waits for each worker, asserting that it succeeded.
 fn assert_workers_succeed(workers: impl IntoIterator<Item = ShardWorker>) {
     for w in workers {
         let (ok, err) = w.wait(Duration::from_secs(30));

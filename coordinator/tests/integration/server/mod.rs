@@ -265,7 +265,18 @@ impl Server {
     }
 
     /// Waits for the coordinator to exit; asserts it succeeded. Its whole log.
-    pub fn finish(mut self, timeout: Duration) -> Vec<String> {
+    pub fn finish(self, timeout: Duration) -> Vec<String> {
+        self.finish_or_show(timeout, String::new)
+    }
+
+    /// [`Server::finish`], whose panic when the coordinator is still running after
+    /// `timeout` also shows what `more` returns (called after the coordinator is killed:
+    /// the logs of the processes it waited for).
+    pub fn finish_or_show(
+        mut self,
+        timeout: Duration,
+        more: impl FnOnce() -> String,
+    ) -> Vec<String> {
         let until = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -281,7 +292,10 @@ impl Server {
             if Instant::now() > until {
                 let _ = self.child.kill();
                 let log = self.log.lock().unwrap().join("\n");
-                panic!("server still running after {timeout:?}; log:\n{log}");
+                panic!(
+                    "server still running after {timeout:?}; log:\n{log}{}",
+                    more()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
