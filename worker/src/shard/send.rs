@@ -173,11 +173,19 @@ pub fn set_ranges_of(index: &RegionIndex, ignored: bool, parts: u64) -> Vec<Rang
     let mut start = 0;
     while start < sets {
         let goal = weight(start) + per;
-        let end = (start + 1..=sets)
-            .find(|&c| weight(c) >= goal)
-            .unwrap_or(sets);
-        ranges.push(start..end);
-        start = end;
+        // The first set past `start` whose weight reaches the goal (the weights increase
+        // with the rank), found by halving; the last set ends the last range.
+        let (mut low, mut high) = (start + 1, sets);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if weight(middle) >= goal {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        ranges.push(start..low);
+        start = low;
     }
     ranges
 }
@@ -342,6 +350,33 @@ pub fn finish_layer(shard: &Shard, pool: &rayon::ThreadPool, depth: u32) -> (u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_ranges_cover_the_sets_in_parts_of_about_equal_states() {
+        let board = tilepdb_common::Board::new(4, 4).unwrap();
+        let index = RegionIndex::new(board, 5).unwrap();
+        let sets = index.sets();
+        for ignored in [false, true] {
+            let weight = |c: u64| if ignored { c } else { index.first_block(c) };
+            for parts in [1, 2, 3, 7, 64, sets, 2 * sets] {
+                let ranges = set_ranges_of(&index, ignored, parts);
+                // Contiguous, non-empty, from the first set to the last.
+                assert_eq!(ranges.first().map(|r| r.start), Some(0));
+                assert_eq!(ranges.last().map(|r| r.end), Some(sets));
+                assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+                assert!(ranges.iter().all(|r| r.start < r.end));
+                // Each range ends at the first set that reaches its share past its start.
+                let per = (weight(sets) / parts).max(1);
+                for r in &ranges[..ranges.len() - 1] {
+                    assert!(weight(r.end) >= weight(r.start) + per, "{r:?} of {parts}");
+                    assert!(
+                        weight(r.end - 1) < weight(r.start) + per,
+                        "{r:?} of {parts}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn an_outbox_pushes_each_list_sorted_and_deduplicated_when_it_holds_its_states() {
