@@ -103,6 +103,15 @@ impl DepthBytes {
         (self.cells()[byte].load(Relaxed) >> shift) & self.code.mask()
     }
 
+    /// ORs the codes of the entries `from..from + n` into the entries `to..to + n` of the
+    /// store `dst`, packed as this store packs them (zero there).
+    #[inline]
+    pub fn copy_codes(&self, from: u64, dst: &mut [u8], to: u64, n: u64) {
+        let cells = self.cells();
+        self.code
+            .copy_codes(|i| cells[i].load(Relaxed), from, dst, to, n);
+    }
+
     /// Stores `stored` as the code of `entry`.
     #[inline]
     pub fn set(&self, entry: u64, stored: u8) {

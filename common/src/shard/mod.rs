@@ -13,7 +13,7 @@
 //! the caller, which sends them to their owners ([`Shard::merge_received`] there). When every
 //! successor has reached its owner, each shard finishes the layer on its own
 //! ([`Shard::finish_layer`]). The table's file is then read out shard by shard in file order
-//! ([`Shard::own_values`], [`assemble_values`]).
+//! ([`Shard::own_codes`], [`assemble_values`]).
 //!
 //! Beside its codes a shard keeps a flag per block and live code ([`LiveBlocks`]), raised
 //! whenever a state of the block takes that code: the layer's scans (its expansion, its finish
@@ -50,8 +50,8 @@ pub use lists::{
 };
 pub use live::LiveBlocks;
 pub use locality::locality;
-pub use values::assemble_values;
 use values::for_each_block_part;
+pub use values::{OwnCodes, assemble_values};
 
 /// One shard of one table's search: the two-bit codes and the depth store of the orders it
 /// owns in every block.
@@ -411,32 +411,42 @@ impl Shard {
         }
     }
 
-    /// The shard's stored values (the depth store's codes: `depth + 1` for a byte store) of
-    /// the file entries `entries` that it owns, in file order. Room for every entry of the
-    /// range is reserved: the caller bounds it (a peer's read takes at most 2^24 entries).
-    pub fn own_values(&self, entries: Range<u64>) -> Vec<u8> {
-        // At most the range's entries, allocated once: pages that no value reaches are never
-        // touched (a block this large is a mapping of its own, `crate::allocator`).
-        let mut values =
-            Vec::with_capacity(usize::try_from(entries.end - entries.start).unwrap_or(0));
+    /// The shard's stored codes (`depth + 1` for a byte store) of the file entries `entries`
+    /// that it owns, in file order, packed as its depth store packs them. Room for every entry
+    /// of the range is reserved: the caller bounds it (a peer's read takes at most 2^24
+    /// entries).
+    pub fn own_codes(&self, entries: Range<u64>) -> OwnCodes {
+        let code = self.depths.code();
+        let room = code.bytes_for(entries.end - entries.start);
+        // Zeroed pages that no code reaches are never touched (a block this large is a
+        // mapping of its own, `crate::allocator`).
+        let mut codes = vec![0u8; usize::try_from(room).unwrap_or(0)];
+        let mut count = 0;
         let f = self.index.orders();
         if self.space.rule() == BlankRule::ZeroAware {
-            // The file is in the index's order: each block's own orders, block after block.
+            // The file is in the index's order: each block's own orders, block after block,
+            // a run of the store each.
+            let width = self.own.end - self.own.start;
             for_each_block_part(&entries, f, |block, orders| {
                 let own = orders.start.max(self.own.start)..orders.end.min(self.own.end);
-                let width = self.own.end - self.own.start;
-                for o in own {
-                    values.push(self.depths.get(block * width + o - self.own.start));
+                if own.is_empty() {
+                    return;
+                }
+                let n = own.end - own.start;
+                let first = block * width + own.start - self.own.start;
+                self.depths.copy_codes(first, &mut codes, count, n);
+                count += n;
+            });
+        } else {
+            for_each_depth_entry(&self.space, &self.index, entries, |e| {
+                if self.own.contains(&(e % f)) {
+                    code.put(&mut codes, count, self.depths.get(self.local(e)));
+                    count += 1;
                 }
             });
-            return values;
         }
-        for_each_depth_entry(&self.space, &self.index, entries, |e| {
-            if self.own.contains(&(e % f)) {
-                values.push(self.depths.get(self.local(e)));
-            }
-        });
-        values
+        codes.truncate(usize::try_from(code.bytes_for(count)).unwrap_or(usize::MAX));
+        OwnCodes { code, codes, count }
     }
 }
 

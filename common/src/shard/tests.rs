@@ -54,8 +54,8 @@ fn received_states_merge_in_any_order() {
         shuffled.finish_layer(0..shuffled.index.sets(), 0);
         let entries = 0..sorted.space.entries();
         assert_eq!(
-            sorted.own_values(entries.clone()),
-            shuffled.own_values(entries),
+            sorted.own_codes(entries.clone()),
+            shuffled.own_codes(entries),
             "{rule}"
         );
 

@@ -9,35 +9,68 @@ use crate::region_index::RegionIndex;
 use crate::space::{BlankRule, StateSpace};
 use crate::table::DepthCode;
 
+/// One shard's stored codes of its entries in a range of the file, in file order, packed as
+/// its depth store packs them ([`Shard::own_codes`](super::Shard::own_codes)): `count` codes in
+/// `code.bytes_for(count)` bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnCodes {
+    pub(super) code: DepthCode,
+    pub(super) codes: Vec<u8>,
+    pub(super) count: u64,
+}
+
+impl OwnCodes {
+    /// `count` codes of `code` packed in `codes` (as read from a peer): refused unless they
+    /// take exactly `code.bytes_for(count)` bytes.
+    pub fn new(code: DepthCode, codes: Vec<u8>, count: u64) -> Result<OwnCodes> {
+        if codes.len() as u64 != code.bytes_for(count) {
+            return Err(Error::Shard(format!(
+                "{} bytes for {count} {} codes, which take {}",
+                codes.len(),
+                code.name(),
+                code.bytes_for(count)
+            )));
+        }
+        Ok(OwnCodes { code, codes, count })
+    }
+
+    /// The packed codes.
+    pub fn codes(&self) -> &[u8] {
+        &self.codes
+    }
+
+    /// How many codes.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+}
+
 /// The file's values of `entries` (in the depth store's `code`, as the single-machine build
-/// gives them: a byte per value, or packed codes) from each shard's [`Shard::own_values`](super::Shard::own_values)
-/// of the same entries (`parts[p]`: shard `p`'s). Refuses parts of the wrong length.
+/// gives them: a byte per value, or packed codes) from each shard's
+/// [`Shard::own_codes`](super::Shard::own_codes) of the same entries (`parts[p]`: shard
+/// `p`'s). Refuses parts of another code or of the wrong length.
 pub fn assemble_values(
     space: &StateSpace,
     index: &RegionIndex,
     layout: ShardLayout,
     code: DepthCode,
     entries: Range<u64>,
-    parts: &[Vec<u8>],
+    parts: &[OwnCodes],
 ) -> Result<Vec<u8>> {
+    if let Some(p) = parts.iter().position(|part| part.code != code) {
+        return Err(Error::Shard(format!(
+            "shard {p} sent {} codes for a {} store",
+            parts[p].code.name(),
+            code.name()
+        )));
+    }
     let count = entries.end - entries.start;
     let mut out = vec![0u8; usize::try_from(code.bytes_for(count)).map_err(|_| too_large())?];
-    let mut taken = vec![0usize; parts.len()];
+    let mut taken = vec![0u64; parts.len()];
     let f = index.orders();
     let (mut at, mut short) = (0u64, None);
-    let mut put = |p: usize, at: u64| match parts.get(p).and_then(|part| part.get(taken[p])) {
-        Some(&stored) => {
-            taken[p] += 1;
-            if code == DepthCode::Byte {
-                out[usize::try_from(at).expect("below out's length")] = stored.wrapping_sub(1);
-            } else {
-                code.put(&mut out, at, stored);
-            }
-        }
-        None => short = short.or(Some(p)),
-    };
     if space.rule() == BlankRule::ZeroAware {
-        // Each block's entries are a run of each shard's values in turn: copied run by run.
+        // Each block's entries are a run of each shard's codes in turn: copied run by run.
         let owned: Vec<Range<u64>> = (0..layout.shards()).map(|p| layout.orders_of(p)).collect();
         for_each_block_part(&entries, f, |_, orders| {
             for (p, theirs) in owned.iter().enumerate() {
@@ -48,47 +81,57 @@ pub fn assemble_values(
                 if n == 0 {
                     continue;
                 }
-                let n = usize::try_from(n).expect("a block's orders fit in memory");
-                let run = parts
-                    .get(p)
-                    .and_then(|part| part.get(taken[p]..taken[p] + n));
-                match run {
-                    Some(run) if code == DepthCode::Byte => {
-                        let at = usize::try_from(at).expect("below out's length");
-                        for (o, &stored) in out[at..at + n].iter_mut().zip(run) {
-                            *o = stored.wrapping_sub(1);
-                        }
+                match parts.get(p) {
+                    Some(part) if taken[p] + n <= part.count => {
+                        copy_run(part, taken[p], &mut out, at, n);
+                        taken[p] += n;
                     }
-                    Some(run) => {
-                        for (i, &stored) in (at..).zip(run) {
-                            code.put(&mut out, i, stored);
-                        }
-                    }
-                    None => short = short.or(Some(p)),
+                    _ => short = short.or(Some(p)),
                 }
-                if run.is_some() {
-                    taken[p] += n;
-                }
-                at += n as u64;
+                at += n;
             }
         });
     } else {
         for_each_depth_entry(space, index, entries, |e| {
-            put(layout.owner(e % f) as usize, at);
+            let p = layout.owner(e % f) as usize;
+            match parts.get(p) {
+                Some(part) if taken[p] < part.count => {
+                    copy_run(part, taken[p], &mut out, at, 1);
+                    taken[p] += 1;
+                }
+                _ => short = short.or(Some(p)),
+            }
             at += 1;
         });
     }
     if let Some(p) = short {
         return Err(Error::Shard(format!("shard {p} sent too few values")));
     }
-    if let Some(p) = (0..parts.len()).find(|&p| taken[p] != parts[p].len()) {
+    if let Some(p) = (0..parts.len()).find(|&p| taken[p] != parts[p].count) {
         return Err(Error::Shard(format!(
             "shard {p} sent {} values where {} were asked for",
-            parts[p].len(),
-            taken[p]
+            parts[p].count, taken[p]
         )));
     }
     Ok(out)
+}
+
+/// Puts the `n` codes of `part` from its code `from` into the values `out` from entry `at`: a
+/// byte store's `depth + 1` as the depth (the single machine's byte values), packed codes as
+/// they are.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the positions are below the lengths of vectors held in memory"
+)]
+fn copy_run(part: &OwnCodes, from: u64, out: &mut [u8], at: u64, n: u64) {
+    if part.code == DepthCode::Byte {
+        let (from, at, n) = (from as usize, at as usize, n as usize);
+        for (o, &stored) in out[at..at + n].iter_mut().zip(&part.codes[from..from + n]) {
+            *o = stored.wrapping_sub(1);
+        }
+    } else {
+        part.code.copy_codes(|i| part.codes[i], from, out, at, n);
+    }
 }
 
 /// Calls `f(block, orders)` for each block of `k!` = `orders_per_block` orders that `entries`

@@ -121,6 +121,56 @@ impl DepthCode {
         store[byte] |= code << shift;
     }
 
+    /// ORs the `n` codes of the entries `from..from + n` of a store, whose byte `i` is
+    /// `byte(i)`, into the entries `to..to + n` of the store `dst` (zero there): eight bits a
+    /// step, whatever the two runs' places in their bytes.
+    ///
+    /// ```
+    /// use tilepdb_common::table::DepthCode;
+    ///
+    /// let code = DepthCode::OneBit;
+    /// let src = [0b1011_0110u8, 0b0000_0001];
+    /// let mut dst = [0u8; 2];
+    /// // Entries 1..10 of `src` (bits 1 to 9) to entries 5..14 of `dst`.
+    /// code.copy_codes(|i| src[i], 1, &mut dst, 5, 9);
+    /// for e in 0..9 {
+    ///     assert_eq!(code.get(&dst, 5 + e), code.get(&src, 1 + e));
+    /// }
+    /// assert_eq!(dst[0] & 0b1_1111, 0);
+    /// ```
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "byte positions of stores held in memory fit in usize; a step's bits are \
+                  masked to at most 8 and shifted by less than 8, so they fit in 16"
+    )]
+    pub fn copy_codes(
+        self,
+        byte: impl Fn(usize) -> u8,
+        from: u64,
+        dst: &mut [u8],
+        to: u64,
+        n: u64,
+    ) {
+        let bits = self.bits();
+        let (mut s, mut d, end) = (from * bits, to * bits, (from + n) * bits);
+        while s < end {
+            let take = (end - s).min(8) as u32;
+            let (at, shift) = ((s >> 3) as usize, (s & 7) as u32);
+            let mut v = u16::from(byte(at)) >> shift;
+            if shift + take > 8 {
+                v |= u16::from(byte(at + 1)) << (8 - shift);
+            }
+            let v = (v & ((1 << take) - 1)) << (d & 7);
+            let at = (d >> 3) as usize;
+            dst[at] |= v as u8;
+            if v >> 8 != 0 {
+                dst[at + 1] |= (v >> 8) as u8;
+            }
+            s += u64::from(take);
+            d += u64::from(take);
+        }
+    }
+
     /// The encoding whose payload this code packs (`None` for a byte).
     pub fn encoding(self) -> Option<Encoding> {
         match self {
@@ -258,6 +308,37 @@ mod tests {
             }
             for (e, &d) in depths.iter().enumerate() {
                 assert_eq!(code.get(&store, e as u64), code.code(d), "{code:?} {e}");
+            }
+        }
+    }
+
+    /// Runs copied at every pair of places in their bytes and of every length up to three
+    /// words: each code where `put` one by one would put it, nothing around it touched.
+    #[test]
+    #[expect(clippy::cast_possible_truncation, reason = "a test's store is small")]
+    fn copied_runs_are_the_codes_put_one_by_one() {
+        for code in [DepthCode::Byte, DepthCode::Mod3, DepthCode::OneBit] {
+            let entries = 230u64;
+            let mut src = vec![0u8; code.bytes_for(entries) as usize];
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            for e in 0..entries {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                code.put(&mut src, e, (x as u8) & code.mask());
+            }
+            for from in 0..17 {
+                for to in 0..17 {
+                    for n in 0..=200 {
+                        let mut dst = vec![0u8; code.bytes_for(to + n + 9) as usize];
+                        code.copy_codes(|i| src[i], from, &mut dst, to, n);
+                        let mut expected = vec![0u8; dst.len()];
+                        for e in 0..n {
+                            code.put(&mut expected, to + e, code.get(&src, from + e));
+                        }
+                        assert_eq!(dst, expected, "{code:?} {from} {to} {n}");
+                    }
+                }
             }
         }
     }

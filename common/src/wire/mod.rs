@@ -18,8 +18,9 @@ pub mod proto {
 }
 
 /// The protocol version of this build; a peer of another version is refused. Version 2: jobs
-/// search on the region index, and task inputs and results are region lists.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// search on the region index, and task inputs and results are region lists. Version 3: a
+/// shard's values for the table's file come packed as its depth store packs them.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The state index distributed jobs search on, as [`proto::JobSpec::search_index`] names it.
 pub const SEARCH_INDEX: &str = "region";

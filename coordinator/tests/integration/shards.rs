@@ -3,8 +3,8 @@
 //! the file's values assembled from their parts are the single-machine build's, byte for byte.
 
 use tilepdb_common::region_index::OrderMoves;
-use tilepdb_common::shard::{Shard, ShardLayout, assemble_values};
-use tilepdb_common::table::{Encoding, TableValues};
+use tilepdb_common::shard::{OwnCodes, Shard, ShardLayout, assemble_values};
+use tilepdb_common::table::{DepthCode, Encoding, TableValues};
 use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 use tilepdb_coordinator::build::{BuildOptions, build_table};
 
@@ -49,12 +49,62 @@ fn sharded_values(space: &StateSpace, shards: u32, encoding: Encoding) -> Vec<u8
             break;
         }
     }
-    let entries = 0..space.entries();
-    let own: Vec<Vec<u8>> = parts
-        .iter()
-        .map(|s| s.own_values(entries.clone()))
+    // Read in ranges of a whole number of bytes of every code that start and end inside
+    // blocks, as the writer reads them.
+    let mut values = Vec::new();
+    let entries = space.entries();
+    let starts = std::iter::successors(Some(0), |s| Some(s + RANGE_ENTRIES));
+    for start in starts.take_while(|&s| s < entries) {
+        let range = start..(start + RANGE_ENTRIES).min(entries);
+        let own: Vec<OwnCodes> = parts.iter().map(|s| s.own_codes(range.clone())).collect();
+        values.extend(assemble_values(space, &index, layout, code, range, &own).unwrap());
+    }
+    values
+}
+
+/// Entries read at once in [`sharded_values`]: eight times an odd number.
+const RANGE_ENTRIES: u64 = 8 * 131;
+
+#[test]
+fn values_assembled_from_parts_of_another_code_or_length_are_refused() {
+    let partition = Partition::named("8:4-4").unwrap();
+    let space = StateSpace::new(
+        partition.board(),
+        Goal::BlankFirst,
+        partition.patterns()[0].clone(),
+        BlankRule::ZeroAware,
+    )
+    .unwrap();
+    let index = space.region_index().unwrap();
+    let moves = Arc::new(OrderMoves::new(index.k()));
+    let layout = ShardLayout::new(index.orders(), 2).unwrap();
+    let code = DepthCode::OneBit;
+    let parts: Vec<Shard> = (0..2)
+        .map(|p| Shard::new(&space, index.clone(), moves.clone(), layout, p, code).unwrap())
         .collect();
-    assemble_values(space, &index, layout, code, entries, &own).unwrap()
+    let entries = 0..space.entries();
+    let own: Vec<OwnCodes> = parts.iter().map(|s| s.own_codes(entries.clone())).collect();
+    let assemble = |own: &[OwnCodes], code| {
+        assemble_values(&space, &index, layout, code, entries.clone(), own)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(assemble_values(&space, &index, layout, code, entries.clone(), &own).is_ok());
+    assert!(assemble(&own, DepthCode::Mod3).contains("1-bit codes for a mod3 store"));
+    let (bytes, count) = (own[1].codes().to_vec(), own[1].count());
+    let short = OwnCodes::new(code, bytes[..bytes.len() - 1].to_vec(), count - 8).unwrap();
+    let msg = assemble(&[own[0].clone(), short], code);
+    assert!(msg.contains("shard 1 sent too few values"), "{msg}");
+    let mut longer = bytes.clone();
+    longer.push(0xff);
+    let long = OwnCodes::new(code, longer, count + 8).unwrap();
+    let msg = assemble(&[own[0].clone(), long], code);
+    assert!(msg.contains("shard 1 sent"), "{msg}");
+    assert!(msg.contains("were asked for"), "{msg}");
+    let msg = OwnCodes::new(code, bytes, count + 8)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("take"), "{msg}");
 }
 
 fn check_set(partition: &str, rule: BlankRule, encoding: Encoding) {

@@ -237,13 +237,13 @@ impl ShardPeer for PeerService {
             )));
         }
         tokio::task::spawn_blocking(move || {
-            let values = shard.own_values(r.start..r.end);
-            let packed =
-                zstd_frames::compress(&values, 1).map_err(|e| Status::internal(e.to_string()))?;
+            let own = shard.own_codes(r.start..r.end);
+            let packed = zstd_frames::compress(own.codes(), 1)
+                .map_err(|e| Status::internal(e.to_string()))?;
             Ok(Response::new(ReadValuesResponse {
                 crc32: crc32fast::hash(&packed),
                 values: packed,
-                count: values.len() as u64,
+                count: own.count(),
             }))
         })
         .await

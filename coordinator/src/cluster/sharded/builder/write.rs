@@ -64,6 +64,7 @@ impl ShardedBuilder {
                             self.control.job_id.clone(),
                             table,
                             start..end,
+                            code,
                         );
                         tokio::spawn(read)
                     })
