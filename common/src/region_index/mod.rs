@@ -72,6 +72,42 @@ const fn binomials() -> [[u64; MAX_CELLS + 1]; MAX_CELLS + 2] {
 
 static BINOMIAL: [[u64; MAX_CELLS + 1]; MAX_CELLS + 2] = binomials();
 
+/// Cuts the tile sets of `index` into about `parts` contiguous ranges of ranks of about equal
+/// states: of about equal blocks, or of equal sets when the blank is `ignored` (a block a
+/// set). Each range ends at the first set whose first block reaches its share past the
+/// range's start, found by halving.
+///
+/// ```
+/// use tilepdb_common::board::Board;
+/// use tilepdb_common::region_index::{RegionIndex, set_ranges};
+///
+/// let index = RegionIndex::new(Board::new(3, 3).unwrap(), 2).unwrap();
+/// let ranges = set_ranges(&index, true, 4);
+/// assert_eq!(ranges, [0..9, 9..18, 18..27, 27..36]); // 36 sets of 2 of 9 cells
+/// ```
+pub fn set_ranges(index: &RegionIndex, ignored: bool, parts: u64) -> Vec<std::ops::Range<u64>> {
+    let sets = index.sets();
+    let weight = |c: u64| if ignored { c } else { index.first_block(c) };
+    let per = (weight(sets) / parts.max(1)).max(1);
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    while start < sets {
+        let goal = weight(start) + per;
+        let (mut low, mut high) = (start + 1, sets);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if weight(middle) >= goal {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        ranges.push(start..low);
+        start = low;
+    }
+    ranges
+}
+
 /// `C(a, b)` for `a <= 26`, `b <= 25` (0 when `b > a`).
 #[inline]
 pub fn binomial(a: usize, b: usize) -> u64 {

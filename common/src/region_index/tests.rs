@@ -281,3 +281,30 @@ fn a_blocks_set_is_found_from_any_set() {
         }
     }
 }
+
+#[test]
+fn set_ranges_cover_the_sets_in_parts_of_about_equal_states() {
+    let board = Board::new(4, 4).unwrap();
+    let index = RegionIndex::new(board, 5).unwrap();
+    let sets = index.sets();
+    for ignored in [false, true] {
+        let weight = |c: u64| if ignored { c } else { index.first_block(c) };
+        for parts in [1, 2, 3, 7, 64, sets, 2 * sets] {
+            let ranges = set_ranges(&index, ignored, parts);
+            // Contiguous, non-empty, from the first set to the last.
+            assert_eq!(ranges.first().map(|r| r.start), Some(0));
+            assert_eq!(ranges.last().map(|r| r.end), Some(sets));
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(ranges.iter().all(|r| r.start < r.end));
+            // Each range ends at the first set that reaches its share past its start.
+            let per = (weight(sets) / parts).max(1);
+            for r in &ranges[..ranges.len() - 1] {
+                assert!(weight(r.end) >= weight(r.start) + per, "{r:?} of {parts}");
+                assert!(
+                    weight(r.end - 1) < weight(r.start) + per,
+                    "{r:?} of {parts}"
+                );
+            }
+        }
+    }
+}

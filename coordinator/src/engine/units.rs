@@ -10,7 +10,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use tilepdb_common::region_index::RegionIndex;
+use tilepdb_common::region_index::{RegionIndex, set_ranges};
 use tilepdb_common::{BlankRule, StateSpace};
 
 use crate::error::Result;
@@ -99,34 +99,12 @@ fn set_tasks(
     task_sets: Option<u64>,
     parts: u64,
 ) -> Vec<Range<u64>> {
-    let sets = index.sets();
-    let blocks = |c: u64| {
-        if ignored { c } else { index.first_block(c) }
+    let Some(max) = task_sets else {
+        return set_ranges(index, ignored, parts);
     };
-    let total = blocks(sets);
-    let per_task = (total / parts.max(1)).max(1);
-    let mut tasks = Vec::new();
-    let mut start = 0;
-    while start < sets {
-        let end = if let Some(max) = task_sets {
-            (start + max.max(1)).min(sets)
-        } else {
-            // The first set whose blocks reach the goal.
-            let goal = blocks(start) + per_task;
-            let (mut lo, mut hi) = (start + 1, sets);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if blocks(mid) >= goal {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            lo
-        };
-        let end = end.max(start + 1);
-        tasks.push(start..end);
-        start = end;
-    }
-    tasks
+    let sets = index.sets();
+    let step = max.max(1);
+    (0..sets.div_ceil(step))
+        .map(|t| t * step..((t + 1) * step).min(sets))
+        .collect()
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use tilepdb_common::BlankRule;
 use tilepdb_common::shard::ShardLayout;
 use tilepdb_common::wire::PROTOCOL_VERSION;
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
@@ -15,11 +16,11 @@ use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::step_response::Command as StepCommand;
 use tilepdb_common::wire::proto::{JoinRequest, PushRequest, StepRequest};
 use tilepdb_common::wire::region_lists::{RegionListShape, encode_region_states};
-use tilepdb_common::{BlankRule, Goal, Partition, StateSpace};
 use tonic::Code;
 
 use crate::server::client::request;
 use crate::server::{Server, coordinator_bin, scratch, single_machine, table_files};
+use crate::shards::first_pattern_space;
 
 const TOKEN: &str = "shards-test-token";
 const MINUTES: Duration = Duration::from_secs(300);
@@ -486,14 +487,7 @@ fn a_peer_with_malformed_or_foreign_lists_is_refused() {
     });
     // Lists of layer 1 of table 0 (states of the layer's parity): of shard 0's orders, and of
     // shard 1's.
-    let partition = Partition::named("15:5-5-5").unwrap();
-    let space = StateSpace::new(
-        partition.board(),
-        Goal::BlankFirst,
-        partition.patterns()[0].clone(),
-        BlankRule::ZeroAware,
-    )
-    .unwrap();
+    let space = first_pattern_space("15:5-5-5", BlankRule::ZeroAware);
     let index = space.region_index().unwrap();
     let f = index.orders();
     let layout = ShardLayout::new(f, 2).unwrap();

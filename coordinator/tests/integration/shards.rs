@@ -62,19 +62,25 @@ fn sharded_values(space: &StateSpace, shards: u32, encoding: Encoding) -> Vec<u8
     values
 }
 
+/// The blank-first state space of the first pattern of the partition named `partition` under
+/// `rule`.
+pub(crate) fn first_pattern_space(partition: &str, rule: BlankRule) -> StateSpace {
+    let partition = Partition::named(partition).unwrap();
+    StateSpace::new(
+        partition.board(),
+        Goal::BlankFirst,
+        partition.patterns()[0].clone(),
+        rule,
+    )
+    .unwrap()
+}
+
 /// Entries read at once in [`sharded_values`]: eight times an odd number.
 const RANGE_ENTRIES: u64 = 8 * 131;
 
 #[test]
 fn values_assembled_from_parts_of_another_code_or_length_are_refused() {
-    let partition = Partition::named("8:4-4").unwrap();
-    let space = StateSpace::new(
-        partition.board(),
-        Goal::BlankFirst,
-        partition.patterns()[0].clone(),
-        BlankRule::ZeroAware,
-    )
-    .unwrap();
+    let space = first_pattern_space("8:4-4", BlankRule::ZeroAware);
     let index = space.region_index().unwrap();
     let moves = Arc::new(OrderMoves::new(index.k()));
     let layout = ShardLayout::new(index.orders(), 2).unwrap();

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rayon::prelude::*;
-use tilepdb_common::region_index::RegionIndex;
+use tilepdb_common::region_index::{RegionIndex, set_ranges};
 use tilepdb_common::shard::{ShardLayout, list_states, lists_budget, lists_bytes};
 use tilepdb_common::wire::proto::shard_control_client::ShardControlClient;
 use tilepdb_common::wire::proto::{
@@ -35,7 +35,7 @@ use tonic::Status;
 
 use super::Work;
 use super::peer::{PeerState, decode_push, invalid};
-use super::send::{Peers, push_list, set_ranges_of};
+use super::send::{Peers, push_list};
 use crate::error::{Error, Result};
 
 /// A worker's prover of one table, shared with its data plane.
@@ -404,7 +404,7 @@ impl Work {
             };
             // The prover's sets expanded on the worker's threads, a range each at a time.
             let threads = pool.current_num_threads();
-            let ranges = set_ranges_of(&slot.index, false, threads as u64 * 4);
+            let ranges = set_ranges(&slot.index, false, threads as u64 * 4);
             let list_states = list_states(
                 threads,
                 (slot.team_shards as usize).saturating_sub(1),

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 use tilepdb_common::BlankRule;
-use tilepdb_common::region_index::RegionIndex;
+use tilepdb_common::region_index;
 use tilepdb_common::shard::{MAX_PUSH_STATES, Shard, list_states, lists_budget};
 use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
@@ -156,38 +156,11 @@ impl<'a> Outbox<'a> {
 
 /// Cuts the sets of `shard`'s table into about `parts` ranges of about equal states.
 pub fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
-    set_ranges_of(
+    region_index::set_ranges(
         shard.index(),
         shard.space().rule() == BlankRule::Ignored,
         parts,
     )
-}
-
-/// Cuts the sets of `index` into about `parts` ranges of about equal states: of about equal
-/// blocks, or of equal sets when the blank is `ignored` (a block a set).
-pub fn set_ranges_of(index: &RegionIndex, ignored: bool, parts: u64) -> Vec<Range<u64>> {
-    let sets = index.sets();
-    let weight = |c: u64| if ignored { c } else { index.first_block(c) };
-    let per = (weight(sets) / parts.max(1)).max(1);
-    let mut ranges = Vec::new();
-    let mut start = 0;
-    while start < sets {
-        let goal = weight(start) + per;
-        // The first set past `start` whose weight reaches the goal (the weights increase
-        // with the rank), found by halving; the last set ends the last range.
-        let (mut low, mut high) = (start + 1, sets);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            if weight(middle) >= goal {
-                high = middle;
-            } else {
-                low = middle + 1;
-            }
-        }
-        ranges.push(start..low);
-        start = low;
-    }
-    ranges
 }
 
 /// Expands the layer `depth` of `shard` on `pool`, pushing foreign successors to their owners
@@ -350,33 +323,6 @@ pub fn finish_layer(shard: &Shard, pool: &rayon::ThreadPool, depth: u32) -> (u64
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn set_ranges_cover_the_sets_in_parts_of_about_equal_states() {
-        let board = tilepdb_common::Board::new(4, 4).unwrap();
-        let index = RegionIndex::new(board, 5).unwrap();
-        let sets = index.sets();
-        for ignored in [false, true] {
-            let weight = |c: u64| if ignored { c } else { index.first_block(c) };
-            for parts in [1, 2, 3, 7, 64, sets, 2 * sets] {
-                let ranges = set_ranges_of(&index, ignored, parts);
-                // Contiguous, non-empty, from the first set to the last.
-                assert_eq!(ranges.first().map(|r| r.start), Some(0));
-                assert_eq!(ranges.last().map(|r| r.end), Some(sets));
-                assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
-                assert!(ranges.iter().all(|r| r.start < r.end));
-                // Each range ends at the first set that reaches its share past its start.
-                let per = (weight(sets) / parts).max(1);
-                for r in &ranges[..ranges.len() - 1] {
-                    assert!(weight(r.end) >= weight(r.start) + per, "{r:?} of {parts}");
-                    assert!(
-                        weight(r.end - 1) < weight(r.start) + per,
-                        "{r:?} of {parts}"
-                    );
-                }
-            }
-        }
-    }
 
     #[test]
     fn an_outbox_pushes_each_list_sorted_and_deduplicated_when_it_holds_its_states() {
