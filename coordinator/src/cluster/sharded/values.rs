@@ -1,5 +1,6 @@
 //! The shards' values read for the table's file: one shard's range of file entries asked for
-//! over its data plane, and checked (CRC-32, count) before the builder assembles them.
+//! over its data plane, its packed codes checked (CRC-32, count, length) before the builder
+//! assembles them.
 
 use tilepdb_common::shard::OwnCodes;
 use tilepdb_common::table::DepthCode;
