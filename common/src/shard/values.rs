@@ -69,6 +69,17 @@ pub fn assemble_values(
     let mut taken = vec![0u64; parts.len()];
     let f = index.orders();
     let (mut at, mut short) = (0u64, None);
+    // Shard `p`'s next `n` codes into the values from entry `at`, or the shard noted as short.
+    let mut put_run = |p: usize, n: u64| {
+        match parts.get(p) {
+            Some(part) if taken[p] + n <= part.count => {
+                copy_run(part, taken[p], &mut out, at, n);
+                taken[p] += n;
+            }
+            _ => short = short.or(Some(p)),
+        }
+        at += n;
+    };
     if space.rule() == BlankRule::ZeroAware {
         // Each block's entries are a run of each shard's codes in turn: copied run by run.
         let owned: Vec<Range<u64>> = (0..layout.shards()).map(|p| layout.orders_of(p)).collect();
@@ -78,30 +89,14 @@ pub fn assemble_values(
                     .end
                     .min(theirs.end)
                     .saturating_sub(orders.start.max(theirs.start));
-                if n == 0 {
-                    continue;
+                if n > 0 {
+                    put_run(p, n);
                 }
-                match parts.get(p) {
-                    Some(part) if taken[p] + n <= part.count => {
-                        copy_run(part, taken[p], &mut out, at, n);
-                        taken[p] += n;
-                    }
-                    _ => short = short.or(Some(p)),
-                }
-                at += n;
             }
         });
     } else {
         for_each_depth_entry(space, index, entries, |e| {
-            let p = layout.owner(e % f) as usize;
-            match parts.get(p) {
-                Some(part) if taken[p] < part.count => {
-                    copy_run(part, taken[p], &mut out, at, 1);
-                    taken[p] += 1;
-                }
-                _ => short = short.or(Some(p)),
-            }
-            at += 1;
+            put_run(layout.owner(e % f) as usize, 1);
         });
     }
     if let Some(p) = short {
