@@ -48,23 +48,51 @@ impl std::ops::AddAssign for ExpandStats {
     }
 }
 
+/// The block that one move takes a block's states to: the successors are the states
+/// `block * orders + o` and their placement indices `set * orders + o` for orders `o`.
+///
+/// ```
+/// use tilepdb_common::region_expand::ReachedBlock;
+/// let into = ReachedBlock { block: 7, set: 3, orders: 720 };
+/// assert_eq!((into.state_base(), into.placement_base()), (5040, 2160));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReachedBlock {
+    /// The block of the index (the tile set's rank when the blank is ignored).
+    pub block: u64,
+    /// The rank of the block's tile set.
+    pub set: u64,
+    /// Orders per block, `k!`.
+    pub orders: u64,
+}
+
+impl ReachedBlock {
+    /// The state of order 0 of the block.
+    #[inline]
+    pub fn state_base(&self) -> u64 {
+        self.block * self.orders
+    }
+
+    /// The placement index of order 0 of the block's set.
+    #[inline]
+    pub fn placement_base(&self) -> u64 {
+        self.set * self.orders
+    }
+}
+
 /// Where the region kernel reports a reached state: its state index and its placement index
 /// (`c * k! + order`, where a minimized build keeps its least depth).
 pub trait RegionSink {
     /// Reports one state reached and its placement index.
     fn reached(&mut self, state: u64, placement: u64);
 
-    /// Reports the states `state_base + o` (placement indices `placement_base + o`) for each
-    /// order `o` of `orders`: successors in one block, from one move.
+    /// Reports the states of the orders `orders` of the block `into`: successors in one
+    /// block, from one move.
     #[inline]
-    fn reached_orders(
-        &mut self,
-        state_base: u64,
-        placement_base: u64,
-        orders: impl Iterator<Item = u64>,
-    ) {
+    fn reached_orders(&mut self, into: ReachedBlock, orders: impl Iterator<Item = u64>) {
+        let (states, placements) = (into.state_base(), into.placement_base());
         for o in orders {
-            self.reached(state_base + o, placement_base + o);
+            self.reached(states + o, placements + o);
         }
     }
 }
@@ -149,9 +177,14 @@ impl<'a> RegionKernel<'a> {
                         let to = targets.trailing_zeros() as usize;
                         targets &= targets - 1;
                         let next_set = set ^ (1 << from) ^ (1 << to);
-                        let base = rank_set(next_set) * f;
+                        let next_c = rank_set(next_set);
+                        let into = ReachedBlock {
+                            block: next_c,
+                            set: next_c,
+                            orders: f,
+                        };
                         let (pa, pb) = positions(set, next_set, from, to);
-                        self.emit(&current, pa, pb, base, base, sink);
+                        self.emit(&current, pa, pb, into, sink);
                         stats.generated += current.len() as u64;
                     }
                 }
@@ -172,8 +205,12 @@ impl<'a> RegionKernel<'a> {
                     // The cell the tile left is free in the new set: its region there is
                     // the successor's.
                     let next_c = m.next_set_rank(c);
-                    let next_block = index.block_holding(next_c, m.from);
-                    self.emit(&current, m.pa, m.pb, next_block * f, next_c * f, sink);
+                    let into = ReachedBlock {
+                        block: index.block_holding(next_c, m.from),
+                        set: next_c,
+                        orders: f,
+                    };
+                    self.emit(&current, m.pa, m.pb, into, sink);
                     stats.generated += current.len() as u64;
                 });
             }
@@ -181,26 +218,23 @@ impl<'a> RegionKernel<'a> {
         stats
     }
 
-    /// Reports the successors of the orders `current` of a block under one move.
+    /// Reports the successors of the orders `current` of a block under one move, in the block
+    /// `into`.
     #[inline]
     fn emit(
         &self,
         current: &[u32],
         pa: usize,
         pb: usize,
-        state_base: u64,
-        placement_base: u64,
+        into: ReachedBlock,
         sink: &mut impl RegionSink,
     ) {
         match self.moves.row(pa, pb) {
-            Some(row) => sink.reached_orders(
-                state_base,
-                placement_base,
-                current.iter().map(|&o| u64::from(row[o as usize])),
-            ),
+            Some(row) => {
+                sink.reached_orders(into, current.iter().map(|&o| u64::from(row[o as usize])));
+            }
             None => sink.reached_orders(
-                state_base,
-                placement_base,
+                into,
                 current
                     .iter()
                     .map(|&o| self.moves.moved(pa, pb, u64::from(o))),

@@ -33,7 +33,7 @@ use crate::depth_store::DepthBytes;
 use crate::error::{Error, Result};
 use crate::file_order::for_each_depth_entry;
 use crate::layer::{BitPositions, CurrentLayer, StateCodes};
-use crate::region_expand::{ExpandStats, RegionKernel, RegionSink};
+use crate::region_expand::{ExpandStats, ReachedBlock, RegionKernel, RegionSink};
 use crate::region_index::{OrderMoves, RegionIndex};
 
 mod layout;
@@ -515,11 +515,12 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
     #[inline]
     fn reached(&mut self, state: u64, placement: u64) {
         let f = self.shard.index.orders();
-        self.reached_orders(
-            state - state % f,
-            placement - placement % f,
-            std::iter::once(state % f),
-        );
+        let into = ReachedBlock {
+            block: state / f,
+            set: placement / f,
+            orders: f,
+        };
+        self.reached_orders(into, std::iter::once(state % f));
     }
 
     #[inline]
@@ -527,20 +528,14 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
         clippy::cast_possible_truncation,
         reason = "an order is below k!, the length of the owners table in memory"
     )]
-    fn reached_orders(
-        &mut self,
-        state_base: u64,
-        placement_base: u64,
-        orders: impl Iterator<Item = u64>,
-    ) {
+    fn reached_orders(&mut self, into: ReachedBlock, orders: impl Iterator<Item = u64>) {
         let shard = self.shard;
-        let f = shard.index.orders();
         let own = &shard.own;
         let width = own.end - own.start;
-        // Local numbers are `block * width + order - own.start`; one division per block.
-        let state_local = state_base / f * width;
+        // Local numbers are `block * width + order - own.start`.
+        let state_local = into.block * width;
         let entry_local = if shard.space.rule() == BlankRule::Minimized {
-            placement_base / f * width
+            into.set * width
         } else {
             state_local
         };
@@ -554,11 +549,11 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
                     gained = true;
                 }
             } else {
-                (self.send)(u32::from(shard.owners[o as usize]), state_base + o);
+                (self.send)(u32::from(shard.owners[o as usize]), into.state_base() + o);
             }
         }
         if gained {
-            shard.live.raise(code, state_base / f);
+            shard.live.raise(code, into.block);
         }
     }
 }

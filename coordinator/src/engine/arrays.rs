@@ -76,6 +76,31 @@ impl TableArrays {
         }
     }
 
+    /// [`TableArrays::merge`] of the states `state_base + o` and their entries `entry_base + o`
+    /// for each order `o` of `orders` (one block's successors under one move), the choice of
+    /// the store as the state made once for them all.
+    #[inline]
+    pub fn merge_orders(
+        &self,
+        state_base: u64,
+        entry_base: u64,
+        orders: impl Iterator<Item = u64>,
+        depth: u32,
+    ) {
+        if self.store_is_state {
+            for o in orders {
+                self.depths.record_first(entry_base + o, depth);
+            }
+            return;
+        }
+        let code = StateCodes::code_of_depth(depth);
+        for o in orders {
+            if self.codes.try_mark(state_base + o, code) {
+                self.depths.record_first(entry_base + o, depth);
+            }
+        }
+    }
+
     /// Marks the goal of `space` on `index` as the layer of depth 0.
     pub fn mark_goal(&self, space: &StateSpace, index: &StateIndex) {
         let (state, entry) = goal_state_and_entry(space, index.regions());

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use tilepdb_common::depth_store::StoreLayer;
 use tilepdb_common::layer::CodeLayer;
-use tilepdb_common::region_expand::{ExpandStats, RegionKernel, RegionSink};
+use tilepdb_common::region_expand::{ExpandStats, ReachedBlock, RegionKernel, RegionSink};
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
 use tilepdb_common::{BlankRule, StateSpace};
 
@@ -45,8 +45,9 @@ pub fn goal_entries(space: &StateSpace) -> u64 {
     u64::from(board.region(blank, board.all_cells() & !set).count_ones())
 }
 
-/// The merge of one layer: each reached state through [`TableArrays::merge`], its depth
-/// recorded per placement index for minimized, per state otherwise.
+/// The merge of one layer: each reached state through [`TableArrays::merge`] (a block's
+/// successors under one move through [`TableArrays::merge_orders`]), its depth recorded per
+/// placement index for minimized, per state otherwise.
 struct RegionMerge<'a> {
     arrays: &'a TableArrays,
     per_placement: bool,
@@ -58,6 +59,17 @@ impl RegionSink for RegionMerge<'_> {
     fn reached(&mut self, state: u64, placement: u64) {
         let entry = if self.per_placement { placement } else { state };
         self.arrays.merge(state, entry, self.depth);
+    }
+
+    #[inline]
+    fn reached_orders(&mut self, into: ReachedBlock, orders: impl Iterator<Item = u64>) {
+        let entry_base = if self.per_placement {
+            into.placement_base()
+        } else {
+            into.state_base()
+        };
+        self.arrays
+            .merge_orders(into.state_base(), entry_base, orders, self.depth);
     }
 }
 

@@ -230,18 +230,6 @@ pub fn finish_layer(
 ) -> (u64, u64) {
     let current = StateCodes::code_of_depth(depth);
     let next = StateCodes::code_of_depth(depth + 1);
-    let record = |states: Range<u64>, entry_of: &dyn Fn(u64) -> u64| {
-        if arrays.store_is_state {
-            // Each state is its own entry, its depth recorded by the merge.
-            return arrays.depths.count_at_depth(states, depth + 1);
-        }
-        let mut added = 0;
-        arrays.codes.for_each_with_code(states, next, |s| {
-            arrays.depths.record_first(entry_of(s), depth + 1);
-            added += 1;
-        });
-        added
-    };
     let both = |n: u64| (n, n);
     pool.install(|| {
         pass_tasks(space, index)
@@ -259,7 +247,10 @@ pub fn finish_layer(
                             let first = region.first_block(c);
                             for r in 0..region.regions_of(c).len() as u64 {
                                 let block = (first + r) * f;
-                                added += record(block..block + f, &|s| c * f + (s - block));
+                                added +=
+                                    record_next(arrays, block..block + f, next, depth + 1, |s| {
+                                        c * f + (s - block)
+                                    });
                             }
                         }
                         both(added)
@@ -272,14 +263,15 @@ pub fn finish_layer(
                             let first = region.first_block(c);
                             for (r, &mask) in region.regions_of(c).iter().enumerate() {
                                 let block = (first + r as u64) * f;
-                                let n = record(block..block + f, &|s| s);
+                                let n =
+                                    record_next(arrays, block..block + f, next, depth + 1, |s| s);
                                 counts.0 += n;
                                 counts.1 += n * u64::from(mask.count_ones());
                             }
                         }
                         counts
                     }
-                    _ => both(record(states.clone(), &|s| s)),
+                    _ => both(record_next(arrays, states.clone(), next, depth + 1, |s| s)),
                 };
                 if !arrays.store_is_state {
                     arrays.codes.retire(states, current);
@@ -288,6 +280,28 @@ pub fn finish_layer(
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     })
+}
+
+/// Records the depth `depth` of every state of `states` whose code is `next` in its entry
+/// `entry_of(state)` (the merge recorded it already when the depth store is the state: then
+/// the states of that depth are counted); the number of such states.
+#[inline]
+fn record_next(
+    arrays: &TableArrays,
+    states: Range<u64>,
+    next: u8,
+    depth: u32,
+    entry_of: impl Fn(u64) -> u64,
+) -> u64 {
+    if arrays.store_is_state {
+        return arrays.depths.count_at_depth(states, depth);
+    }
+    let mut added = 0;
+    arrays.codes.for_each_with_code(states, next, |s| {
+        arrays.depths.record_first(entry_of(s), depth);
+        added += 1;
+    });
+    added
 }
 
 /// A finished table: its values and what the build measured.
