@@ -45,6 +45,32 @@ pub struct AtomicArray<A: Atomic> {
 }
 
 /// Who owns the memory of an [`AtomicArray`].
+/// Arrays of at least this many bytes ask for huge pages.
+const HUGE_PAGE_ARRAY: usize = 4 << 20;
+
+/// Asks the kernel to back the whole pages of the `bytes` bytes at `start`, not touched yet,
+/// with transparent huge pages when it can (Linux `madvise(MADV_HUGEPAGE)`; a hint: refused
+/// by kernels without them, and ignored for arrays under [`HUGE_PAGE_ARRAY`] bytes). The
+/// search's arrays are read and written at random, one state here and one there, and with
+/// ordinary pages most of those accesses also miss the address translation cache.
+fn advise_huge_pages(start: *const u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    if bytes >= HUGE_PAGE_ARRAY {
+        const PAGE: usize = 4096;
+        let first = (start as usize).next_multiple_of(PAGE);
+        let end = (start as usize + bytes) / PAGE * PAGE;
+        if end > first {
+            // SAFETY: the range lies inside one live allocation; the advice changes how its
+            // pages are backed, never their contents (zeros until written).
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, bytes);
+}
+
 enum Backing<A> {
     Heap(Box<[A]>),
     Mapped(memmap2::MmapMut),
@@ -61,6 +87,7 @@ impl<A: Atomic> AtomicArray<A> {
     /// touched cost nothing.
     pub fn zeroed(len: usize) -> AtomicArray<A> {
         let plain = vec![A::Plain::default(); len].into_boxed_slice();
+        advise_huge_pages(plain.as_ptr().cast(), std::mem::size_of_val(&*plain));
         // SAFETY: `A` has the layout of `A::Plain` (the trait's contract) and the box is
         // uniquely owned.
         let atoms = unsafe { Box::from_raw(Box::into_raw(plain) as *mut [A]) };
