@@ -77,8 +77,8 @@ impl TableArrays {
     }
 
     /// [`TableArrays::merge`] of the states `state_base + o` and their entries `entry_base + o`
-    /// for each order `o` of `orders` (one block's successors under one move), the choice of
-    /// the store as the state made once for them all.
+    /// for each order `o` of `orders`: one block's successors under one move, taken by the
+    /// kernel's sink as a run.
     #[inline]
     pub fn merge_orders(
         &self,
@@ -87,17 +87,8 @@ impl TableArrays {
         orders: impl Iterator<Item = u64>,
         depth: u32,
     ) {
-        if self.store_is_state {
-            for o in orders {
-                self.depths.record_first(entry_base + o, depth);
-            }
-            return;
-        }
-        let code = StateCodes::code_of_depth(depth);
         for o in orders {
-            if self.codes.try_mark(state_base + o, code) {
-                self.depths.record_first(entry_base + o, depth);
-            }
+            self.merge(state_base + o, entry_base + o, depth);
         }
     }
 
