@@ -12,6 +12,9 @@
 
 use std::sync::atomic::{AtomicU8, AtomicU64};
 
+/// Bytes in a cache line of the processor (64 on x86-64 and most others).
+const CACHE_LINE: usize = 64;
+
 /// An atomic integer laid out as its plain integer [`Atomic::Plain`].
 ///
 /// # Safety
@@ -155,6 +158,41 @@ impl<A: Atomic> AtomicArray<A> {
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = i;
+    }
+
+    /// Asks the processor to bring the elements `range` into the cache, each cache line of
+    /// them once (a hint).
+    #[inline]
+    pub fn prefetch_range(&self, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        let step = (CACHE_LINE / std::mem::size_of::<A>()).max(1);
+        let last = range.end - 1;
+        let mut i = range.start;
+        while i <= last {
+            self.prefetch(i);
+            i += step;
+        }
+        // The range's last line, if the steps passed over it.
+        self.prefetch(last);
+    }
+
+    /// How many cache lines [`AtomicArray::prefetch_range`] asks for to bring in `range`.
+    ///
+    /// ```
+    /// use std::sync::atomic::AtomicU64;
+    /// use tilepdb_common::atomic_array::AtomicArray;
+    /// assert_eq!(AtomicArray::<AtomicU64>::lines_of(0..8), 1);
+    /// assert_eq!(AtomicArray::<AtomicU64>::lines_of(4..12), 2);
+    /// ```
+    #[inline]
+    pub fn lines_of(range: std::ops::Range<usize>) -> usize {
+        if range.is_empty() {
+            return 0;
+        }
+        let size = std::mem::size_of::<A>();
+        (range.end - 1) * size / CACHE_LINE - range.start * size / CACHE_LINE + 1
     }
 
     /// The plain values of an array on the heap, without a copy; a mapped array back.

@@ -163,6 +163,28 @@ impl DepthBytes {
         self.cells.prefetch(self.code.position(entry).0);
     }
 
+    /// Asks the processor to bring the codes of `entries` into the cache, each cache line of
+    /// them once (a hint).
+    #[inline]
+    pub fn prefetch_entries(&self, entries: Range<u64>) {
+        self.cells.prefetch_range(self.bytes_of(entries));
+    }
+
+    /// How many cache lines [`DepthBytes::prefetch_entries`] asks for to bring in `entries`.
+    #[inline]
+    pub fn lines_of(&self, entries: Range<u64>) -> usize {
+        AtomicArray::<AtomicU8>::lines_of(self.bytes_of(entries))
+    }
+
+    /// The bytes that hold the codes of `entries`.
+    #[inline]
+    fn bytes_of(&self, entries: Range<u64>) -> Range<usize> {
+        if entries.is_empty() {
+            return 0..0;
+        }
+        self.code.position(entries.start).0..self.code.position(entries.end - 1).0 + 1
+    }
+
     /// Calls `f` with every entry of `entries` whose recorded depth is `depth`, in increasing
     /// order: a byte store read eight entries at a time. `depth` is at most 253, as the layer
     /// loop allows.

@@ -137,6 +137,29 @@ impl StateCodes {
         self.words.prefetch((state / FIELDS_PER_WORD) as usize);
     }
 
+    /// Asks the processor to bring the words of the states `states` into the cache, each cache
+    /// line of them once (a hint).
+    #[inline]
+    pub fn prefetch_states(&self, states: Range<u64>) {
+        self.words.prefetch_range(Self::words_of(states));
+    }
+
+    /// How many cache lines [`StateCodes::prefetch_states`] asks for to bring in `states`.
+    #[inline]
+    pub fn lines_of(states: Range<u64>) -> usize {
+        AtomicArray::<AtomicU64>::lines_of(Self::words_of(states))
+    }
+
+    /// The words that hold the codes of `states`.
+    #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a word number is below the array's length, a usize"
+    )]
+    fn words_of(states: Range<u64>) -> Range<usize> {
+        (states.start / FIELDS_PER_WORD) as usize..states.end.div_ceil(FIELDS_PER_WORD) as usize
+    }
+
     /// The code of `state`.
     #[inline]
     pub fn get(&self, state: u64) -> u8 {

@@ -95,6 +95,19 @@ pub trait RegionSink {
             self.reached(states + o, placements + o);
         }
     }
+
+    /// Hints that the `count` orders `orders` of the block `into` are about to be reported
+    /// ([`RegionSink::reached_orders`]): a sink may ask the processor to bring in what they
+    /// touch. Does nothing unless the sink says otherwise.
+    #[inline]
+    fn prefetch_orders(
+        &mut self,
+        into: ReachedBlock,
+        count: usize,
+        orders: impl Iterator<Item = u64>,
+    ) {
+        let _ = (into, count, orders);
+    }
 }
 
 impl<F: FnMut(u64, u64)> RegionSink for F {
@@ -103,6 +116,10 @@ impl<F: FnMut(u64, u64)> RegionSink for F {
         self(state, placement);
     }
 }
+
+/// A block's current orders (less its first state) and its moves: the block each move takes
+/// them to, and the moved tile's positions among the old and the new cells.
+type BlockMoves = (Vec<u32>, Vec<(ReachedBlock, usize, usize)>);
 
 /// The kernel of one pattern size on one board.
 pub struct RegionKernel<'a> {
@@ -158,6 +175,12 @@ impl<'a> RegionKernel<'a> {
         let all = index.board().all_cells();
         let mut stats = ExpandStats::default();
         let mut current: Vec<u32> = Vec::with_capacity(f as usize);
+        // Two blocks in flight: the current orders of a block and its moves (where each takes
+        // the block's states, and the moved tile's positions); the one at `next` is filled
+        // while the other, if `waiting`, is merged.
+        let mut ahead: [BlockMoves; 2] =
+            std::array::from_fn(|_| (Vec::with_capacity(f as usize), Vec::with_capacity(64)));
+        let (mut next, mut waiting) = (0, false);
         for c in sets {
             if self.ignored {
                 let set = index.set_mask(c);
@@ -194,6 +217,7 @@ impl<'a> RegionKernel<'a> {
             let set = index.set_mask_of_regions(regions);
             for (r, &region) in regions.iter().enumerate() {
                 let block = (first + r as u64) * f;
+                let (current, targets) = &mut ahead[next];
                 current.clear();
                 layer.for_each_current(block..block + f, |s| current.push((s - block) as u32));
                 if current.is_empty() {
@@ -201,6 +225,7 @@ impl<'a> RegionKernel<'a> {
                 }
                 stats.expanded += current.len() as u64;
                 let board = index.board();
+                targets.clear();
                 for_each_tile_move(&board, set, region, |m| {
                     // The cell the tile left is free in the new set: its region there is
                     // the successor's.
@@ -210,12 +235,60 @@ impl<'a> RegionKernel<'a> {
                         set: next_c,
                         orders: f,
                     };
-                    self.emit(&current, m.pa, m.pb, into, sink);
-                    stats.generated += current.len() as u64;
+                    targets.push((into, m.pa, m.pb));
                 });
+                // This block's successors asked for from memory while the block before it is
+                // merged.
+                for &(into, pa, pb) in targets.iter() {
+                    self.prefetch(current, pa, pb, into, sink);
+                }
+                if waiting {
+                    stats.generated += self.emit_block(&ahead[1 - next], sink);
+                }
+                waiting = true;
+                next = 1 - next;
             }
         }
+        if waiting {
+            stats.generated += self.emit_block(&ahead[1 - next], sink);
+        }
         stats
+    }
+
+    /// Reports the successors of a block's current orders under each of its moves; how many.
+    #[inline]
+    fn emit_block(&self, (current, targets): &BlockMoves, sink: &mut impl RegionSink) -> u64 {
+        for &(into, pa, pb) in targets {
+            self.emit(current, pa, pb, into, sink);
+        }
+        (current.len() * targets.len()) as u64
+    }
+
+    /// Hints to `sink` the successors that [`RegionKernel::emit`] will report.
+    #[inline]
+    fn prefetch(
+        &self,
+        current: &[u32],
+        pa: usize,
+        pb: usize,
+        into: ReachedBlock,
+        sink: &mut impl RegionSink,
+    ) {
+        let count = current.len();
+        match self.moves.row(pa, pb) {
+            Some(row) => sink.prefetch_orders(
+                into,
+                count,
+                current.iter().map(|&o| u64::from(row[o as usize])),
+            ),
+            None => sink.prefetch_orders(
+                into,
+                count,
+                current
+                    .iter()
+                    .map(|&o| self.moves.moved(pa, pb, u64::from(o))),
+            ),
+        }
     }
 
     /// Reports the successors of the orders `current` of a block under one move, in the block

@@ -556,6 +556,26 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
             shard.live.raise(code, into.block);
         }
     }
+
+    #[inline]
+    fn prefetch_orders(
+        &mut self,
+        into: ReachedBlock,
+        count: usize,
+        orders: impl Iterator<Item = u64>,
+    ) {
+        let own = &self.shard.own;
+        let width = own.end - own.start;
+        let first = into.block * width;
+        let states = first..first + width;
+        if count >= StateCodes::lines_of(states.clone()) {
+            self.shard.codes.prefetch_states(states);
+        } else {
+            for o in orders.filter(|o| own.contains(o)) {
+                self.shard.codes.prefetch(first + o - own.start);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

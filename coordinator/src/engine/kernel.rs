@@ -27,7 +27,7 @@ use tilepdb_common::depth_store::StoreLayer;
 use tilepdb_common::layer::CodeLayer;
 use tilepdb_common::region_expand::{ExpandStats, ReachedBlock, RegionKernel, RegionSink};
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
-use tilepdb_common::{BlankRule, StateSpace};
+use tilepdb_common::{BlankRule, StateCodes, StateSpace};
 
 use super::{Kernel, TableArrays};
 
@@ -70,6 +70,30 @@ impl RegionSink for RegionMerge<'_> {
         };
         self.arrays
             .merge_orders(into.state_base(), entry_base, orders, self.depth);
+    }
+
+    #[inline]
+    fn prefetch_orders(
+        &mut self,
+        into: ReachedBlock,
+        count: usize,
+        orders: impl Iterator<Item = u64>,
+    ) {
+        let first = into.state_base();
+        let states = first..first + into.orders;
+        if self.arrays.store_is_state {
+            // The store's entries are the states.
+            let depths = &self.arrays.depths;
+            if count >= depths.lines_of(states.clone()) {
+                depths.prefetch_entries(states);
+            } else {
+                orders.for_each(|o| depths.prefetch(first + o));
+            }
+        } else if count >= StateCodes::lines_of(states.clone()) {
+            self.arrays.codes.prefetch_states(states);
+        } else {
+            orders.for_each(|o| self.arrays.codes.prefetch(first + o));
+        }
     }
 }
 
