@@ -160,34 +160,34 @@ impl<A: Atomic> AtomicArray<A> {
         let _ = i;
     }
 
-    /// Asks the processor to bring the elements `range` into the cache, each cache line of
-    /// them once (a hint).
+    /// Asks the processor to bring in the `count` elements `elements`, all of them within
+    /// `range` (a hint): each cache line of `range` once when there are at least as many
+    /// elements as lines, else each element's line.
     #[inline]
-    pub fn prefetch_range(&self, range: std::ops::Range<usize>) {
-        if range.is_empty() {
+    pub fn prefetch_within(
+        &self,
+        range: std::ops::Range<usize>,
+        count: usize,
+        elements: impl Iterator<Item = usize>,
+    ) {
+        if count < Self::lines_of(range.clone()) {
+            elements.for_each(|i| self.prefetch(i));
             return;
         }
         let step = (CACHE_LINE / std::mem::size_of::<A>()).max(1);
-        let last = range.end - 1;
         let mut i = range.start;
-        while i <= last {
+        while i < range.end {
             self.prefetch(i);
             i += step;
         }
         // The range's last line, if the steps passed over it.
-        self.prefetch(last);
+        if !range.is_empty() {
+            self.prefetch(range.end - 1);
+        }
     }
 
-    /// How many cache lines [`AtomicArray::prefetch_range`] asks for to bring in `range`.
-    ///
-    /// ```
-    /// use std::sync::atomic::AtomicU64;
-    /// use tilepdb_common::atomic_array::AtomicArray;
-    /// assert_eq!(AtomicArray::<AtomicU64>::lines_of(0..8), 1);
-    /// assert_eq!(AtomicArray::<AtomicU64>::lines_of(4..12), 2);
-    /// ```
-    #[inline]
-    pub fn lines_of(range: std::ops::Range<usize>) -> usize {
+    /// How many cache lines the elements `range` span, at most.
+    fn lines_of(range: std::ops::Range<usize>) -> usize {
         if range.is_empty() {
             return 0;
         }
@@ -245,6 +245,16 @@ mod tests {
         let heap = AtomicArray::<AtomicU64>::zeroed(3);
         heap.as_slice()[2].store(5, Relaxed);
         heap.prefetch(2);
+        heap.prefetch_within(0..3, 1, std::iter::once(2));
+        heap.prefetch_within(0..3, 3, 0..3);
         assert_eq!(heap.into_vec().ok(), Some(vec![0, 0, 5]));
+    }
+
+    #[test]
+    fn a_range_spans_the_cache_lines_its_elements_touch() {
+        assert_eq!(AtomicArray::<AtomicU64>::lines_of(0..0), 0);
+        assert_eq!(AtomicArray::<AtomicU64>::lines_of(0..8), 1);
+        assert_eq!(AtomicArray::<AtomicU64>::lines_of(4..12), 2);
+        assert_eq!(AtomicArray::<AtomicU8>::lines_of(0..720), 12);
     }
 }

@@ -163,26 +163,22 @@ impl DepthBytes {
         self.cells.prefetch(self.code.position(entry).0);
     }
 
-    /// Asks the processor to bring the codes of `entries` into the cache, each cache line of
-    /// them once (a hint).
+    /// Asks the processor to bring in the codes of the `count` entries `each`, all of them
+    /// within `entries` ([`AtomicArray::prefetch_within`]; a hint).
     #[inline]
-    pub fn prefetch_entries(&self, entries: Range<u64>) {
-        self.cells.prefetch_range(self.bytes_of(entries));
-    }
-
-    /// How many cache lines [`DepthBytes::prefetch_entries`] asks for to bring in `entries`.
-    #[inline]
-    pub fn lines_of(&self, entries: Range<u64>) -> usize {
-        AtomicArray::<AtomicU8>::lines_of(self.bytes_of(entries))
-    }
-
-    /// The bytes that hold the codes of `entries`.
-    #[inline]
-    fn bytes_of(&self, entries: Range<u64>) -> Range<usize> {
-        if entries.is_empty() {
-            return 0..0;
-        }
-        self.code.position(entries.start).0..self.code.position(entries.end - 1).0 + 1
+    pub fn prefetch_within(
+        &self,
+        entries: Range<u64>,
+        count: usize,
+        each: impl Iterator<Item = u64>,
+    ) {
+        let bytes = if entries.is_empty() {
+            0..0
+        } else {
+            self.code.position(entries.start).0..self.code.position(entries.end - 1).0 + 1
+        };
+        self.cells
+            .prefetch_within(bytes, count, each.map(|e| self.code.position(e).0));
     }
 
     /// Calls `f` with every entry of `entries` whose recorded depth is `depth`, in increasing

@@ -137,27 +137,23 @@ impl StateCodes {
         self.words.prefetch((state / FIELDS_PER_WORD) as usize);
     }
 
-    /// Asks the processor to bring the words of the states `states` into the cache, each cache
-    /// line of them once (a hint).
-    #[inline]
-    pub fn prefetch_states(&self, states: Range<u64>) {
-        self.words.prefetch_range(Self::words_of(states));
-    }
-
-    /// How many cache lines [`StateCodes::prefetch_states`] asks for to bring in `states`.
-    #[inline]
-    pub fn lines_of(states: Range<u64>) -> usize {
-        AtomicArray::<AtomicU64>::lines_of(Self::words_of(states))
-    }
-
-    /// The words that hold the codes of `states`.
+    /// Asks the processor to bring in the words of the `count` states `each`, all of them
+    /// within `states` ([`AtomicArray::prefetch_within`]; a hint).
     #[inline]
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a word number is below the array's length, a usize"
     )]
-    fn words_of(states: Range<u64>) -> Range<usize> {
-        (states.start / FIELDS_PER_WORD) as usize..states.end.div_ceil(FIELDS_PER_WORD) as usize
+    pub fn prefetch_within(
+        &self,
+        states: Range<u64>,
+        count: usize,
+        each: impl Iterator<Item = u64>,
+    ) {
+        let words = (states.start / FIELDS_PER_WORD) as usize
+            ..states.end.div_ceil(FIELDS_PER_WORD) as usize;
+        self.words
+            .prefetch_within(words, count, each.map(|s| (s / FIELDS_PER_WORD) as usize));
     }
 
     /// The code of `state`.

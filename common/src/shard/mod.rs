@@ -567,14 +567,13 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
         let own = &self.shard.own;
         let width = own.end - own.start;
         let first = into.block * width;
-        let states = first..first + width;
-        if count >= StateCodes::lines_of(states.clone()) {
-            self.shard.codes.prefetch_states(states);
-        } else {
-            for o in orders.filter(|o| own.contains(o)) {
-                self.shard.codes.prefetch(first + o - own.start);
-            }
-        }
+        self.shard.codes.prefetch_within(
+            first..first + width,
+            count,
+            orders
+                .filter(|o| own.contains(o))
+                .map(|o| first + o - own.start),
+        );
     }
 }
 

@@ -27,7 +27,7 @@ use tilepdb_common::depth_store::StoreLayer;
 use tilepdb_common::layer::CodeLayer;
 use tilepdb_common::region_expand::{ExpandStats, ReachedBlock, RegionKernel, RegionSink};
 use tilepdb_common::region_index::{OrderMoves, RegionIndex};
-use tilepdb_common::{BlankRule, StateCodes, StateSpace};
+use tilepdb_common::{BlankRule, StateSpace};
 
 use super::{Kernel, TableArrays};
 
@@ -80,19 +80,12 @@ impl RegionSink for RegionMerge<'_> {
         orders: impl Iterator<Item = u64>,
     ) {
         let first = into.state_base();
-        let states = first..first + into.orders;
+        let (states, each) = (first..first + into.orders, orders.map(|o| first + o));
         if self.arrays.store_is_state {
             // The store's entries are the states.
-            let depths = &self.arrays.depths;
-            if count >= depths.lines_of(states.clone()) {
-                depths.prefetch_entries(states);
-            } else {
-                orders.for_each(|o| depths.prefetch(first + o));
-            }
-        } else if count >= StateCodes::lines_of(states.clone()) {
-            self.arrays.codes.prefetch_states(states);
+            self.arrays.depths.prefetch_within(states, count, each);
         } else {
-            orders.for_each(|o| self.arrays.codes.prefetch(first + o));
+            self.arrays.codes.prefetch_within(states, count, each);
         }
     }
 }
