@@ -63,6 +63,26 @@ pub fn one_bit_child_value(parent_value: u8, bit: u8, m: u32) -> u8 {
     }
 }
 
+/// [`one_bit_child_value`] of a child whose value differs from its parent's by one (a move
+/// of a pattern tile in a table whose every move changes the value): `parent_value + 1` when
+/// its bit is `bit`, else `parent_value - 1`, chosen without a branch (which way a value moves
+/// is what a predictor cannot guess).
+///
+/// ```
+/// use tilepdb_common::table::mod3::one_bit_step_value;
+/// assert_eq!(one_bit_step_value(7, (8 >> 1) & 1), 8);
+/// assert_eq!(one_bit_step_value(7, (6 >> 1) & 1), 6);
+/// ```
+#[inline]
+#[must_use]
+pub fn one_bit_step_value(parent_value: u8, bit: u8) -> u8 {
+    let up = parent_value.saturating_add(1);
+    let down = parent_value.saturating_sub(1);
+    // All ones when `up` has the bit, else zero.
+    let take_up = 0u8.wrapping_sub(u8::from((up >> 1) & 1 == bit));
+    (up & take_up) | (down & !take_up)
+}
+
 /// A `mod3` or `1-bit` payload with the space it encodes.
 #[derive(Clone, Copy)]
 pub struct ResidueTable<'a> {
@@ -339,5 +359,24 @@ impl<'a> ResidueTable<'a> {
             }
         }
         Ok(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The branch-free step agrees with the general rule for every value and bit.
+    #[test]
+    fn one_bit_step_value_is_one_bit_child_value_after_a_step() {
+        for parent in 0..=u8::MAX {
+            for bit in 0..=1 {
+                assert_eq!(
+                    one_bit_step_value(parent, bit),
+                    one_bit_child_value(parent, bit, u32::from(parent) ^ 1),
+                    "parent {parent}, bit {bit}"
+                );
+            }
+        }
     }
 }

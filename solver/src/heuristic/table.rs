@@ -3,7 +3,7 @@
 //! payload.
 
 use std::sync::Arc;
-use tilepdb_common::table::mod3::{child_value, one_bit_child_value};
+use tilepdb_common::table::mod3::{child_value, one_bit_child_value, one_bit_step_value};
 use tilepdb_common::table::{Encoding, Pdb};
 
 use tilepdb_common::region_index::RegionIndex;
@@ -120,7 +120,7 @@ impl<'a> TableLookup<'a> {
     #[inline(always)]
     pub(super) fn one_bit_step(&self, index: u64, old: u8) -> u8 {
         let bit = (self.payload[(index >> 3) as usize] >> (index & 7)) & 1;
-        one_bit_child_value(old, bit, u32::from(old) ^ 1)
+        one_bit_step_value(old, bit)
     }
 
     /// Asks the processor to fetch entry `index` ([`Encoding::prefetch`]).

@@ -41,18 +41,18 @@ fn choose(a: usize, b: usize) -> u64 {
 }
 
 /// How many regions each tile set of a region index has, in a few bits per set so that the
-/// whole fits in the processor's caches ([`SetBlocks`]), with the board's masks: the first
-/// block of a set and the region of the blank, without reading the index's regions.
+/// whole fits in the processor's caches ([`SetBlocks`]), and the cells of the regions after
+/// each set's first (most sets have one region): the first block of a set and the region of
+/// the blank, without the index's regions or growing one.
 pub(super) struct RegionCounts {
     board: Board,
     k: usize,
-    /// The board's cells, and those off its first and last column.
-    all: u32,
-    not_first_column: u32,
-    not_last_column: u32,
-    width: u32,
     /// The first block and extra regions of each set.
     blocks: SetBlocks,
+    /// The cells of each set's regions after its first, set after set (those of the set of
+    /// rank `c`, whose first block is `first`, from `first - c` on), and a last 0: the blank's
+    /// region is the one whose cells hold it.
+    later_regions: Vec<u32>,
     /// `order_moves[(p_a * k + p_b) * k! + rank]`: the order of rank `rank` with its element at
     /// position `p_a` moved to `p_b` ([`OrderMoves`]); empty beyond [`MAX_TABLED_K`] tiles.
     order_moves: Vec<u16>,
@@ -61,19 +61,6 @@ pub(super) struct RegionCounts {
 impl RegionCounts {
     /// The counts of `region`'s sets.
     pub(super) fn new(region: &RegionIndex) -> RegionCounts {
-        let board = region.board();
-        let width = board.width();
-        let (mut first_column, mut last_column) = (0u32, 0u32);
-        for row in 0..board.height() {
-            first_column |= 1 << (row * width);
-            last_column |= 1 << (row * width + width - 1);
-        }
-        let all = board.all_cells();
-        #[expect(
-            clippy::cast_possible_truncation,
-            reason = "a board is at most 25 cells wide"
-        )]
-        let shift = width as u32;
         let k = region.k();
         let moves = OrderMoves::new(k);
         let mut order_moves = Vec::new();
@@ -82,14 +69,16 @@ impl RegionCounts {
                 order_moves.extend_from_slice(moves.row(pa, pb).unwrap_or_default());
             }
         }
+        let mut later_regions = Vec::new();
+        for c in 0..region.sets() {
+            later_regions.extend_from_slice(&region.regions_of(c)[1..]);
+        }
+        later_regions.push(0);
         RegionCounts {
-            board,
+            board: region.board(),
             k,
-            all,
-            not_first_column: all & !first_column,
-            not_last_column: all & !last_column,
-            width: shift,
             blocks: region.set_blocks().clone(),
+            later_regions,
             order_moves,
         }
     }
@@ -97,68 +86,6 @@ impl RegionCounts {
     /// Whether these are the counts of the region index of `board` and `k` tiles.
     pub(super) fn serves(&self, board: Board, k: usize) -> bool {
         self.board == board && self.k == k
-    }
-
-    /// `region` and the cells of `free` next to it.
-    #[inline(always)]
-    fn grow(&self, region: u32, free: u32) -> u32 {
-        (region
-            | region << self.width
-            | region >> self.width
-            | (region << 1) & self.not_first_column
-            | (region >> 1) & self.not_last_column)
-            & free
-    }
-
-    /// The free cells connected to `seed` (cells of `free`).
-    #[inline(always)]
-    fn fill(&self, seed: u32, free: u32) -> u32 {
-        let mut region = seed;
-        loop {
-            let grown = self.grow(region, free);
-            if grown == region {
-                return region;
-            }
-            region = grown;
-        }
-    }
-
-    /// The index, among the `extra + 1` regions of the free cells of `set` ordered by least
-    /// cell, of the one holding `blank`.
-    ///
-    /// Of two regions, the first holds the least free cell: it and the blank's are grown
-    /// together, a step each, until they meet (the blank's is the first) or one of them stops
-    /// growing without the other (the blank's is the second), so the growing ends with the
-    /// smaller region or where the two meet. Of more, the regions are grown from their least
-    /// cells in order until one holds the blank (the last needs no growing).
-    #[inline(always)]
-    fn region_holding(&self, set: u32, blank: u8, extra: u64) -> u64 {
-        let free = self.all & !set;
-        if extra == 1 {
-            let mut first = free & free.wrapping_neg();
-            let mut blank_side = 1u32 << blank;
-            loop {
-                if first & blank_side != 0 {
-                    return 0;
-                }
-                let (grown_first, grown_blank) =
-                    (self.grow(first, free), self.grow(blank_side, free));
-                if grown_first == first || grown_blank == blank_side {
-                    return 1;
-                }
-                first = grown_first;
-                blank_side = grown_blank;
-            }
-        }
-        let mut rest = free;
-        for index in 0..extra {
-            let region = self.fill(rest & rest.wrapping_neg(), free);
-            if region & (1 << blank) != 0 {
-                return index;
-            }
-            rest &= !region;
-        }
-        extra
     }
 }
 
@@ -294,7 +221,7 @@ impl ZeroAwareIndex {
     /// The entry of `placed` with the blank on `blank`, a free cell.
     #[inline(always)]
     pub(super) fn placed_entry(&self, placed: Placed, blank: u8) -> u64 {
-        self.block_entry(placed.set(), placed.set_rank(), placed.order(), blank)
+        self.block_entry(placed.set_rank(), placed.order(), blank)
     }
 
     /// The set's bitboard, its rank and the order's rank of the placement `at[..k]`.
@@ -324,17 +251,25 @@ impl ZeroAwareIndex {
         (set, c, order)
     }
 
-    /// The entry of the set `set` of rank `c` and the order of rank `order` with the blank on
+    /// The entry of the set of rank `c` and the order of rank `order` with the blank on
     /// `blank`. The region is 0 for a set with one region (most sets), else the index of the
-    /// blank's among the set's regions, found by growing the regions cell by cell
-    /// ([`RegionCounts`]).
+    /// blank's among the set's regions: the later region whose cells hold it, or 0
+    /// ([`RegionCounts`]), read without a branch on where the blank is.
     #[inline(always)]
-    fn block_entry(&self, set: u32, c: u64, order: u64, blank: u8) -> u64 {
-        let (first, extra) = self.counts.blocks.first_block(c);
-        let region = if extra == 0 {
-            0
+    fn block_entry(&self, c: u64, order: u64, blank: u8) -> u64 {
+        let counts = &*self.counts;
+        let (first, extra) = counts.blocks.first_block(c);
+        let later = first - c;
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "`first - c + j` counts later regions of the index, held in memory"
+        )]
+        let holds = |j: u64| u64::from((counts.later_regions[(later + j) as usize] >> blank) & 1);
+        let region = if extra <= 1 {
+            // A set of one region reads the next set's second region, and ignores it.
+            holds(0) & extra
         } else {
-            self.counts.region_holding(set, blank, extra)
+            (0..extra).fold(0, |region, j| region | (holds(j) * (j + 1)))
         };
         (first + region) * self.orders + order
     }
@@ -343,8 +278,8 @@ impl ZeroAwareIndex {
     /// `blank`, a free cell, from scratch.
     #[inline(always)]
     pub(super) fn entry(&self, at: &[u8; MAX_CELLS], k: usize, blank: u8) -> u64 {
-        let (set, c, order) = self.set_and_order(at, k);
-        self.block_entry(set, c, order, blank)
+        let (_, c, order) = self.set_and_order(at, k);
+        self.block_entry(c, order, blank)
     }
 }
 
