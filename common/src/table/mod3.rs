@@ -55,12 +55,7 @@ pub fn one_bit_child_value(parent_value: u8, bit: u8, m: u32) -> u8 {
     if (u32::from(parent_value) ^ m) & 1 == 0 {
         return parent_value;
     }
-    let up = parent_value.saturating_add(1);
-    if (up >> 1) & 1 == bit {
-        up
-    } else {
-        parent_value.saturating_sub(1)
-    }
+    one_bit_step_value(parent_value, bit)
 }
 
 /// [`one_bit_child_value`] of a child whose value differs from its parent's by one (a move
