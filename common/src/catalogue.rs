@@ -375,8 +375,9 @@ mod tests {
     }
 
     /// The solver benchmark's catalogues in `docs/catalogues/` (the 24-puzzle's and the
-    /// 15-puzzle's): each set is a partition of the board's tiles, and small-t with the
-    /// 7-7-7-3 partition needs small-t's 11 tables and 4 more, 1-bit files of at most 2 GB.
+    /// 15-puzzle's): each set is a partition of the board's tiles; small-t with the 7-7-7-3
+    /// partition needs small-t's 11 tables and 4 more, and the catalogue with 7-7-6-4
+    /// partitions 14 tables, each in 1-bit files of at most 2 GB.
     #[test]
     fn the_benchmarks_catalogues_are_partitions() {
         let four: Board = "4x4".parse().unwrap();
@@ -395,6 +396,11 @@ mod tests {
                 include_str!("../../docs/catalogues/small-t-7-7-7-3.cat"),
                 five(),
                 "7-7-7-3",
+            ),
+            (
+                include_str!("../../docs/catalogues/small-t-7-7-6-4.cat"),
+                five(),
+                "7-7-6-4",
             ),
             (
                 include_str!("../../docs/catalogues/15-6-6-3-t.cat"),
@@ -420,21 +426,33 @@ mod tests {
                 assert_eq!(tiles, all, "{name}");
             }
         }
-        let text = include_str!("../../docs/catalogues/small-t-7-7-7-3.cat");
-        let c = Catalogue::parse(text, five(), "7-7-7-3").unwrap();
-        assert_eq!(c.sets().len(), 16);
-        let distinct = c.distinct_tables(Goal::BlankFirst);
-        assert_eq!(distinct.len(), 15);
-        let bytes: u64 = distinct
-            .iter()
-            .map(|d| {
-                let pattern = Pattern::new(five(), d.tiles.clone()).unwrap();
-                crate::space::StateSpace::new(five(), Goal::BlankFirst, pattern, d.rule)
-                    .unwrap()
-                    .entries()
-                    .div_ceil(8)
-            })
-            .sum();
-        assert!(bytes < 2_000_000_000, "{bytes}");
+        for (text, name, tables) in [
+            (
+                include_str!("../../docs/catalogues/small-t-7-7-7-3.cat"),
+                "7-7-7-3",
+                15,
+            ),
+            (
+                include_str!("../../docs/catalogues/small-t-7-7-6-4.cat"),
+                "7-7-6-4",
+                14,
+            ),
+        ] {
+            let c = Catalogue::parse(text, five(), name).unwrap();
+            assert_eq!(c.sets().len(), 16, "{name}");
+            let distinct = c.distinct_tables(Goal::BlankFirst);
+            assert_eq!(distinct.len(), tables, "{name}");
+            let bytes: u64 = distinct
+                .iter()
+                .map(|d| {
+                    let pattern = Pattern::new(five(), d.tiles.clone()).unwrap();
+                    crate::space::StateSpace::new(five(), Goal::BlankFirst, pattern, d.rule)
+                        .unwrap()
+                        .entries()
+                        .div_ceil(8)
+                })
+                .sum();
+            assert!(bytes < 2_000_000_000, "{name}: {bytes}");
+        }
     }
 }

@@ -11,6 +11,11 @@
 //! board and the number of tiles only, not on which tiles, nor on the blank rule among
 //! minimized, aware and zero-aware (they share the index).
 //!
+//! For patterns of at most [`SWAP_MOST_TILES`] tiles it also asks whether another assignment of
+//! orders to shards keeps more successors home: starting from the order ranges, and from
+//! random balanced assignments, it swaps two orders of different shards whenever that keeps
+//! more (weighted by each move's share of the index), until no swap does.
+//!
 //!     cargo bench -p tilepdb-coordinator --bench shard_cut             # 24-puzzle, 6 and 7 tiles
 //!     cargo bench -p tilepdb-coordinator --bench shard_cut -- 4x4 7    # any board and size
 
@@ -22,6 +27,130 @@ use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
 use tilepdb_common::shard::{ShardLayout, locality};
 
 const SHARDS: [u32; 6] = [2, 4, 8, 16, 64, 256];
+
+/// Most tiles for which the swaps are tried (each round weighs every pair of `k!` orders).
+const SWAP_MOST_TILES: usize = 6;
+
+/// The shard counts the swaps are tried for.
+const SWAP_SHARDS: [u32; 3] = [2, 4, 8];
+
+/// Order `o` as an index into a table of orders.
+fn at(o: u64) -> usize {
+    usize::try_from(o).expect("an order of a table in memory")
+}
+
+/// The fraction of successors kept home by `owner` (a shard per order), each move `(pa, pb)`
+/// weighted by `weight[pa * k + pb]`, its share of the index's (block, move) pairs.
+fn kept_home(weight: &[f64], moves: &OrderMoves, k: usize, owner: &[u32]) -> f64 {
+    let f = owner.len();
+    let mut kept = 0.0;
+    for pa in 0..k {
+        for pb in 0..k {
+            let same = (0..f)
+                .filter(|&o| owner[at(moves.moved(pa, pb, o as u64))] == owner[o])
+                .count();
+            kept += weight[pa * k + pb] * same as f64 / f as f64;
+        }
+    }
+    kept
+}
+
+/// `owner` improved by swaps of two orders of different shards while one keeps more
+/// successors home; `neighbours[o]`: the orders one move away from `o` (either way), with the
+/// move's weight.
+fn swapped(mut owner: Vec<u32>, neighbours: &[Vec<(usize, f64)>]) -> Vec<u32> {
+    // What moving order `o` to shard `q` gains: its neighbours there, less those it leaves.
+    let gain = |owner: &[u32], o: usize, q: u32| -> f64 {
+        neighbours[o]
+            .iter()
+            .filter(|&&(t, _)| t != o)
+            .map(|&(t, w)| {
+                if owner[t] == q {
+                    w
+                } else if owner[t] == owner[o] {
+                    -w
+                } else {
+                    0.0
+                }
+            })
+            .sum()
+    };
+    let mut improved = true;
+    while improved {
+        improved = false;
+        for a in 0..owner.len() {
+            for b in a + 1..owner.len() {
+                let (sa, sb) = (owner[a], owner[b]);
+                if sa == sb {
+                    continue;
+                }
+                // A move between `a` and `b` themselves stays foreign after the swap.
+                let between: f64 = neighbours[a]
+                    .iter()
+                    .filter(|&&(t, _)| t == b)
+                    .map(|&(_, w)| 2.0 * w)
+                    .sum();
+                if gain(&owner, a, sb) + gain(&owner, b, sa) - between > 1e-12 {
+                    owner.swap(a, b);
+                    improved = true;
+                }
+            }
+        }
+    }
+    owner
+}
+
+/// The swaps' answer for `board` and `k` tiles: the fraction kept home by the order ranges,
+/// by the ranges after swaps, and by random balanced starts after swaps.
+fn swaps(index: &RegionIndex, moves: &OrderMoves, board: Board, k: usize) {
+    let mut weight = vec![0.0f64; k * k];
+    for c in 0..index.sets() {
+        let set = index.set_mask(c);
+        for &region in index.regions_of(c) {
+            for_each_tile_move(&board, set, region, |m| weight[m.pa * k + m.pb] += 1.0);
+        }
+    }
+    let total: f64 = weight.iter().sum();
+    for w in &mut weight {
+        *w /= total;
+    }
+    let f = usize::try_from(index.orders()).expect("k! orders in memory");
+    let mut neighbours: Vec<Vec<(usize, f64)>> = vec![Vec::new(); f];
+    for pa in 0..k {
+        for pb in (0..k).filter(|&pb| pb != pa) {
+            for o in 0..f {
+                let t = at(moves.moved(pa, pb, o as u64));
+                neighbours[o].push((t, weight[pa * k + pb]));
+                neighbours[t].push((o, weight[pa * k + pb]));
+            }
+        }
+    }
+    println!("  shards | kept: order ranges | ranges, swapped | 4 random starts, swapped");
+    for p in SWAP_SHARDS {
+        let layout = ShardLayout::new(index.orders(), p).expect("fewer shards than orders");
+        let ranges: Vec<u32> = (0..index.orders()).map(|o| layout.owner(o)).collect();
+        let kept = |owner: &[u32]| 100.0 * kept_home(&weight, moves, k, owner);
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let random: Vec<String> = (0..4)
+            .map(|_| {
+                let mut owner = ranges.clone();
+                for i in (1..f).rev() {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    owner.swap(i, at(seed % (i as u64 + 1)));
+                }
+                format!("{:.2}", kept(&swapped(owner, &neighbours)))
+            })
+            .collect();
+        println!(
+            "  {p:>6} | {:>17.2} % | {:>13.2} % | {} %",
+            kept(&ranges),
+            kept(&swapped(ranges.clone(), &neighbours)),
+            random.join(", ")
+        );
+    }
+}
 
 /// The shard of every tile set when the sets are cut into `shards` contiguous ranges of about
 /// equal numbers of blocks (and so of states).
@@ -85,6 +214,9 @@ fn measure(board: Board, k: usize) {
             100.0 * set_local[i] as f64 / t,
             100.0 * order_local[i]
         );
+    }
+    if k <= SWAP_MOST_TILES {
+        swaps(&index, &moves, board, k);
     }
 }
 
