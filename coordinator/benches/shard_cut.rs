@@ -100,16 +100,10 @@ fn swapped(mut owner: Vec<u32>, neighbours: &[Vec<(usize, f64)>]) -> Vec<u32> {
     owner
 }
 
-/// The swaps' answer for `board` and `k` tiles: the fraction kept home by the order ranges,
-/// by the ranges after swaps, and by random balanced starts after swaps.
-fn swaps(index: &RegionIndex, moves: &OrderMoves, board: Board, k: usize) {
-    let mut weight = vec![0.0f64; k * k];
-    for c in 0..index.sets() {
-        let set = index.set_mask(c);
-        for &region in index.regions_of(c) {
-            for_each_tile_move(&board, set, region, |m| weight[m.pa * k + m.pb] += 1.0);
-        }
-    }
+/// The swaps' answer for `k` tiles, `weight[pa * k + pb]` counting the index's (block, move)
+/// pairs of each move: the fraction kept home by the order ranges, by the ranges after swaps,
+/// and by random balanced starts after swaps.
+fn swaps(index: &RegionIndex, moves: &OrderMoves, k: usize, mut weight: Vec<f64>) {
     let total: f64 = weight.iter().sum();
     for w in &mut weight {
         *w /= total;
@@ -181,6 +175,8 @@ fn measure(board: Board, k: usize) {
     let mut total_moves = 0u64;
     let mut same_order = 0u64;
     let mut set_local = vec![0u64; SHARDS.len()];
+    // The (block, move) pairs of each move of position `pa` to `pb`, for the swaps.
+    let mut move_weight = vec![0.0f64; k * k];
     for c in 0..index.sets() {
         let set = index.set_mask(c);
         for &region in index.regions_of(c) {
@@ -188,6 +184,7 @@ fn measure(board: Board, k: usize) {
                 let child_c = rank_set(m.next_set);
                 total_moves += 1;
                 same_order += u64::from(m.pa == m.pb);
+                move_weight[m.pa * k + m.pb] += 1.0;
                 for (i, shards) in set_shard.iter().enumerate() {
                     let c_shard = shards[usize::try_from(c).expect("a set")];
                     let child_shard = shards[usize::try_from(child_c).expect("a set")];
@@ -216,7 +213,7 @@ fn measure(board: Board, k: usize) {
         );
     }
     if k <= SWAP_MOST_TILES {
-        swaps(&index, &moves, board, k);
+        swaps(&index, &moves, k, move_weight);
     }
 }
 
