@@ -24,7 +24,7 @@ use std::time::Instant;
 use tilepdb_common::Board;
 use tilepdb_common::region_expand::for_each_tile_move;
 use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
-use tilepdb_common::shard::{ShardLayout, locality};
+use tilepdb_common::shard::{ShardLayout, kept_home, move_shares};
 
 const SHARDS: [u32; 6] = [2, 4, 8, 16, 64, 256];
 
@@ -37,22 +37,6 @@ const SWAP_SHARDS: [u32; 3] = [2, 4, 8];
 /// Order `o` as an index into a table of orders.
 fn at(o: u64) -> usize {
     usize::try_from(o).expect("an order of a table in memory")
-}
-
-/// The fraction of successors kept home by `owner` (a shard per order), each move `(pa, pb)`
-/// weighted by `weight[pa * k + pb]`, its share of the index's (block, move) pairs.
-fn kept_home(weight: &[f64], moves: &OrderMoves, k: usize, owner: &[u32]) -> f64 {
-    let f = owner.len();
-    let mut kept = 0.0;
-    for pa in 0..k {
-        for pb in 0..k {
-            let same = (0..f)
-                .filter(|&o| owner[at(moves.moved(pa, pb, o as u64))] == owner[o])
-                .count();
-            kept += weight[pa * k + pb] * same as f64 / f as f64;
-        }
-    }
-    kept
 }
 
 /// `owner` improved by swaps of two orders of different shards while one keeps more
@@ -100,22 +84,18 @@ fn swapped(mut owner: Vec<u32>, neighbours: &[Vec<(usize, f64)>]) -> Vec<u32> {
     owner
 }
 
-/// The swaps' answer for `k` tiles, `weight[pa * k + pb]` counting the index's (block, move)
-/// pairs of each move: the fraction kept home by the order ranges, by the ranges after swaps,
-/// and by random balanced starts after swaps.
-fn swaps(index: &RegionIndex, moves: &OrderMoves, k: usize, mut weight: Vec<f64>) {
-    let total: f64 = weight.iter().sum();
-    for w in &mut weight {
-        *w /= total;
-    }
+/// The swaps' answer for `k` tiles, `shares` being each move's share of the index's
+/// (state, move) pairs ([`move_shares`]): the fraction kept home by the order ranges, by the
+/// ranges after swaps, and by random balanced starts after swaps.
+fn swaps(index: &RegionIndex, moves: &OrderMoves, k: usize, shares: &[f64]) {
     let f = usize::try_from(index.orders()).expect("k! orders in memory");
     let mut neighbours: Vec<Vec<(usize, f64)>> = vec![Vec::new(); f];
     for pa in 0..k {
         for pb in (0..k).filter(|&pb| pb != pa) {
             for o in 0..f {
                 let t = at(moves.moved(pa, pb, o as u64));
-                neighbours[o].push((t, weight[pa * k + pb]));
-                neighbours[t].push((o, weight[pa * k + pb]));
+                neighbours[o].push((t, shares[pa * k + pb]));
+                neighbours[t].push((o, shares[pa * k + pb]));
             }
         }
     }
@@ -123,7 +103,7 @@ fn swaps(index: &RegionIndex, moves: &OrderMoves, k: usize, mut weight: Vec<f64>
     for p in SWAP_SHARDS {
         let layout = ShardLayout::new(index.orders(), p).expect("fewer shards than orders");
         let ranges: Vec<u32> = (0..index.orders()).map(|o| layout.owner(o)).collect();
-        let kept = |owner: &[u32]| 100.0 * kept_home(&weight, moves, k, owner);
+        let kept = |owner: &[u32]| 100.0 * kept_home(shares, moves, |o| owner[at(o)]);
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let random: Vec<String> = (0..4)
             .map(|_| {
@@ -160,11 +140,12 @@ fn measure(board: Board, k: usize) {
     let index = RegionIndex::new(board, k).expect("a region index");
     let moves = OrderMoves::new(k);
     // The order cut is the sharded build's: the planner's count, over every tile set.
+    let (shares, _) = move_shares(&index, 1);
     let order_local: Vec<f64> = SHARDS
         .iter()
         .map(|&p| {
             let layout = ShardLayout::new(index.orders(), p).expect("fewer shards than orders");
-            locality(&index, &moves, layout, 1).0
+            kept_home(&shares, &moves, |o| layout.owner(o))
         })
         .collect();
     let set_shard: Vec<Vec<u32>> = SHARDS
@@ -175,8 +156,6 @@ fn measure(board: Board, k: usize) {
     let mut total_moves = 0u64;
     let mut same_order = 0u64;
     let mut set_local = vec![0u64; SHARDS.len()];
-    // The (block, move) pairs of each move of position `pa` to `pb`, for the swaps.
-    let mut move_weight = vec![0.0f64; k * k];
     for c in 0..index.sets() {
         let set = index.set_mask(c);
         for &region in index.regions_of(c) {
@@ -184,7 +163,6 @@ fn measure(board: Board, k: usize) {
                 let child_c = rank_set(m.next_set);
                 total_moves += 1;
                 same_order += u64::from(m.pa == m.pb);
-                move_weight[m.pa * k + m.pb] += 1.0;
                 for (i, shards) in set_shard.iter().enumerate() {
                     let c_shard = shards[usize::try_from(c).expect("a set")];
                     let child_shard = shards[usize::try_from(child_c).expect("a set")];
@@ -213,7 +191,7 @@ fn measure(board: Board, k: usize) {
         );
     }
     if k <= SWAP_MOST_TILES {
-        swaps(&index, &moves, k, move_weight);
+        swaps(&index, &moves, k, &shares);
     }
 }
 

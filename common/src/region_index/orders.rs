@@ -96,6 +96,16 @@ impl OrderMoves {
         OrderMoves { k, orders, table }
     }
 
+    /// The number of tiles.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The number of orders, `k!`.
+    pub fn orders(&self) -> u64 {
+        self.orders
+    }
+
     fn compute(k: usize, pi: &[u8], pa: usize, pb: usize) -> u64 {
         let mut moved = [0u8; MAX_CELLS];
         moved[..k].copy_from_slice(&pi[..k]);

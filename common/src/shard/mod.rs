@@ -49,7 +49,7 @@ pub use lists::{
     LEAST_LIST_STATES, LEAST_LISTS_BYTES, MAX_PUSH_STATES, list_states, lists_budget, lists_bytes,
 };
 pub use live::LiveBlocks;
-pub use locality::locality;
+pub use locality::{kept_home, locality, move_shares};
 use values::for_each_block_part;
 pub use values::{OwnCodes, assemble_values};
 
