@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use tilepdb_common::table::Load;
 use tilepdb_common::{Goal, PuzzleState};
 
 use super::{InstanceRecord, Protocol, TableFile, search_all};
@@ -30,7 +29,7 @@ pub(super) fn run_entry(
     protocol: &Protocol,
     pool: &rayon::ThreadPool,
 ) -> Result<EntryRun> {
-    let tables = CatalogueTables::open(file, dir, Some(board), Some(goal), Load::Map)?;
+    let tables = CatalogueTables::open(file, dir, Some(board), Some(goal), protocol.load)?;
     if tables.board() != board || tables.goal() != goal {
         return Err(Error::Mismatch {
             tables: format!(

@@ -102,7 +102,7 @@ impl Matrix<'_> {
         histograms: &mut Vec<TableHistogram>,
     ) -> Result<EntryResult> {
         let (board, goal) = (self.board, self.goal);
-        let set = TableSet::open(dir)?;
+        let set = TableSet::open_with(dir, self.protocol.load)?;
         if set.board() != board || set.goal() != goal {
             return Err(Error::Mismatch {
                 tables: format!("{} ({}, {} goal)", dir.display(), set.board(), set.goal()),

@@ -38,6 +38,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 use tilepdb_common::generate::random_states;
+use tilepdb_common::table::Load;
 use tilepdb_common::{Board, Goal, PuzzleState};
 
 use crate::error::{Error, Result};
@@ -167,6 +168,9 @@ pub struct Protocol {
     pub seed: u64,
     /// The move-pruning machine of every search (`None`: the undo rule alone).
     pub move_pruning: Option<MovePruning>,
+    /// How every entry's tables are held: mapped, or copied into huge pages. The copy is made
+    /// when an entry's tables are opened, before its searches' CPU time is counted.
+    pub load: Load,
 }
 
 impl Default for Protocol {
@@ -178,6 +182,7 @@ impl Default for Protocol {
             random_states: 1000,
             seed: 1,
             move_pruning: None,
+            load: Load::Map,
         }
     }
 }
@@ -299,6 +304,7 @@ pub fn run(
         search_threads,
         random_states: protocol.random_states,
         seed: protocol.seed,
+        load: protocol.load.name().to_string(),
         memory_front,
         time_front,
         summaries,

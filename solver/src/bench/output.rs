@@ -213,7 +213,7 @@ fn markdown_protocol(out: &mut String, report: &BenchReport) {
     let _ = writeln!(out, "* machine: {}", report.machine);
     let _ = writeln!(
         out,
-        "* protocol: {} instances, IDA* (nodes expanded and nodes generated counted), per instance at most {} nodes and {}; {} instances at once, each searched on {} threads; mean h also over {} uniformly random solvable states (seed {})",
+        "* protocol: {} instances, IDA* (nodes expanded and nodes generated counted), per instance at most {} nodes and {}; {} instances at once, each searched on {} threads; tables held as `{}`; mean h also over {} uniformly random solvable states (seed {})",
         report.instances,
         report
             .max_nodes
@@ -223,6 +223,7 @@ fn markdown_protocol(out: &mut String, report: &BenchReport) {
             .map_or("no time limit".into(), |t| format!("{t} s")),
         report.threads,
         report.search_threads,
+        report.load,
         report.random_states,
         report.seed
     );

@@ -199,6 +199,8 @@ pub struct BenchReport {
     pub random_states: usize,
     /// Seed of the random states.
     pub seed: u64,
+    /// How the tables were held: `map` or `memory`.
+    pub load: String,
     /// One summary per entry.
     pub summaries: Vec<EntrySummary>,
     /// Entries (labels) on the memory/effort front, by increasing memory.

@@ -71,6 +71,11 @@ pub struct BenchArgs {
     /// entry's searches (default: only the move undoing the last one is pruned).
     #[arg(long, value_name = "FILE")]
     fsm: Option<PathBuf>,
+    /// How to hold every entry's tables: map the files, or read them into memory backed by
+    /// huge pages (as solve --load). The copy is made before an entry's searches, outside
+    /// their CPU time.
+    #[arg(long, value_enum, default_value = "map")]
+    load: super::tables::LoadArg,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -159,6 +164,7 @@ fn protocol(args: &BenchArgs, board: Board) -> anyhow::Result<Protocol> {
             .as_deref()
             .map(|path| super::fsm::open_machine(path, board, true))
             .transpose()?,
+        load: args.load.into(),
     })
 }
 

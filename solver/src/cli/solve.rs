@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use serde::Serialize;
-use tilepdb_common::table::{Load, TableSet};
+use tilepdb_common::table::TableSet;
 use tilepdb_common::units::{parse_seconds, parse_threads};
 use tilepdb_common::{Board, Goal, PuzzleState};
 use tilepdb_solver::heuristic::{
@@ -50,25 +50,6 @@ pub enum Algorithm {
     WeightedAstar,
 }
 
-/// How the tables are held in memory.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LoadArg {
-    /// Map the files: shared through the page cache, nothing copied.
-    Map,
-    /// Read the files into memory backed by huge pages: faster lookups in large tables (the
-    /// 15-puzzle's 8-tile table), their size in private memory.
-    Memory,
-}
-
-impl From<LoadArg> for Load {
-    fn from(load: LoadArg) -> Load {
-        match load {
-            LoadArg::Map => Load::Map,
-            LoadArg::Memory => Load::Memory,
-        }
-    }
-}
-
 #[derive(Args)]
 pub struct SolveArgs {
     #[command(flatten)]
@@ -86,7 +67,7 @@ pub struct SolveArgs {
     /// memory backed by huge pages (fewer TLB misses: faster lookups in large tables, at the
     /// cost of their size in private memory). Both validate every file.
     #[arg(long, value_enum, default_value = "map")]
-    load: LoadArg,
+    load: super::tables::LoadArg,
     /// The heuristic (default: pdb with --tables, else manhattan).
     #[arg(long, value_enum)]
     heuristic: Option<HeuristicName>,

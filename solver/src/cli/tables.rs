@@ -1,9 +1,30 @@
-//! Opening the table set a command names, with a hint when there is none there.
+//! Opening the table set a command names, with a hint when there is none there, and how its
+//! tables are held (`--load`).
 
 use std::path::Path;
 
 use anyhow::Context;
+use clap::ValueEnum;
 use tilepdb_common::table::{Load, TableSet};
+
+/// How the tables are held in memory.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoadArg {
+    /// Map the files: shared through the page cache, nothing copied.
+    Map,
+    /// Read the files into memory backed by huge pages: faster lookups in large tables (the
+    /// 15-puzzle's 8-tile table), their size in private memory.
+    Memory,
+}
+
+impl From<LoadArg> for Load {
+    fn from(load: LoadArg) -> Load {
+        match load {
+            LoadArg::Map => Load::Map,
+            LoadArg::Memory => Load::Memory,
+        }
+    }
+}
 
 /// The table set in `dir`, read as `load` says. A directory without a set's manifest is
 /// refused with the commands that make one: `tilepdb-coordinator build` (its options read

@@ -1,8 +1,9 @@
 //! The catalogue on the command line: `fetch --catalogue` downloads the sets that serve a
 //! catalogue (symmetric images included), `solve --catalogue` solves with them at the lengths
 //! Manhattan distance proves optimal, `eval --catalogue` prints each set's sum, `bench
-//! --catalogue` solves every instance, and a catalogue
-//! whose tables are missing is refused with the reason and the command that builds them.
+//! --catalogue` solves every instance (node for node the same with its tables in memory), and
+//! a catalogue whose tables are missing is refused with the reason and the command that builds
+//! them.
 
 use std::process::Command;
 
@@ -143,6 +144,46 @@ fn a_catalogue_is_fetched_solved_and_evaluated() {
             .any(|l| l.starts_with("corners ") && l.contains("3/3")),
         "{text}"
     );
+    // With the tables copied into memory: the same searches, node for node, and the summary
+    // says how the tables were held.
+    let memory_out = tempfile::tempdir().unwrap();
+    let mut in_memory = bench.clone();
+    let at = in_memory.iter().position(|&a| a == "--out").unwrap();
+    in_memory[at + 1] = memory_out.path().to_str().unwrap();
+    in_memory.extend(["--load", "memory"]);
+    let out = solve_cmd(&in_memory);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let searches = |dir: &std::path::Path| -> Vec<(String, String, u64, u64, u64)> {
+        let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+        text.lines()
+            .map(|l| {
+                let r: serde_json::Value = serde_json::from_str(l).unwrap();
+                let n = |k: &str| r[k].as_u64().unwrap();
+                let s = |k: &str| r[k].to_string();
+                (
+                    s("entry"),
+                    s("instance"),
+                    n("length"),
+                    n("expanded"),
+                    n("generated"),
+                )
+            })
+            .collect()
+    };
+    let mapped = searches(bench_out.path());
+    assert_eq!(mapped.len(), 6, "{mapped:?}");
+    assert_eq!(searches(memory_out.path()), mapped);
+    let load = |dir: &std::path::Path| -> String {
+        let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["load"].to_string()
+    };
+    assert_eq!(load(bench_out.path()), "\"map\"");
+    assert_eq!(load(memory_out.path()), "\"memory\"");
     // A pattern that no table serves: refused, with the line, the tiles tried and the build.
     let other = served.path().join("other.cat");
     std::fs::write(&other, "0,4,5\n").unwrap();
