@@ -99,25 +99,48 @@ impl StateCodes {
 
     /// Turns every state of `states` whose code is `code` (1 or 2) into [`DONE`]. Other
     /// threads may mark unseen states of the same words meanwhile; they never touch these.
+    pub fn retire(&self, states: Range<u64>, code: u8) {
+        self.retire_and_count(states, code, None);
+    }
+
+    /// [`retire`](Self::retire)s the states of `states` with code `retired` and, in the same
+    /// pass over their words, counts those with code `counted` (0 when `None`; exact when no
+    /// other thread marks states of `states` meanwhile).
+    ///
+    /// ```
+    /// use tilepdb_common::StateCodes;
+    /// let codes = StateCodes::new(100);
+    /// codes.try_mark(5, 1);
+    /// codes.try_mark(6, 2);
+    /// codes.try_mark(90, 2);
+    /// assert_eq!(codes.retire_and_count(0..80, 1, Some(2)), 1);
+    /// assert_eq!((codes.get(5), codes.get(6), codes.get(90)), (3, 2, 2));
+    /// ```
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a word number is below the array's length, a usize"
     )]
-    pub fn retire(&self, states: Range<u64>, code: u8) {
+    pub fn retire_and_count(&self, states: Range<u64>, retired: u8, counted: Option<u8>) -> u64 {
         if states.is_empty() {
-            return;
+            return 0;
         }
-        debug_assert!(code == 1 || code == 2);
+        debug_assert!(retired == 1 || retired == 2);
         let first = states.start / FIELDS_PER_WORD;
         let last = (states.end - 1) / FIELDS_PER_WORD;
+        let mut count = 0;
         for w in first..=last {
             let word = &self.words()[w as usize];
-            let matches = fields_with_code(word.load(Relaxed), code, w, &states);
+            let value = word.load(Relaxed);
+            if let Some(code) = counted {
+                count += u64::from(fields_with_code(value, code, w, &states).count_ones());
+            }
+            let matches = fields_with_code(value, retired, w, &states);
             if matches != 0 {
                 // Setting both bits of a field that is 01 or 10 gives 11.
                 word.fetch_or(matches | (matches << 1), Relaxed);
             }
         }
+        count
     }
 
     /// Number of states.
@@ -248,10 +271,21 @@ impl StateCodes {
     }
 
     /// Number of states of `states` with `code`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a word number is below the array's length, a usize"
+    )]
     pub fn count_with_code(&self, states: Range<u64>, code: u8) -> u64 {
-        let mut count = 0;
-        self.for_each_with_code(states, code, |_| count += 1);
-        count
+        if states.is_empty() {
+            return 0;
+        }
+        let words = self.words();
+        (states.start / FIELDS_PER_WORD..=(states.end - 1) / FIELDS_PER_WORD)
+            .map(|w| {
+                let value = words[w as usize].load(Relaxed);
+                u64::from(fields_with_code(value, code, w, &states).count_ones())
+            })
+            .sum()
     }
 }
 
@@ -485,6 +519,7 @@ mod tests {
                 let mut got = vec![];
                 codes.for_each_with_code(lo..hi, code, |s| got.push(s));
                 let want: Vec<u64> = (lo..hi).filter(|&s| codes.get(s) == code).collect();
+                prop_assert_eq!(codes.count_with_code(lo..hi, code), want.len() as u64);
                 prop_assert_eq!(got, want);
             }
         }
@@ -516,14 +551,16 @@ mod tests {
 
         #[test]
         #[expect(clippy::cast_possible_truncation, reason = "states are below 300")]
-        fn retire_changes_only_the_code_in_range(marks in proptest::collection::vec((0u64..300, 1u8..=3), 0..100), lo in 0u64..300, len in 0u64..300, code in 1u8..=2) {
+        fn retire_changes_only_the_code_in_range(marks in proptest::collection::vec((0u64..300, 1u8..=3), 0..100), lo in 0u64..300, len in 0u64..300, code in 1u8..=2, counted in proptest::option::of(1u8..=3)) {
             let codes = StateCodes::new(300);
             for &(s, c) in &marks {
                 codes.try_mark(s, c);
             }
             let before: Vec<u8> = (0..300).map(|s| codes.get(s)).collect();
             let hi = (lo + len).min(300);
-            codes.retire(lo..hi, code);
+            // The count is of the codes before the pass (a retired state was `code`).
+            let want_count = counted.map_or(0, |c| (lo..hi).filter(|&s| before[s as usize] == c).count() as u64);
+            prop_assert_eq!(codes.retire_and_count(lo..hi, code, counted), want_count);
             for s in 0..300u64 {
                 let want = if (lo..hi).contains(&s) && before[s as usize] == code { DONE } else { before[s as usize] };
                 prop_assert_eq!(codes.get(s), want);

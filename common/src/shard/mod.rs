@@ -271,15 +271,27 @@ impl Shard {
         })
     }
 
-    /// Finishes the layer `depth` on the sets `sets`: records the depth of every state of the
-    /// next layer, retires the current states; the number of next-layer states and of the
-    /// table's entries they stand for (an aware state stands for the cells of its region).
+    /// Finishes the layer `depth` on the sets `sets`: retires the current states and counts
+    /// the next layer's (whose depths were recorded as they were marked); the number of
+    /// next-layer states and of the table's entries they stand for (an aware state stands for
+    /// the cells of its region).
     pub fn finish_layer(&self, sets: Range<u64>, depth: u32) -> (u64, u64) {
         let (current, next) = (
             StateCodes::code_of_depth(depth),
             StateCodes::code_of_depth(depth + 1),
         );
         let width = self.own.end - self.own.start;
+        // A block's current states retired and its next ones counted, in one pass over the
+        // codes when it holds both.
+        let finish_block = |block: u64| -> u64 {
+            let local = block * width..(block + 1) * width;
+            let counted = self.live.is_raised(next, block).then_some(next);
+            if self.live.lower(current, block) {
+                self.codes.retire_and_count(local, current, counted)
+            } else {
+                counted.map_or(0, |next| self.codes.count_with_code(local, next))
+            }
+        };
         if matches!(self.space.rule(), BlankRule::ZeroAware | BlankRule::Ignored) {
             // A state is its own depth entry and one entry of the table: the live blocks of
             // the sets' run of blocks, one after the other.
@@ -288,19 +300,7 @@ impl Shard {
             } else {
                 self.index.first_block(sets.start)..self.index.first_block(sets.end)
             };
-            let mut added = 0;
-            for block in blocks {
-                let local = block * width..(block + 1) * width;
-                if self.live.is_raised(next, block) {
-                    self.codes.for_each_with_code(local.clone(), next, |s| {
-                        self.depths.record_first(s, depth + 1);
-                        added += 1;
-                    });
-                }
-                if self.live.lower(current, block) {
-                    self.codes.retire(local, current);
-                }
-            }
+            let added = blocks.map(finish_block).sum();
             return (added, added);
         }
         let (mut added, mut entries) = (0, 0);
@@ -312,26 +312,7 @@ impl Shard {
             };
             let regions = self.index.regions_of(c);
             for block in blocks.clone() {
-                let local = block * width..(block + 1) * width;
-                let has_next = self.live.is_raised(next, block);
-                if self.live.lower(current, block) {
-                    self.codes.retire(local.clone(), current);
-                }
-                if !has_next {
-                    continue;
-                }
-                let mut n = 0;
-                // The local depth entry: the state itself, or its placement's for minimized.
-                let entry_base = if self.space.rule() == BlankRule::Minimized {
-                    c * width
-                } else {
-                    local.start
-                };
-                self.codes.for_each_with_code(local.clone(), next, |s| {
-                    self.depths
-                        .record_first(entry_base + (s - local.start), depth + 1);
-                    n += 1;
-                });
+                let n = finish_block(block);
                 added += n;
                 entries += match self.space.rule() {
                     BlankRule::Aware => {
