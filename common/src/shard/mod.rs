@@ -303,13 +303,11 @@ impl Shard {
             let added = blocks.map(finish_block).sum();
             return (added, added);
         }
+        // Minimized and aware, block by block: an aware state stands for the cells of its
+        // region.
         let (mut added, mut entries) = (0, 0);
         for c in sets {
-            let blocks = if self.space.rule() == BlankRule::Ignored {
-                c..c + 1
-            } else {
-                self.index.first_block(c)..self.index.first_block(c + 1)
-            };
+            let blocks = self.index.first_block(c)..self.index.first_block(c + 1);
             let regions = self.index.regions_of(c);
             for block in blocks.clone() {
                 let n = finish_block(block);
