@@ -84,10 +84,11 @@ fn swapped(mut owner: Vec<u32>, neighbours: &[Vec<(usize, f64)>]) -> Vec<u32> {
     owner
 }
 
-/// The swaps' answer for `k` tiles, `shares` being each move's share of the index's
-/// (state, move) pairs ([`move_shares`]): the fraction kept home by the order ranges, by the
-/// ranges after swaps, and by random balanced starts after swaps.
-fn swaps(index: &RegionIndex, moves: &OrderMoves, k: usize, shares: &[f64]) {
+/// The swaps' answer, `shares` being each move's share of the index's (state, move) pairs
+/// ([`move_shares`]): the fraction kept home by the order ranges, by the ranges after swaps,
+/// and by random balanced starts after swaps.
+fn swaps(index: &RegionIndex, moves: &OrderMoves, shares: &[f64]) {
+    let k = moves.k();
     let f = usize::try_from(index.orders()).expect("k! orders in memory");
     let mut neighbours: Vec<Vec<(usize, f64)>> = vec![Vec::new(); f];
     for pa in 0..k {
@@ -140,7 +141,9 @@ fn measure(board: Board, k: usize) {
     let index = RegionIndex::new(board, k).expect("a region index");
     let moves = OrderMoves::new(k);
     // The order cut is the sharded build's: the planner's count, over every tile set.
-    let (shares, _) = move_shares(&index, 1);
+    let (shares, moves_per_state) = move_shares(&index, 1);
+    // A move keeps the order when the tile keeps its position among the pattern's cells.
+    let same_order: f64 = (0..k).map(|p| shares[p * k + p]).sum();
     let order_local: Vec<f64> = SHARDS
         .iter()
         .map(|&p| {
@@ -154,7 +157,6 @@ fn measure(board: Board, k: usize) {
         .collect();
     // Sums over every (block, move), each block standing for its k! states.
     let mut total_moves = 0u64;
-    let mut same_order = 0u64;
     let mut set_local = vec![0u64; SHARDS.len()];
     for c in 0..index.sets() {
         let set = index.set_mask(c);
@@ -162,7 +164,6 @@ fn measure(board: Board, k: usize) {
             for_each_tile_move(&board, set, region, |m| {
                 let child_c = rank_set(m.next_set);
                 total_moves += 1;
-                same_order += u64::from(m.pa == m.pb);
                 for (i, shards) in set_shard.iter().enumerate() {
                     let c_shard = shards[usize::try_from(c).expect("a set")];
                     let child_shard = shards[usize::try_from(child_c).expect("a set")];
@@ -178,8 +179,8 @@ fn measure(board: Board, k: usize) {
         index.states(),
         index.sets(),
         index.region_count(),
-        t / index.region_count() as f64,
-        100.0 * same_order as f64 / t,
+        moves_per_state,
+        100.0 * same_order,
         started.elapsed().as_secs_f64()
     );
     println!("  shards | local: set ranges | local: order ranges");
@@ -191,7 +192,7 @@ fn measure(board: Board, k: usize) {
         );
     }
     if k <= SWAP_MOST_TILES {
-        swaps(&index, &moves, k, &shares);
+        swaps(&index, &moves, &shares);
     }
 }
 
