@@ -35,7 +35,7 @@ use tonic::Status;
 
 use super::Work;
 use super::peer::{PeerState, decode_push, invalid};
-use super::send::{Peers, push_list};
+use super::send::{Peers, push_in_parts, push_list};
 use crate::error::{Error, Result};
 
 /// A worker's prover of one table, shared with its data plane.
@@ -379,8 +379,8 @@ impl Work {
             let gone: Vec<AtomicBool> = (0..slot.team_shards)
                 .map(|_| AtomicBool::new(false))
                 .collect();
-            // The list pushed to proof shard `to`: the bytes sent.
-            let push = |to: u32, list: &[u64]| -> Result<u64> {
+            // A part of a list pushed to proof shard `to`: the bytes sent.
+            let push_part = |to: u32, list: &[u64]| -> Result<u64> {
                 let encoded = encode_region_states(&shape, 0..slot.index.states(), list)?;
                 let packed = zstd_frames::compress(&encoded, level)
                     .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
@@ -398,6 +398,8 @@ impl Work {
                 };
                 push_list(&peers, &handle, &request, &gone)
             };
+            // The list pushed to proof shard `to`, in parts a peer takes: the bytes sent.
+            let push = |to: u32, list: &[u64]| push_in_parts(list, |part| push_part(to, part));
             let prover = slot.prover.read().expect("prover lock");
             let Some(prover) = prover.as_ref() else {
                 return Ok((0, 0));

@@ -130,14 +130,12 @@ impl<'a> Outbox<'a> {
         let list = &mut lists[to as usize];
         radix_sort(list, scratch);
         list.dedup();
-        let most = usize::try_from(MAX_PUSH_STATES).unwrap_or(usize::MAX);
-        for part in list.chunks(most) {
-            if error.is_some() {
-                break;
-            }
-            sent.states += part.len() as u64;
-            match push(to, part) {
-                Ok(bytes) => sent.bytes += bytes,
+        if error.is_none() {
+            match push_in_parts(list, |part| push(to, part)) {
+                Ok(bytes) => {
+                    sent.states += list.len() as u64;
+                    sent.bytes += bytes;
+                }
                 Err(e) => *error = Some(e),
             }
         }
@@ -152,6 +150,19 @@ impl<'a> Outbox<'a> {
         let sent = std::mem::take(&mut self.sent);
         self.error.take().map_or(Ok(sent), Err)
     }
+}
+
+/// Pushes the sorted list `states` through `push` in parts of at most [`MAX_PUSH_STATES`]
+/// states, the most a peer takes in one push (a list is gathered up to twice that before it
+/// is deduplicated), stopping at the first failure: the bytes sent.
+pub(super) fn push_in_parts(
+    states: &[u64],
+    mut push: impl FnMut(&[u64]) -> Result<u64>,
+) -> Result<u64> {
+    let most = usize::try_from(MAX_PUSH_STATES).unwrap_or(usize::MAX);
+    states
+        .chunks(most)
+        .try_fold(0, |sent, part| Ok(sent + push(part)?))
 }
 
 /// Cuts the sets of `shard`'s table into about `parts` ranges of about equal states.
@@ -323,6 +334,29 @@ pub fn finish_layer(shard: &Shard, pool: &rayon::ThreadPool, depth: u32) -> (u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_list_is_pushed_in_parts_that_a_peer_takes() {
+        let states: Vec<u64> = (0..2 * MAX_PUSH_STATES + 5).map(|s| 3 * s).collect();
+        let mut parts: Vec<Vec<u64>> = Vec::new();
+        let sent = push_in_parts(&states, |part| {
+            parts.push(part.to_vec());
+            Ok(part.len() as u64 + 1)
+        })
+        .unwrap();
+        let sizes: Vec<u64> = parts.iter().map(|p| p.len() as u64).collect();
+        assert_eq!(sizes, [MAX_PUSH_STATES, MAX_PUSH_STATES, 5]);
+        assert_eq!(parts.concat(), states);
+        assert_eq!(sent, 2 * MAX_PUSH_STATES + 5 + 3);
+        // The first failure stops the pushes.
+        let mut tries = 0;
+        let failed = push_in_parts(&states, |_| {
+            tries += 1;
+            Err(Error::Refused("no".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(tries, 1);
+    }
 
     #[test]
     fn an_outbox_pushes_each_list_sorted_and_deduplicated_when_it_holds_its_states() {
