@@ -32,7 +32,7 @@ mod session;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use tilepdb_common::region_index::OrderMoves;
 use tilepdb_common::shard::{Shard, ShardLayout, ShardSize, lists_budget, lists_bytes};
@@ -159,6 +159,8 @@ struct Work {
     proof_peers: Option<Arc<Peers>>,
     checkpoints: Option<Checkpoints>,
     summary: ShardSummary,
+    /// The expanding threads' lists to push, kept from layer to layer.
+    outbox_buffers: Arc<Mutex<Vec<send::OutboxBuffers>>>,
 }
 
 /// Rebuilds `shard` (new, its goal marked) as it was after finishing the layer `depth - 1` of
@@ -379,6 +381,7 @@ impl Work {
         let pool = self.pool.clone();
         let handle = tokio::runtime::Handle::current();
         let (job_id, level) = (self.job_id.clone(), self.config.worker.zstd_level);
+        let buffers = self.outbox_buffers.clone();
         let report = tokio::task::spawn_blocking(move || {
             send::expand_layer(
                 &shard,
@@ -386,9 +389,9 @@ impl Work {
                 &peers,
                 &handle,
                 &job_id,
-                layer.table,
-                layer.depth,
+                (layer.table, layer.depth),
                 level,
+                &buffers,
             )
         })
         .await

@@ -75,6 +75,15 @@ struct Sent {
     bytes: u64,
 }
 
+/// The lists and the sort buffer of one thread's outbox, kept by the worker from layer to
+/// layer: a buffer of 128 KiB or more is a mapping of its own
+/// ([`tilepdb_common::allocator`]), which each layer would otherwise map and fault in again.
+#[derive(Default)]
+pub struct OutboxBuffers {
+    lists: Vec<Vec<u64>>,
+    scratch: Vec<u64>,
+}
+
 /// One thread's lists in the making, one per owner, kept from range to range (their buffers
 /// reused, not allocated again for each range).
 struct Outbox<'a> {
@@ -90,22 +99,41 @@ struct Outbox<'a> {
 
 impl<'a> Outbox<'a> {
     /// Empty lists for `shards` shards but `own`, each pushed through `push` when it holds
-    /// `list_states` states.
+    /// `list_states` states, in `buffers` (room for `list_states` states made in each).
     fn new(
         shards: usize,
         own: usize,
         list_states: usize,
         push: &'a (dyn Fn(u32, &[u64]) -> Result<u64> + Sync),
+        buffers: OutboxBuffers,
     ) -> Self {
+        let OutboxBuffers { mut lists, scratch } = buffers;
+        lists.resize_with(shards, Vec::new);
+        for (p, list) in lists.iter_mut().enumerate() {
+            list.clear();
+            let room = if p == own { 0 } else { list_states };
+            // A list larger than the room (a larger table's, before) is made again.
+            if list.capacity() > room {
+                *list = Vec::with_capacity(room);
+            } else {
+                list.reserve_exact(room);
+            }
+        }
         Outbox {
-            lists: (0..shards)
-                .map(|p| Vec::with_capacity(if p == own { 0 } else { list_states }))
-                .collect(),
+            lists,
             list_states,
-            scratch: Vec::new(),
+            scratch,
             push,
             sent: Sent::default(),
             error: None,
+        }
+    }
+
+    /// The outbox's buffers, for the next layer's.
+    fn into_buffers(self) -> OutboxBuffers {
+        OutboxBuffers {
+            lists: self.lists,
+            scratch: self.scratch,
         }
     }
 
@@ -176,6 +204,7 @@ pub fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
 
 /// Expands the layer `depth` of `shard` on `pool`, pushing foreign successors to their owners
 /// through `peers` (on the runtime `handle`); what it did.
+/// `buffers` keeps the threads' lists from layer to layer.
 #[expect(clippy::too_many_arguments, reason = "the step's whole context")]
 pub fn expand_layer(
     shard: &Shard,
@@ -183,9 +212,9 @@ pub fn expand_layer(
     peers: &Peers,
     handle: &tokio::runtime::Handle,
     job_id: &str,
-    table: u32,
-    depth: u32,
+    (table, depth): (u32, u32),
     level: i32,
+    buffers: &Mutex<Vec<OutboxBuffers>>,
 ) -> Result<StepReport> {
     let shape = super::list_shape(shard, depth + 1);
     let all = 0..shard.index_states();
@@ -234,7 +263,11 @@ pub fn expand_layer(
         shards.saturating_sub(1),
         lists_budget(shard.bytes()),
     );
-    // An outbox a thread for the whole layer: its lists' buffers serve range after range.
+    // An outbox a thread for the whole layer: its lists' buffers serve range after range,
+    // and layer after layer.
+    let mut spare = buffers
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let outboxes: Vec<Mutex<Outbox<'_>>> = (0..threads)
         .map(|_| {
             Mutex::new(Outbox::new(
@@ -242,6 +275,7 @@ pub fn expand_layer(
                 peers.shard as usize,
                 list_states,
                 &push,
+                spare.pop().unwrap_or_default(),
             ))
         })
         .collect();
@@ -259,6 +293,11 @@ pub fn expand_layer(
                 })
                 .collect()
         });
+    spare.extend(outboxes.into_iter().map(|o| {
+        o.into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .into_buffers()
+    }));
     let mut report = StepReport::default();
     for r in results {
         let (stats, sent) = r?;
@@ -359,13 +398,39 @@ mod tests {
     }
 
     #[test]
+    fn an_outbox_keeps_its_lists_for_the_next_layer() {
+        let push = |_: u32, states: &[u64]| -> Result<u64> { Ok(states.len() as u64) };
+        let mut first = Outbox::new(3, 0, 1000, &push, OutboxBuffers::default());
+        for i in 0..2500_u64 {
+            first.add(1 + (i % 2) as u32, i);
+        }
+        assert_eq!(first.finish_range().unwrap().states, 2500);
+        let buffers = first.into_buffers();
+        let kept: Vec<*const u64> = buffers.lists.iter().map(Vec::as_ptr).collect();
+        let mut second = Outbox::new(3, 0, 1000, &push, buffers);
+        let held: Vec<*const u64> = second.lists.iter().map(Vec::as_ptr).collect();
+        assert_eq!(held, kept, "the same buffers");
+        assert!(
+            second.lists[1..]
+                .iter()
+                .all(|l| l.is_empty() && l.capacity() == 1000)
+        );
+        second.add(2, 7);
+        assert_eq!(second.finish_range().unwrap().states, 1);
+        // A smaller table's lists are made again at its size.
+        let third = Outbox::new(3, 0, 10, &push, second.into_buffers());
+        assert!(third.lists[1..].iter().all(|l| l.capacity() == 10));
+        assert_eq!(third.lists[0].capacity(), 0);
+    }
+
+    #[test]
     fn an_outbox_pushes_each_list_sorted_and_deduplicated_when_it_holds_its_states() {
         let pushed: Mutex<Vec<(u32, Vec<u64>)>> = Mutex::new(Vec::new());
         let push = |to: u32, states: &[u64]| -> Result<u64> {
             pushed.lock().unwrap().push((to, states.to_vec()));
             Ok(states.len() as u64)
         };
-        let mut outbox = Outbox::new(3, 0, 1000, &push);
+        let mut outbox = Outbox::new(3, 0, 1000, &push, OutboxBuffers::default());
         // 2,500 successors for shard 1 (each twice in its hundred), 10 for shard 2.
         for i in 0..2500_u64 {
             outbox.add(1, 7 * (i / 100 * 50 + i % 50) + 1);

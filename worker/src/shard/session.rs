@@ -72,6 +72,7 @@ pub(super) async fn steps(
                 .as_ref()
                 .map(|d| Checkpoints::new(d, &joined.job_id, config.shard, config.shards)),
             summary: std::mem::take(&mut summary),
+            outbox_buffers: Arc::default(),
         };
         let outcome = session(
             &mut control,
