@@ -39,8 +39,13 @@ pub fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
     let bits = 64 - values.iter().fold(0, |m, &v| m | v).leading_zeros();
     let width = digit_bits(bits);
     let mask = (1usize << width) - 1;
-    scratch.clear();
-    scratch.resize(values.len(), 0);
+    // The scratch's old numbers are overwritten by each pass: only a longer list zeroes
+    // (and maps) more of it.
+    if scratch.len() >= values.len() {
+        scratch.truncate(values.len());
+    } else {
+        scratch.resize(values.len(), 0);
+    }
     let digit = |v: u64, shift: u32| (v >> shift) as usize & mask;
     let mut starts = vec![0u32; mask + 1];
     let mut shift = 0;
@@ -98,6 +103,18 @@ mod tests {
                 radix_sort(&mut values, &mut scratch);
                 assert_eq!(values, expected, "{n} numbers of {bits} bits");
             }
+        }
+    }
+
+    #[test]
+    fn a_scratch_longer_than_the_list_and_full_of_numbers_is_of_no_account() {
+        let mut scratch = numbers(100_000, 64, 11);
+        for n in [70_000, 5_000, SHORT, 1000] {
+            let mut values = numbers(n, 33, n as u64);
+            let mut expected = values.clone();
+            expected.sort_unstable();
+            radix_sort(&mut values, &mut scratch);
+            assert_eq!(values, expected, "{n} numbers");
         }
     }
 
