@@ -5,7 +5,8 @@
 //! ```text
 //!             join (all P shards)            every shard reported step s
 //!  Joining ───────────────────────► Step 1 ───────────────────────────► Step s + 1 ──► …
-//!     │                               │ │ a shard silent too long: its slot is freed     │
+//!     │                               │ │ a shard silent too long, or its process seen   │
+//!     │                               │ │ to exit (a local launcher): its slot is freed  │
 //!     │                               │ └──► Lost ──(a replacement joins)──► Restore ──┘
 //!     │                               │ a report with an error, the driver giving up   │
 //!     │                               ▼                                                ▼
@@ -116,6 +117,8 @@ struct Member {
     last_seen: Instant,
     /// It joined a slot freed by a lost shard: it must restore before any other step.
     replacement: bool,
+    /// Its process was seen to exit ([`Control::exited`]): gone without waiting for silence.
+    exited: bool,
 }
 
 #[derive(Debug, Default)]
@@ -167,6 +170,23 @@ impl Control {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether the member `m` is gone: silent for the silence time, or its process exited.
+    fn gone(&self, m: &Member) -> bool {
+        m.exited || m.last_seen.elapsed() > self.silence
+    }
+
+    /// The worker process that holds shard `shard` is known to have exited (a local launcher
+    /// saw it, before it starts another): its slot is freed at once, as a silent shard's is
+    /// after the silence time, so that the replacement joins without waiting.
+    pub fn exited(&self, shard: u32) {
+        let mut state = self.lock();
+        if let Some(Some(m)) = state.members.get_mut(shard as usize) {
+            m.exited = true;
+            drop(state);
+            self.changed.notify_all();
+        }
+    }
+
     /// The number of shards.
     pub fn shards(&self) -> u32 {
         self.shards
@@ -206,13 +226,13 @@ impl Control {
             return Err(ShardRefusal::Ended);
         }
         if let Some(m) = &state.members[shard as usize] {
-            if m.last_seen.elapsed() <= self.silence {
+            if !self.gone(m) {
                 return Err(ShardRefusal::Taken(
                     shard,
                     format!("worker {} owns it", m.name),
                 ));
             }
-            tracing::warn!(shard, worker = %m.name, "shard {shard} was silent: another worker takes it");
+            tracing::warn!(shard, worker = %m.name, exited = m.exited, "shard {shard}'s worker is gone: another worker takes it");
         }
         state.sessions += 1;
         let session = state.sessions;
@@ -224,6 +244,7 @@ impl Control {
             peer: peer.to_string(),
             last_seen: Instant::now(),
             replacement,
+            exited: false,
         });
         drop(state);
         self.changed.notify_all();
@@ -355,7 +376,7 @@ impl Control {
             let lost: Vec<u32> = (0..self.shards)
                 .filter(|&p| {
                     state.members[p as usize].as_ref().is_none_or(|m| {
-                        m.last_seen.elapsed() > self.silence
+                        self.gone(m)
                             || (m.replacement
                                 && !state
                                     .current
@@ -366,19 +387,27 @@ impl Control {
                 .collect();
             if !lost.is_empty() {
                 for &p in &lost {
-                    let silent = state.members[p as usize]
+                    let gone = state.members[p as usize]
                         .as_ref()
-                        .is_none_or(|m| m.last_seen.elapsed() > self.silence);
-                    if !silent {
+                        .is_none_or(|m| self.gone(m));
+                    if !gone {
                         continue;
                     }
                     if let Some(m) = state.members[p as usize].take() {
-                        tracing::warn!(
-                            shard = p,
-                            worker = %m.name,
-                            "shard {p} was silent for {} s: waiting for a replacement",
-                            self.silence.as_secs()
-                        );
+                        if m.exited {
+                            tracing::warn!(
+                                shard = p,
+                                worker = %m.name,
+                                "shard {p}'s worker process exited: waiting for a replacement"
+                            );
+                        } else {
+                            tracing::warn!(
+                                shard = p,
+                                worker = %m.name,
+                                "shard {p} was silent for {} s: waiting for a replacement",
+                                self.silence.as_secs()
+                            );
+                        }
                     }
                 }
                 return Ok(StepOutcome::Lost(lost));
@@ -406,12 +435,13 @@ impl Control {
         }
     }
 
-    /// Whether a shard that joined has been silent for the silence time (or its slot is free).
+    /// Whether a shard that joined has been silent for the silence time or exited (or its
+    /// slot is free).
     pub fn any_silent(&self) -> bool {
-        self.lock().members.iter().any(|m| {
-            m.as_ref()
-                .is_none_or(|m| m.last_seen.elapsed() > self.silence)
-        })
+        self.lock()
+            .members
+            .iter()
+            .any(|m| m.as_ref().is_none_or(|m| self.gone(m)))
     }
 
     /// Whether the job has ended.
@@ -449,7 +479,7 @@ impl Control {
                     shard,
                     name: m.name.clone(),
                     silent,
-                    alive: silent <= self.silence
+                    alive: !self.gone(m)
                         && !state.told.get(shard as usize).copied().unwrap_or(false),
                 })
             })
@@ -551,6 +581,41 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         (driver.join().unwrap(), answer1)
+    }
+
+    /// A shard whose process was seen to exit is lost at once, not after the silence time,
+    /// and its slot is free for a replacement at once; a live shard's is not.
+    #[test]
+    fn a_shard_seen_to_exit_is_replaced_without_waiting_for_its_silence() {
+        let long = Duration::from_secs(30);
+        let control = Arc::new(Control::new("job".into(), 2, long));
+        let s0 = join(&control, 0);
+        join(&control, 1);
+        assert!(matches!(
+            control.join(PROTOCOL_VERSION, "", 1, 2, "http://127.0.0.1:1", "again"),
+            Err(ShardRefusal::Taken(1, _))
+        ));
+        assert!(!control.any_silent());
+        control.exited(1);
+        assert!(control.any_silent());
+        let started = Instant::now();
+        let (outcome, _) = run(&control, Step::ProofExpand { table: 0, depth: 0 }, s0, None);
+        assert_eq!(outcome, StepOutcome::Lost(vec![1]));
+        assert!(
+            started.elapsed() < long / 3,
+            "lost without waiting for its silence"
+        );
+        let s1 = join(&control, 1);
+        assert!(!control.any_silent());
+        assert!(control.members().iter().all(|m| m.alive));
+        let open = Step::ProofOpen {
+            table: 0,
+            team_a: vec![0],
+            team_b: vec![1],
+            peers: vec!["http://127.0.0.1:1".into(); 2],
+        };
+        let (outcome, _) = run(&control, open, s0, Some(s1));
+        assert!(matches!(outcome, StepOutcome::Done(r) if r.len() == 2));
     }
 
     /// A shard lost during the proof is replaced; the replacement is told to wait, and a

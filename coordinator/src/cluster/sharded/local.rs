@@ -147,6 +147,8 @@ fn watch_workers(
             }
             restarts[p] += 1;
             tracing::warn!(shard, %status, "the worker process of shard {p} exited; starting it again");
+            // Its slot freed now: the new process need not wait for the old one's silence.
+            control.exited(shard);
             match spawn(shard) {
                 Ok(child) => lock(&children)[p] = child,
                 Err(e) => {
