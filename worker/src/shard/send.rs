@@ -112,7 +112,8 @@ impl<'a> Outbox<'a> {
         for (p, list) in lists.iter_mut().enumerate() {
             list.clear();
             let room = if p == own { 0 } else { list_states };
-            // A list larger than the room (a larger table's, before) is made again.
+            // A list with more room than this table's lists take (a larger table's, or a sort
+            // buffer swapped in and grown) is made again at this size: the budget holds.
             if list.capacity() > room {
                 *list = Vec::with_capacity(room);
             } else {
@@ -202,9 +203,9 @@ pub fn set_ranges(shard: &Shard, parts: u64) -> Vec<Range<u64>> {
     )
 }
 
-/// Expands the layer `depth` of `shard` on `pool`, pushing foreign successors to their owners
-/// through `peers` (on the runtime `handle`); what it did.
-/// `buffers` keeps the threads' lists from layer to layer.
+/// Expands the layer `depth` of table `table` of `shard` on `pool`, pushing foreign successors
+/// to their owners through `peers` (on the runtime `handle`), the threads' lists taken from
+/// `buffers` and given back to it for the next layer; what it did.
 #[expect(clippy::too_many_arguments, reason = "the step's whole context")]
 pub fn expand_layer(
     shard: &Shard,
