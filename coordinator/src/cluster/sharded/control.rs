@@ -437,7 +437,7 @@ impl Control {
 
     /// Whether a shard that joined has been silent for the silence time or exited (or its
     /// slot is free).
-    pub fn any_silent(&self) -> bool {
+    pub fn any_gone(&self) -> bool {
         self.lock()
             .members
             .iter()
@@ -595,9 +595,9 @@ mod tests {
             control.join(PROTOCOL_VERSION, "", 1, 2, "http://127.0.0.1:1", "again"),
             Err(ShardRefusal::Taken(1, _))
         ));
-        assert!(!control.any_silent());
+        assert!(!control.any_gone());
         control.exited(1);
-        assert!(control.any_silent());
+        assert!(control.any_gone());
         let started = Instant::now();
         let (outcome, _) = run(&control, Step::ProofExpand { table: 0, depth: 0 }, s0, None);
         assert_eq!(outcome, StepOutcome::Lost(vec![1]));
@@ -606,7 +606,7 @@ mod tests {
             "lost without waiting for its silence"
         );
         let s1 = join(&control, 1);
-        assert!(!control.any_silent());
+        assert!(!control.any_gone());
         assert!(control.members().iter().all(|m| m.alive));
         let open = Step::ProofOpen {
             table: 0,

@@ -109,7 +109,7 @@ impl ShardedBuilder {
             Err(e @ Error::Table(TableError::Value { .. } | TableError::ValueCount { .. })) => {
                 Ok(Some(Err(e)))
             }
-            Err(e) if self.control.any_silent() => {
+            Err(e) if self.control.any_gone() => {
                 tracing::warn!("writing the values stopped: {e}");
                 Ok(None)
             }
