@@ -483,6 +483,14 @@ impl CurrentLayer for OwnLayer<'_> {
     }
 }
 
+/// Hands a successor to `send` for its owner `to`: out of the merge's loop, so that the
+/// loop keeps its values in registers (most successors are the shard's own).
+#[cold]
+#[inline(never)]
+fn send_away<F: FnMut(u32, u64)>(send: &mut F, to: u32, state: u64) {
+    send(to, state);
+}
+
 /// Routes each successor: merged when the shard owns it, else sent to its owner.
 struct Route<'a, F> {
     shard: &'a Shard,
@@ -519,16 +527,22 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
             state_local
         };
         let code = StateCodes::code_of_depth(self.depth);
+        let (first, end, depth) = (own.start, own.end, self.depth);
+        let (codes, depths) = (&shard.codes, &shard.depths);
         let mut gained = false;
         for o in orders {
-            if own.contains(&o) {
-                let at = o - own.start;
-                if shard.codes.try_mark(state_local + at, code) {
-                    shard.depths.record_first(entry_local + at, self.depth);
+            if (first..end).contains(&o) {
+                let at = o - first;
+                if codes.try_mark(state_local + at, code) {
+                    depths.record_first(entry_local + at, depth);
                     gained = true;
                 }
             } else {
-                (self.send)(u32::from(shard.owners[o as usize]), into.state_base() + o);
+                send_away(
+                    self.send,
+                    u32::from(shard.owners[o as usize]),
+                    into.state_base() + o,
+                );
             }
         }
         if gained {
