@@ -371,45 +371,33 @@ impl Control {
                 self.fail(&reason);
                 return Err(Error::Shards(reason));
             }
-            // Lost: a shard silent too long (its slot is freed), or a replacement that took a
-            // freed slot and that this step does not admit (it must restore first).
-            let lost: Vec<u32> = (0..self.shards)
-                .filter(|&p| {
-                    state.members[p as usize].as_ref().is_none_or(|m| {
-                        self.gone(m)
-                            || (m.replacement
-                                && !state
-                                    .current
-                                    .as_ref()
-                                    .is_some_and(|s| s.admits_replacement(p)))
-                    })
-                })
-                .collect();
-            if !lost.is_empty() {
-                for &p in &lost {
-                    let gone = state.members[p as usize]
-                        .as_ref()
-                        .is_none_or(|m| self.gone(m));
-                    if !gone {
-                        continue;
-                    }
-                    if let Some(m) = state.members[p as usize].take() {
-                        if m.exited {
-                            tracing::warn!(
-                                shard = p,
-                                worker = %m.name,
-                                "shard {p}'s worker process exited: waiting for a replacement"
-                            );
-                        } else {
-                            tracing::warn!(
-                                shard = p,
-                                worker = %m.name,
-                                "shard {p} was silent for {} s: waiting for a replacement",
-                                self.silence.as_secs()
-                            );
+            // Lost: a shard whose slot is free, a shard gone (silent too long, or its process
+            // exited: its slot is freed), or a replacement that took a freed slot and that this
+            // step does not admit (it must restore first).
+            let lost: Vec<u32> = {
+                let state = &mut *state;
+                let mut lost = Vec::new();
+                for (p, slot) in (0..self.shards).zip(state.members.iter_mut()) {
+                    let admitted = |m: &Member| {
+                        !m.replacement
+                            || state
+                                .current
+                                .as_ref()
+                                .is_some_and(|s| s.admits_replacement(p))
+                    };
+                    match slot {
+                        None => lost.push(p),
+                        Some(m) if self.gone(m) => {
+                            lost.push(p);
+                            self.log_freed_slot(p, slot.take());
                         }
+                        Some(m) if !admitted(m) => lost.push(p),
+                        Some(_) => {}
                     }
                 }
+                lost
+            };
+            if !lost.is_empty() {
                 return Ok(StepOutcome::Lost(lost));
             }
             if state.reports.iter().all(Option::is_some) {
@@ -432,6 +420,25 @@ impl Control {
                 .wait_timeout(state, Duration::from_millis(500))
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
+        }
+    }
+
+    /// Logs why shard `p`'s worker `member` lost its slot, which the caller has freed.
+    fn log_freed_slot(&self, p: u32, member: Option<Member>) {
+        let Some(m) = member else { return };
+        if m.exited {
+            tracing::warn!(
+                shard = p,
+                worker = %m.name,
+                "shard {p}'s worker process exited: waiting for a replacement"
+            );
+        } else {
+            tracing::warn!(
+                shard = p,
+                worker = %m.name,
+                "shard {p} was silent for {} s: waiting for a replacement",
+                self.silence.as_secs()
+            );
         }
     }
 
