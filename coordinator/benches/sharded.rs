@@ -4,7 +4,8 @@
 //! time, the CPU time of all its processes (user + sys, the workers included), the
 //! coordinator's and each worker's peak resident memory against the shard's arrays, bytes on
 //! the wire per state, the fraction of successors that stayed on their shard, and whether the
-//! file is the single machine's (sha256). Builds run without the proof (`--no-proof`) unless
+//! file is the single machine's (sha256); and the successors generated, the single machine's
+//! CPU per successor and the CPU the shards add per foreign successor. Builds run without the proof (`--no-proof`) unless
 //! `TILEPDB_BENCH_PROOF=1`: then each table is proven as a build proves it (on the shards by
 //! two teams of workers when there are two or more), and the figures include the proof.
 //!
@@ -178,6 +179,16 @@ fn main() {
                 if same { "yes" } else { "NO" },
                 rounds_cpu(&runs[i + 1])
             );
+            if foreign > 0.0 {
+                println!(
+                    "      successors {:.0} ({:.1} a state), {:.0} foreign: {:.2} ns a successor on the single machine, {:.1} ns more for each foreign one",
+                    generated,
+                    generated / states,
+                    foreign,
+                    1e9 * single_cpu / generated,
+                    1e9 * (cpu - single_cpu) / foreign
+                );
+            }
             for (p, peak) in figures["worker_peak_rss_bytes"]
                 .as_array()
                 .unwrap()
