@@ -5,9 +5,10 @@
 //! coordinator's and each worker's peak resident memory against the shard's arrays, bytes on
 //! the wire per state, the fraction of successors that stayed on their shard, and whether the
 //! file is the single machine's (sha256); and the successors generated, the single machine's
-//! CPU per successor and the CPU the shards add per foreign successor. Builds run without the proof (`--no-proof`) unless
-//! `TILEPDB_BENCH_PROOF=1`: then each table is proven as a build proves it (on the shards by
-//! two teams of workers when there are two or more), and the figures include the proof.
+//! CPU per successor and the CPU the shards add per foreign successor. Builds run without the
+//! proof (`--no-proof`) unless `TILEPDB_BENCH_PROOF=1`: then each table is proven as a build
+//! proves it (on the shards by two teams of workers when there are two or more), and the
+//! figures include the proof.
 //!
 //! ```text
 //! cargo bench -p tilepdb-coordinator --bench sharded            # both tables (the 7-tile one: minutes)
