@@ -389,7 +389,8 @@ impl Control {
                         None => lost.push(p),
                         Some(m) if self.gone(m) => {
                             lost.push(p);
-                            self.log_freed_slot(p, slot.take());
+                            self.log_freed_slot(p, m);
+                            *slot = None;
                         }
                         Some(m) if !admitted(m) => lost.push(p),
                         Some(_) => {}
@@ -423,9 +424,8 @@ impl Control {
         }
     }
 
-    /// Logs why shard `p`'s worker `member` lost its slot, which the caller has freed.
-    fn log_freed_slot(&self, p: u32, member: Option<Member>) {
-        let Some(m) = member else { return };
+    /// Logs why shard `p`'s worker `m`, gone, loses its slot.
+    fn log_freed_slot(&self, p: u32, m: &Member) {
         if m.exited {
             tracing::warn!(
                 shard = p,
