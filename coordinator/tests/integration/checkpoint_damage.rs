@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::server::{Server, coordinator_bin, scratch, single_machine};
 
@@ -121,17 +121,7 @@ fn killed_job(dir: &Path) -> PathBuf {
 /// Waits for a server that must fail; its log.
 fn refused(server: Server) -> String {
     let mut server = server;
-    let until = Instant::now() + MINUTES;
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < until,
-            "the coordinator neither failed nor finished"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = server.wait_exit(MINUTES);
     let log = server.lines(&[]).join("\n");
     assert!(
         !status.success(),

@@ -338,17 +338,7 @@ fn a_full_disk_stops_the_job_clearly_and_it_resumes_once_space_is_freed() {
     first.wait_layer_done(0, 8, MINUTES);
     let filler = small.fill();
     let mut first = first;
-    let until = Instant::now() + MINUTES;
-    let status = loop {
-        if let Some(status) = first.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < until,
-            "the coordinator went on with a full disk"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = first.wait_exit(MINUTES);
     assert!(!status.success());
     let error = first.wait_for(&["the disk is full"], Duration::from_secs(10));
     assert!(error.contains("free some space"), "{error}");

@@ -347,7 +347,7 @@ fn a_sharded_job_shows_its_status_and_layers() {
     // Every sample of the layers, until the job is over.
     let (mut samples, mut saw_two) = (0, false);
     let until = Instant::now() + MINUTES;
-    while server.child.try_wait().unwrap().is_none() {
+    while server.try_exit().is_none() {
         assert!(Instant::now() < until, "the job did not end");
         let Some(body) = http_get(http, "/api/status") else {
             continue;
@@ -366,7 +366,7 @@ fn a_sharded_job_shows_its_status_and_layers() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(exit_status(&mut server).success(), "the job failed");
+    assert!(server.wait_exit(MINUTES).success(), "the job failed");
     assert!(saw_two, "no sample saw both shards");
     assert!(samples > 0, "no sample saw a layer");
     assert_workers_succeed([first, second]);
@@ -612,7 +612,7 @@ fn a_shard_that_does_not_fit_is_refused() {
     let small = ShardWorker::start(&url, 0, 2, &["--memory-limit", "64K"]);
     let other = ShardWorker::start(&url, 1, 2, &[]);
     let mut server = server;
-    assert!(!exit_status(&mut server).success());
+    assert!(!server.wait_exit(MINUTES).success());
     assert!(
         server.has(&["shard 0 failed", "needs", "this worker may use 64.0 KiB"]),
         "{:?}",
@@ -632,18 +632,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// Waits for `server` to exit; its exit status.
-fn exit_status(server: &mut Server) -> std::process::ExitStatus {
-    let until = Instant::now() + MINUTES;
-    loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < until, "the coordinator did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Waits until the progress record that `serve --shards --data-dir DIR` keeps in `dir` says
@@ -795,7 +783,7 @@ fn a_replacement_without_checkpoints_fails_the_job() {
     wait_for_progress(&control, 0, 3);
     second.kill();
     let _replacement = ShardWorker::start(&url, 1, 2, &[]);
-    assert!(!exit_status(&mut server).success());
+    assert!(!server.wait_exit(MINUTES).success());
     assert!(
         server.has(&["shard 1 failed", "no data directory"]),
         "{:?}",
@@ -818,7 +806,7 @@ fn a_worker_that_withholds_in_the_build_and_the_proof_gets_no_table_published() 
     let _workers: Vec<ShardWorker> = (0..3)
         .map(|p| ShardWorker::start_with_env(&url, p, 3, &[], &[("TILEPDB_TEST_LIAR_SHARD", "1")]))
         .collect();
-    let status = exit_status(&mut server);
+    let status = server.wait_exit(MINUTES);
     let log = server.lines(&[""]).join("\n");
     assert!(!status.success(), "the job passed:\n{log}");
     assert!(
@@ -900,14 +888,14 @@ fn a_shard_lost_in_every_proof_fails_the_job() {
     let _first = ShardWorker::start(&url, 0, 2, &[]);
     let mut dying = ShardWorker::start_with_env(&url, 1, 2, &[], &dies);
     let until = Instant::now() + MINUTES;
-    while server.child.try_wait().unwrap().is_none() {
+    while server.try_exit().is_none() {
         assert!(Instant::now() < until, "the job did not end");
         if dying.child.try_wait().unwrap().is_some() {
             dying = ShardWorker::start_with_env(&url, 1, 2, &[], &dies);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!exit_status(&mut server).success());
+    assert!(!server.wait_exit(MINUTES).success());
     assert!(
         server.has(&["lost during each of 3 attempts to prove the table"]),
         "{:?}",

@@ -9,7 +9,7 @@ pub mod client;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -264,6 +264,41 @@ impl Server {
             .any(|l| words.iter().all(|w| l.contains(w)))
     }
 
+    /// The coordinator's exit status once it has exited, with its whole log collected (the
+    /// lines it wrote last included); `None` while it runs.
+    pub fn try_exit(&mut self) -> Option<ExitStatus> {
+        let status = self.child.try_wait().unwrap()?;
+        if let Some(reader) = self.reader.take() {
+            // The log is whole when its pipe closes; a process the coordinator started may
+            // hold the pipe longer, so the wait is bounded.
+            let until = Instant::now() + Duration::from_secs(10);
+            while !reader.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if reader.is_finished() {
+                reader.join().unwrap();
+            }
+        }
+        Some(status)
+    }
+
+    /// Waits (`timeout` at most, then panics with the log) for the coordinator to exit; its
+    /// exit status, with its whole log collected.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.try_exit() {
+                return status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                let log = self.log.lock().unwrap().join("\n");
+                panic!("the coordinator did not exit within {timeout:?}; log:\n{log}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Waits for the coordinator to exit; asserts it succeeded. Its whole log.
     pub fn finish(self, timeout: Duration) -> Vec<String> {
         self.finish_or_show(timeout, String::new)
@@ -279,15 +314,14 @@ impl Server {
     ) -> Vec<String> {
         let until = Instant::now() + timeout;
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                if !status.success() {
-                    let log = self.log.lock().unwrap().join("\n");
-                    panic!("server failed: {status}; log:\n{log}");
-                }
-                if let Some(reader) = self.reader.take() {
-                    reader.join().unwrap();
-                }
-                return self.log.lock().unwrap().clone();
+            if let Some(status) = self.try_exit() {
+                let log = self.log.lock().unwrap().clone();
+                assert!(
+                    status.success(),
+                    "server failed: {status}; log:\n{}",
+                    log.join("\n")
+                );
+                return log;
             }
             if Instant::now() > until {
                 let _ = self.child.kill();
