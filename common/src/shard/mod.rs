@@ -195,13 +195,15 @@ impl Shard {
     }
 
     /// Expands the shard's states of the layer `depth` in the sets `sets`: successors the
-    /// shard owns are merged as the layer `depth + 1`; every other one is handed to `send`
-    /// with its owner.
+    /// shard owns are merged as the layer `depth + 1`; the others are handed to `send` a
+    /// block and one move at a time, as `send(block, orders)`: the distinct orders (below
+    /// `k!`, in no particular order) of the states `block * k! + order` that other shards own
+    /// ([`Shard::owner_of_order`]).
     pub fn expand(
         &self,
         sets: Range<u64>,
         depth: u32,
-        send: &mut impl FnMut(u32, u64),
+        send: &mut impl FnMut(u64, &[u32]),
     ) -> ExpandStats {
         let kernel = RegionKernel::new(
             &self.index,
@@ -215,9 +217,32 @@ impl Shard {
         let mut sink = Route {
             shard: self,
             depth: depth + 1,
+            foreign: Vec::new(),
             send,
         };
         kernel.expand(sets, &current, &mut sink)
+    }
+
+    /// [`Shard::expand`], each successor of another shard handed to `send` alone, as
+    /// `send(owner, state)`.
+    pub fn expand_states(
+        &self,
+        sets: Range<u64>,
+        depth: u32,
+        send: &mut impl FnMut(u32, u64),
+    ) -> ExpandStats {
+        let orders = self.index.orders();
+        self.expand(sets, depth, &mut |block, foreign| {
+            for &o in foreign {
+                send(self.owner_of_order(o), block * orders + u64::from(o));
+            }
+        })
+    }
+
+    /// The shard that owns the order `order` of every block.
+    #[inline]
+    pub fn owner_of_order(&self, order: u32) -> u32 {
+        u32::from(self.owners[order as usize])
     }
 
     /// Merges `states` reached by another shard as the layer `depth`; refuses (before merging
@@ -483,22 +508,28 @@ impl CurrentLayer for OwnLayer<'_> {
     }
 }
 
-/// Hands a successor to `send` for its owner `to`: out of the merge's loop, so that the
-/// loop keeps its values in registers (most successors are the shard's own).
+/// Keeps a successor's order for another shard: out of the merge's loop, so that the loop
+/// keeps its values in registers (most successors are the shard's own).
 #[cold]
 #[inline(never)]
-fn send_away<F: FnMut(u32, u64)>(send: &mut F, to: u32, state: u64) {
-    send(to, state);
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "an order is below k!, at most 9! here"
+)]
+fn keep_foreign(foreign: &mut Vec<u32>, order: u64) {
+    foreign.push(order as u32);
 }
 
-/// Routes each successor: merged when the shard owns it, else sent to its owner.
+/// Routes each successor: merged when the shard owns it, else kept in `foreign` and handed
+/// to `send` with the others of its block and move.
 struct Route<'a, F> {
     shard: &'a Shard,
     depth: u32,
+    foreign: Vec<u32>,
     send: &'a mut F,
 }
 
-impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
+impl<F: FnMut(u64, &[u32])> RegionSink for Route<'_, F> {
     #[inline]
     fn reached(&mut self, state: u64, placement: u64) {
         let f = self.shard.index.orders();
@@ -511,10 +542,6 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
     }
 
     #[inline]
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "an order is below k!, the length of the owners table in memory"
-    )]
     fn reached_orders(&mut self, into: ReachedBlock, orders: impl Iterator<Item = u64>) {
         let shard = self.shard;
         let own = &shard.own;
@@ -538,15 +565,15 @@ impl<F: FnMut(u32, u64)> RegionSink for Route<'_, F> {
                     gained = true;
                 }
             } else {
-                send_away(
-                    self.send,
-                    u32::from(shard.owners[o as usize]),
-                    into.state_base() + o,
-                );
+                keep_foreign(&mut self.foreign, o);
             }
         }
         if gained {
             shard.live.raise(code, into.block);
+        }
+        if !self.foreign.is_empty() {
+            (self.send)(into.block, &self.foreign);
+            self.foreign.clear();
         }
     }
 

@@ -130,7 +130,7 @@ fn live_flags_cover_every_block_of_a_live_code() {
             let mut outbox = vec![Vec::new(); 3];
             for shard in &parts {
                 assert!(flags_cover(shard, current), "{rule} depth {depth}");
-                shard.expand(sets.clone(), depth, &mut |to: u32, s| {
+                shard.expand_states(sets.clone(), depth, &mut |to: u32, s| {
                     outbox[to as usize].push(s);
                 });
             }

@@ -27,7 +27,7 @@ fn sharded_values(space: &StateSpace, shards: u32, encoding: Encoding) -> Vec<u8
     for depth in 0.. {
         let mut outbox = vec![Vec::new(); shards as usize];
         for shard in &parts {
-            shard.expand(sets.clone(), depth, &mut |to: u32, s| {
+            shard.expand_states(sets.clone(), depth, &mut |to: u32, s| {
                 outbox[to as usize].push(s);
             });
         }

@@ -380,7 +380,7 @@ mod tests {
         for d in 0..depth {
             let mut outbox = vec![Vec::new(); shards as usize];
             for part in &parts {
-                part.expand(0..sets, d, &mut |to, s| outbox[to as usize].push(s));
+                part.expand_states(0..sets, d, &mut |to, s| outbox[to as usize].push(s));
             }
             for (to, mut states) in outbox.into_iter().enumerate() {
                 states.sort_unstable();

@@ -1,8 +1,12 @@
 //! A shard's layer: expanded on the worker's threads, each foreign successor gathered per
-//! owner and pushed to it in sorted (a radix sort), deduplicated region lists of at most
+//! owner and pushed to it in increasing, deduplicated region lists of at most
 //! [`MAX_PUSH_STATES`] states (zstd on the wire); and the layer finished.
 //!
-//! A thread gathers [`list_states`] states for an owner (the worker's threads share one
+//! The kernel hands over the foreign successors of one block and one move together; a list
+//! keeps them as they come, with a record of their block, and is put in order when it is
+//! pushed: its records sorted by block, each block's orders deduplicated (sorted, or
+//! gathered in a bitmap when there are many), so that no list of states is sorted whole.
+//! A thread gathers about [`list_states`] states for an owner (the worker's threads share one
 //! budget of lists, whatever the shards), pushes a full list itself and waits for the
 //! owner's answer, so the lists in flight are bounded too, and a layer's expansion ends only
 //! when every one of its lists is merged.
@@ -18,7 +22,7 @@ use tilepdb_common::shard::{MAX_PUSH_STATES, Shard, list_states, lists_budget};
 use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::{PushRequest, StepReport};
-use tilepdb_common::wire::region_lists::RegionListEncoder;
+use tilepdb_common::wire::region_lists::{RegionListEncoder, RegionListShape};
 use tilepdb_common::wire::zstd_frames;
 use tonic::codegen::InterceptedService;
 use tonic::transport::Channel;
@@ -26,7 +30,6 @@ use tonic::transport::Channel;
 use super::peer::MAX_MESSAGE_BYTES;
 use crate::client::retry::peer_unreachable;
 use crate::error::{Error, Result};
-use tilepdb_common::sort::radix_sort;
 
 type PeerClient = ShardPeerClient<InterceptedService<Channel, Auth>>;
 
@@ -61,10 +64,8 @@ impl Peers {
     }
 }
 
-thread_local! {
-    /// A pushing thread's list bytes before compression, kept from list to list.
-    static LIST_BYTES: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
+/// Pushes a list's bytes, of its count of states, to its owner: the bytes sent.
+type PushList<'a> = dyn Fn(u32, &[u8], u64) -> Result<u64> + Sync + 'a;
 
 /// What one thread's expansion sent.
 #[derive(Default)]
@@ -75,55 +76,115 @@ struct Sent {
     bytes: u64,
 }
 
-/// The lists and the sort buffer of one thread's outbox, kept by the worker from layer to
-/// layer: a buffer of 128 KiB or more is a mapping of its own
-/// ([`tilepdb_common::allocator`]), which each layer would otherwise map and fault in again.
-#[derive(Default)]
-pub struct OutboxBuffers {
-    lists: Vec<Vec<u64>>,
-    scratch: Vec<u64>,
+/// The orders one move gave in one block, kept in an owner's list: `len` orders from
+/// `start` of the list's orders.
+#[derive(Clone, Copy)]
+struct Record {
+    block: u64,
+    start: u32,
+    len: u32,
 }
 
+/// One owner's list in the making: the orders handed over and a record per block and move.
+#[derive(Default)]
+struct OwnerList {
+    orders: Vec<u32>,
+    records: Vec<Record>,
+}
+
+/// The lists and buffers of one thread's outbox, kept by the worker from layer to layer: a
+/// buffer of 128 KiB or more is a mapping of its own ([`tilepdb_common::allocator`]), which
+/// each layer would otherwise map and fault in again.
+#[derive(Default)]
+pub struct OutboxBuffers {
+    lists: Vec<OwnerList>,
+    /// A bitmap of one owner's orders, all zero between blocks.
+    bits: Vec<u64>,
+    /// One block's orders, sorted.
+    sorted: Vec<u64>,
+    /// A list's bytes before compression.
+    bytes: Vec<u8>,
+}
+
+/// Most orders of a block sorted as a list; a block with more is gathered in a bitmap.
+const SORTED_ORDERS: u32 = 8;
+
 /// One thread's lists in the making, one per owner, kept from range to range (their buffers
-/// reused, not allocated again for each range).
+/// reused, not allocated again for each range). A list holds orders and a record of each
+/// block and move they came from; when it is pushed, its records are sorted by block and
+/// each block's orders deduplicated and written in order, so that no list of states is
+/// sorted whole.
 struct Outbox<'a> {
-    /// A list per shard (this one's stays empty), pushed when it holds `list_states`.
-    lists: Vec<Vec<u64>>,
-    list_states: usize,
-    /// The second buffer of the lists' sorts.
-    scratch: Vec<u64>,
-    push: &'a (dyn Fn(u32, &[u64]) -> Result<u64> + Sync),
+    shard: &'a Shard,
+    shape: RegionListShape<'a>,
+    /// A list per shard (this one's stays empty).
+    lists: Vec<OwnerList>,
+    /// The orders and the records a list holds before it is pushed.
+    list_orders: usize,
+    list_records: usize,
+    /// The one other shard, when there are two.
+    other: Option<u32>,
+    /// Most states of one push ([`MAX_PUSH_STATES`]).
+    part_states: u64,
+    bits: Vec<u64>,
+    sorted: Vec<u64>,
+    bytes: Vec<u8>,
+    /// Pushes a list's bytes of its count of states to its owner: the bytes sent.
+    push: &'a PushList<'a>,
     sent: Sent,
     error: Option<Error>,
 }
 
 impl<'a> Outbox<'a> {
-    /// Empty lists for `shards` shards but `own`, each pushed through `push` when it holds
-    /// `list_states` states, in `buffers` (room for `list_states` states made in each).
+    /// Empty lists for the other shards of `shard`'s layout, their states of the layer of
+    /// `shape`, in `buffers`: each pushed through `push` when it holds about `list_states`
+    /// states (the room of as many states of eight bytes, made in each list).
     fn new(
-        shards: usize,
-        own: usize,
+        shard: &'a Shard,
+        shape: RegionListShape<'a>,
         list_states: usize,
-        push: &'a (dyn Fn(u32, &[u64]) -> Result<u64> + Sync),
+        push: &'a PushList<'a>,
         buffers: OutboxBuffers,
     ) -> Self {
-        let OutboxBuffers { mut lists, scratch } = buffers;
-        lists.resize_with(shards, Vec::new);
+        let layout = shard.layout();
+        let shards = layout.shards() as usize;
+        let own = shard.number() as usize;
+        // Eight bytes a state: three quarters for orders (four bytes each), a quarter for
+        // records (sixteen bytes each).
+        let (list_orders, list_records) = (list_states * 3 / 2, (list_states / 8).max(1));
+        let OutboxBuffers {
+            mut lists,
+            mut bits,
+            sorted,
+            bytes,
+        } = buffers;
+        lists.resize_with(shards, OwnerList::default);
         for (p, list) in lists.iter_mut().enumerate() {
-            list.clear();
-            let room = if p == own { 0 } else { list_states };
-            // A list with more room than this table's lists take (a larger table's, or a sort
-            // buffer swapped in and grown) is made again at this size: the budget holds.
-            if list.capacity() > room {
-                *list = Vec::with_capacity(room);
+            let (orders, records) = if p == own {
+                (0, 0)
             } else {
-                list.reserve_exact(room);
-            }
+                (list_orders, list_records)
+            };
+            // A list with more room than this table's lists take (a larger table's) is made
+            // again at this size: the budget holds.
+            resize_room(&mut list.orders, orders);
+            resize_room(&mut list.records, records);
         }
+        let width = layout.orders_of(0).end - layout.orders_of(0).start + 1;
+        bits.clear();
+        bits.resize(usize::try_from(width.div_ceil(64)).unwrap_or(0), 0);
+        let other = (shards == 2).then(|| 1 - shard.number());
         Outbox {
+            shard,
+            shape,
             lists,
-            list_states,
-            scratch,
+            list_orders,
+            list_records,
+            other,
+            part_states: MAX_PUSH_STATES,
+            bits,
+            sorted,
+            bytes,
             push,
             sent: Sent::default(),
             error: None,
@@ -134,41 +195,115 @@ impl<'a> Outbox<'a> {
     fn into_buffers(self) -> OutboxBuffers {
         OutboxBuffers {
             lists: self.lists,
-            scratch: self.scratch,
+            bits: self.bits,
+            sorted: self.sorted,
+            bytes: self.bytes,
         }
     }
 
-    fn add(&mut self, to: u32, state: u64) {
-        self.sent.foreign += 1;
-        let list = &mut self.lists[to as usize];
-        list.push(state);
-        if list.len() >= self.list_states {
-            self.flush(to);
+    /// Takes the orders `orders` of `block` that other shards own, from one move.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a list holds fewer than 2^32 orders"
+    )]
+    fn add(&mut self, block: u64, orders: &[u32]) {
+        self.sent.foreign += orders.len() as u64;
+        let mut rest = orders;
+        while let Some(&first) = rest.first() {
+            let (to, run) = if let Some(other) = self.other {
+                (other, rest.len())
+            } else {
+                let to = self.shard.owner_of_order(first);
+                let run = rest
+                    .iter()
+                    .position(|&o| self.shard.owner_of_order(o) != to)
+                    .unwrap_or(rest.len());
+                (to, run)
+            };
+            let (theirs, others) = rest.split_at(run);
+            let list = &self.lists[to as usize];
+            if !list.records.is_empty()
+                && (list.orders.len() + theirs.len() > self.list_orders
+                    || list.records.len() >= self.list_records)
+            {
+                self.flush(to);
+            }
+            let list = &mut self.lists[to as usize];
+            list.records.push(Record {
+                block,
+                start: list.orders.len() as u32,
+                len: run as u32,
+            });
+            list.orders.extend_from_slice(theirs);
+            rest = others;
         }
     }
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "an order's place among its owner's orders, and a bitmap's word, fit in usize"
+    )]
+    /// Pushes the list of `to`, its blocks in order, each block's orders deduplicated and
+    /// increasing, in parts of at most `part_states` states; keeps the first failure.
     fn flush(&mut self, to: u32) {
         let Outbox {
+            shard,
+            shape,
             lists,
-            scratch,
-            list_states: _,
+            part_states,
+            bits,
+            sorted,
+            bytes,
             push,
             sent,
             error,
+            ..
         } = self;
         let list = &mut lists[to as usize];
-        radix_sort(list, scratch);
-        list.dedup();
-        if error.is_none() {
-            match push_in_parts(list, |part| push(to, part)) {
-                Ok(bytes) => {
-                    sent.states += list.len() as u64;
-                    sent.bytes += bytes;
+        if list.records.is_empty() {
+            return;
+        }
+        list.records.sort_unstable_by_key(|r| r.block);
+        let first = shard.layout().orders_of(to).start;
+        let all = 0..shard.index_states();
+        let mut encoder = RegionListEncoder::with_buffer(shape, all.clone(), std::mem::take(bytes));
+        let mut records = list.records.as_slice();
+        while let Some(head) = records.first() {
+            let block = head.block;
+            let run = records
+                .iter()
+                .position(|r| r.block != block)
+                .unwrap_or(records.len());
+            let (these, rest) = records.split_at(run);
+            records = rest;
+            let orders = these
+                .iter()
+                .flat_map(|r| &list.orders[r.start as usize..(r.start + r.len) as usize]);
+            let count: u32 = these.iter().map(|r| r.len).sum();
+            if encoder.count() + u64::from(count) > *part_states {
+                push_part(encoder, to, *push, sent, error, bytes);
+                encoder = RegionListEncoder::with_buffer(shape, all.clone(), std::mem::take(bytes));
+            }
+            if count <= SORTED_ORDERS {
+                sorted.clear();
+                sorted.extend(orders.map(|&o| u64::from(o)));
+                sorted.sort_unstable();
+                sorted.dedup();
+                encoder.push_block(block, sorted);
+            } else {
+                let (mut low, mut high) = (usize::MAX, 0);
+                for &o in orders {
+                    let at = (u64::from(o) - first) as usize;
+                    bits[at / 64] |= 1 << (at % 64);
+                    (low, high) = (low.min(at / 64), high.max(at / 64));
                 }
-                Err(e) => *error = Some(e),
+                encoder.push_block_bits(block, first + 64 * low as u64, &bits[low..=high]);
+                bits[low..=high].fill(0);
             }
         }
-        list.clear();
+        push_part(encoder, to, *push, sent, error, bytes);
+        list.orders.clear();
+        list.records.clear();
     }
 
     /// Pushes what the range left in the lists: what the range sent, or its first failure.
@@ -179,6 +314,47 @@ impl<'a> Outbox<'a> {
         let sent = std::mem::take(&mut self.sent);
         self.error.take().map_or(Ok(sent), Err)
     }
+}
+
+/// Makes `buffer` empty with room for `room` items, made again when it has more.
+fn resize_room<T>(buffer: &mut Vec<T>, room: usize) {
+    buffer.clear();
+    if buffer.capacity() > room {
+        *buffer = Vec::with_capacity(room);
+    } else {
+        buffer.reserve_exact(room);
+    }
+}
+
+/// Pushes the list `encoder` wrote (nothing when it is empty, or after a failure, which it
+/// keeps in `error`) to `to` through `push`, counting it in `sent`; its buffer is kept in
+/// `bytes`.
+fn push_part(
+    encoder: RegionListEncoder<'_>,
+    to: u32,
+    push: &PushList<'_>,
+    sent: &mut Sent,
+    error: &mut Option<Error>,
+    bytes: &mut Vec<u8>,
+) {
+    let count = encoder.count();
+    let list = match encoder.finish() {
+        Ok(list) => list,
+        Err(e) => {
+            error.get_or_insert(e.into());
+            return;
+        }
+    };
+    if count > 0 && error.is_none() {
+        match push(to, &list, count) {
+            Ok(wire) => {
+                sent.states += count;
+                sent.bytes += wire;
+            }
+            Err(e) => *error = Some(e),
+        }
+    }
+    *bytes = list;
 }
 
 /// Pushes the sorted list `states` through `push` in parts of at most [`MAX_PUSH_STATES`]
@@ -218,38 +394,27 @@ pub fn expand_layer(
     buffers: &Mutex<Vec<OutboxBuffers>>,
 ) -> Result<StepReport> {
     let shape = super::list_shape(shard, depth + 1);
-    let all = 0..shard.index_states();
     // The owners found unreachable in this layer: once one push to an owner has used up its
     // tries, the other threads' pushes to it fail at once instead of trying as long again.
     let gone: Vec<AtomicBool> = (0..shard.layout().shards())
         .map(|_| AtomicBool::new(false))
         .collect();
     let liar = super::test_liar(peers.shard);
-    let push = |to: u32, states: &[u64]| -> Result<u64> {
+    let push = |to: u32, bytes: &[u8], count: u64| -> Result<u64> {
         // A test-only bad worker withholds its lists of layer 3 to shard 0.
         if liar && to == 0 && depth + 1 == 3 {
             return Ok(0);
         }
-        let (list, list_bytes) = LIST_BYTES.with(|spare| -> Result<(Vec<u8>, u64)> {
-            let mut encoder = RegionListEncoder::with_buffer(&shape, all.clone(), spare.take());
-            for &s in states {
-                encoder.push(s);
-            }
-            let bytes = encoder.finish()?;
-            let list = zstd_frames::compress(&bytes, level)
-                .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
-            let list_bytes = bytes.len() as u64;
-            spare.set(bytes);
-            Ok((list, list_bytes))
-        })?;
+        let list = zstd_frames::compress(bytes, level)
+            .map_err(|e| Error::Start(format!("cannot compress a list: {e}")))?;
         let request = PushRequest {
             job_id: job_id.to_string(),
             table,
             depth: depth + 1,
             from_shard: peers.shard,
             to_shard: to,
-            count: states.len() as u64,
-            list_bytes,
+            count,
+            list_bytes: bytes.len() as u64,
             crc32: crc32fast::hash(&list),
             list,
             search: 0,
@@ -272,8 +437,8 @@ pub fn expand_layer(
     let outboxes: Vec<Mutex<Outbox<'_>>> = (0..threads)
         .map(|_| {
             Mutex::new(Outbox::new(
-                shards,
-                peers.shard as usize,
+                shard,
+                shape,
                 list_states,
                 &push,
                 spare.pop().unwrap_or_default(),
@@ -289,7 +454,9 @@ pub fn expand_layer(
                     let mut outbox = outboxes[thread]
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let stats = shard.expand(sets.clone(), depth, &mut |to, s| outbox.add(to, s));
+                    let stats = shard.expand(sets.clone(), depth, &mut |block, orders| {
+                        outbox.add(block, orders);
+                    });
                     outbox.finish_range().map(|sent| (stats, sent))
                 })
                 .collect()
@@ -373,6 +540,14 @@ pub fn finish_layer(shard: &Shard, pool: &rayon::ThreadPool, depth: u32) -> (u64
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use tilepdb_common::region_index::OrderMoves;
+    use tilepdb_common::shard::ShardLayout;
+    use tilepdb_common::table::DepthCode;
+    use tilepdb_common::wire::region_lists::decode_region_states;
+    use tilepdb_common::{Goal, Pattern, StateSpace};
+
     use super::*;
 
     #[test]
@@ -398,58 +573,109 @@ mod tests {
         assert_eq!(tries, 1);
     }
 
-    #[test]
-    fn an_outbox_keeps_its_lists_for_the_next_layer() {
-        let push = |_: u32, states: &[u64]| -> Result<u64> { Ok(states.len() as u64) };
-        let mut first = Outbox::new(3, 0, 1000, &push, OutboxBuffers::default());
-        for i in 0..2500_u64 {
-            first.add(1 + (i % 2) as u32, i);
+    /// Shard `shard` of `shards` of the 4x4 puzzle's tiles {1,2,3,4}, zero-aware, its layers
+    /// `0..depth` expanded and finished, every successor handed to its owner.
+    fn shard_at(shard: u32, shards: u32, depth: u32) -> Shard {
+        let board = "4x4".parse().unwrap();
+        let pattern = Pattern::new(board, vec![1, 2, 3, 4]).unwrap();
+        let space =
+            StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
+        let index = space.region_index().unwrap();
+        let moves = Arc::new(OrderMoves::new(index.k()));
+        let layout = ShardLayout::new(index.orders(), shards).unwrap();
+        let sets = index.sets();
+        let mut parts: Vec<Shard> = (0..shards)
+            .map(|p| {
+                let (index, moves) = (index.clone(), moves.clone());
+                Shard::new(&space, index, moves, layout, p, DepthCode::OneBit).unwrap()
+            })
+            .collect();
+        for d in 0..depth {
+            let mut outbox = vec![Vec::new(); shards as usize];
+            for part in &parts {
+                part.expand_states(0..sets, d, &mut |to, s| outbox[to as usize].push(s));
+            }
+            for (to, mut states) in outbox.into_iter().enumerate() {
+                states.sort_unstable();
+                states.dedup();
+                parts[to].merge_received(&states, d + 1).unwrap();
+            }
+            for part in &parts {
+                part.finish_layer(0..sets, d);
+            }
         }
-        assert_eq!(first.finish_range().unwrap().states, 2500);
-        let buffers = first.into_buffers();
-        let kept: Vec<*const u64> = buffers.lists.iter().map(Vec::as_ptr).collect();
-        let mut second = Outbox::new(3, 0, 1000, &push, buffers);
-        let held: Vec<*const u64> = second.lists.iter().map(Vec::as_ptr).collect();
-        assert_eq!(held, kept, "the same buffers");
-        assert!(
-            second.lists[1..]
-                .iter()
-                .all(|l| l.is_empty() && l.capacity() == 1000)
-        );
-        second.add(2, 7);
-        assert_eq!(second.finish_range().unwrap().states, 1);
-        // A smaller table's lists are made again at its size.
-        let third = Outbox::new(3, 0, 10, &push, second.into_buffers());
-        assert!(third.lists[1..].iter().all(|l| l.capacity() == 10));
-        assert_eq!(third.lists[0].capacity(), 0);
+        parts.swap_remove(shard as usize)
+    }
+
+    /// The lists an outbox pushes, decoded: each increasing and within its part's size, and
+    /// together each owner's successors of the layer, deduplicated, as [`Shard::expand_states`]
+    /// hands them over; whatever the lists' and parts' sizes.
+    #[test]
+    fn an_outbox_pushes_every_foreign_successor_in_increasing_lists() {
+        for (shards, depth) in [(2, 9), (3, 10), (5, 11)] {
+            let shard = shard_at(1, shards, depth);
+            let sets = shard.index().sets();
+            let mut expected = vec![Vec::new(); shards as usize];
+            let mut foreign = 0;
+            shard.expand_states(0..sets, depth, &mut |to, s| {
+                expected[to as usize].push(s);
+                foreign += 1;
+            });
+            for list in &mut expected {
+                list.sort_unstable();
+                list.dedup();
+            }
+            let states: usize = expected.iter().map(Vec::len).sum();
+            assert!(states > 500, "{states} states");
+            let shape = super::super::list_shape(&shard, depth + 1);
+            let all = 0..shard.index_states();
+            for (list_states, part_states) in [(1000, 10_000), (256, 40), (100_000, 1)] {
+                let pushed: Mutex<Vec<Vec<u64>>> = Mutex::new(vec![Vec::new(); shards as usize]);
+                let push = |to: u32, bytes: &[u8], count: u64| -> Result<u64> {
+                    assert!(count <= part_states.max(24), "{count} states in one part");
+                    let states = decode_region_states(bytes, count, &shape, all.clone()).unwrap();
+                    assert!(states.windows(2).all(|w| w[0] < w[1]));
+                    pushed.lock().unwrap()[to as usize].extend(states);
+                    Ok(bytes.len() as u64)
+                };
+                let buffers = OutboxBuffers::default();
+                let mut outbox = Outbox::new(&shard, shape, list_states, &push, buffers);
+                outbox.part_states = part_states;
+                shard.expand(0..sets, depth, &mut |block, orders| {
+                    outbox.add(block, orders);
+                });
+                let sent = outbox.finish_range().unwrap();
+                assert_eq!(sent.foreign, foreign);
+                let mut pushed = pushed.into_inner().unwrap();
+                for list in &mut pushed {
+                    list.sort_unstable();
+                    list.dedup();
+                }
+                assert_eq!(pushed, expected, "{shards} shards, lists of {list_states}");
+            }
+        }
     }
 
     #[test]
-    fn an_outbox_pushes_each_list_sorted_and_deduplicated_when_it_holds_its_states() {
-        let pushed: Mutex<Vec<(u32, Vec<u64>)>> = Mutex::new(Vec::new());
-        let push = |to: u32, states: &[u64]| -> Result<u64> {
-            pushed.lock().unwrap().push((to, states.to_vec()));
-            Ok(states.len() as u64)
-        };
-        let mut outbox = Outbox::new(3, 0, 1000, &push, OutboxBuffers::default());
-        // 2,500 successors for shard 1 (each twice in its hundred), 10 for shard 2.
-        for i in 0..2500_u64 {
-            outbox.add(1, 7 * (i / 100 * 50 + i % 50) + 1);
-        }
-        for i in (0..10_u64).rev() {
-            outbox.add(2, i);
-        }
-        assert!(outbox.lists.iter().all(|l| l.capacity() <= 1000));
-        let sent = outbox.finish_range().unwrap();
-        assert_eq!(sent.foreign, 2510);
-        let pushed = pushed.into_inner().unwrap();
-        // Two full lists of shard 1 at 1,000 and 2,000 states, then what was left, shard 2's.
-        let sizes: Vec<(u32, usize)> = pushed.iter().map(|(to, l)| (*to, l.len())).collect();
-        assert_eq!(sizes, [(1, 500), (1, 500), (1, 250), (2, 10)]);
-        for (_, list) in &pushed {
-            assert!(list.windows(2).all(|w| w[0] < w[1]));
-        }
-        assert_eq!(sent.states, 1260);
-        assert_eq!(pushed[3].1, (0..10).collect::<Vec<_>>());
+    fn an_outbox_keeps_its_lists_for_the_next_layer() {
+        let shard = shard_at(0, 3, 10);
+        let shape = super::super::list_shape(&shard, 11);
+        let push = |_: u32, _: &[u8], count: u64| -> Result<u64> { Ok(count) };
+        let mut first = Outbox::new(&shard, shape, 1000, &push, OutboxBuffers::default());
+        let sets = shard.index().sets();
+        shard.expand(0..sets, 10, &mut |block, orders| first.add(block, orders));
+        assert!(first.finish_range().unwrap().states > 100);
+        let buffers = first.into_buffers();
+        let kept: Vec<*const u32> = buffers.lists.iter().map(|l| l.orders.as_ptr()).collect();
+        let second = Outbox::new(&shard, shape, 1000, &push, buffers);
+        let held: Vec<*const u32> = second.lists.iter().map(|l| l.orders.as_ptr()).collect();
+        assert_eq!(held, kept, "the same buffers");
+        assert!(second.lists[1..].iter().all(|l| l.orders.is_empty()
+            && l.orders.capacity() == 1500
+            && l.records.capacity() == 125));
+        // A smaller table's lists are made again at its size; this shard's own list has none.
+        let third = Outbox::new(&shard, shape, 256, &push, second.into_buffers());
+        assert!(third.lists[1..].iter().all(|l| l.orders.capacity() == 384));
+        assert_eq!(third.lists[0].orders.capacity(), 0);
     }
 }
