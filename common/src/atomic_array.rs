@@ -146,18 +146,7 @@ impl<A: Atomic> AtomicArray<A> {
     /// targets than x86-64).
     #[inline]
     pub fn prefetch(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let element = std::ptr::from_ref(&self.as_slice()[i]);
-            // SAFETY: prefetching is a hint that never faults; the address is in bounds.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    element.cast::<i8>(),
-                );
-            };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
+        crate::prefetch::prefetch(&self.as_slice()[i]);
     }
 
     /// Asks the processor to bring in the `count` elements `elements`, all of them within

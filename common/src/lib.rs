@@ -37,6 +37,7 @@ pub mod layer;
 pub mod pattern;
 pub mod pipe;
 pub mod plot;
+pub mod prefetch;
 pub mod puzzle;
 pub mod rank;
 pub mod region_expand;

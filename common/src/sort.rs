@@ -1,4 +1,5 @@
-//! Sorting lists of state numbers (a shard's outgoing successors, a prover's lists): a
+//! Sorting lists of state numbers (a prover's lists), or of values by such a number (a
+//! shard's outgoing successors, by their block): a
 //! least-significant-digit radix sort in as few passes as digits of at most 14 bits allow,
 //! the digits of equal width (28-bit numbers in two passes of 14 bits, 32-bit ones in three of
 //! 11).
@@ -26,32 +27,50 @@ fn digit_bits(bits: u32) -> u32 {
 
 /// Sorts `values` in increasing order; `scratch` is the second buffer of the passes (what it
 /// holds before and after is of no meaning; keeping it spares an allocation per list).
+pub fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    radix_sort_by_key(values, scratch, |&v| v);
+}
+
+/// Sorts `values` by `key` in increasing order, as [`radix_sort`] sorts numbers; values of
+/// equal keys keep no particular order.
+///
+/// ```
+/// use tilepdb_common::sort::radix_sort_by_key;
+///
+/// let mut pairs: Vec<(u64, char)> = (0..300).map(|i| ((i * 7919) % 300, 'a')).collect();
+/// radix_sort_by_key(&mut pairs, &mut Vec::new(), |p| p.0);
+/// assert!(pairs.windows(2).all(|w| w[0].0 <= w[1].0));
+/// ```
 #[expect(
     clippy::cast_possible_truncation,
     reason = "a digit is masked to at most MAX_DIGIT_BITS bits, an index of the counts; a \
               count is below the list's length, checked to fit a u32"
 )]
-pub fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+pub fn radix_sort_by_key<T: Copy + Default>(
+    values: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    key: impl Fn(&T) -> u64,
+) {
     if values.len() < SHORT || u32::try_from(values.len()).is_err() {
-        values.sort_unstable();
+        values.sort_unstable_by_key(&key);
         return;
     }
-    let bits = 64 - values.iter().fold(0, |m, &v| m | v).leading_zeros();
+    let bits = 64 - values.iter().fold(0, |m, v| m | key(v)).leading_zeros();
     let width = digit_bits(bits);
     let mask = (1usize << width) - 1;
-    // The scratch's old numbers are overwritten by each pass: only a longer list zeroes
+    // The scratch's old values are overwritten by each pass: only a longer list zeroes
     // (and maps) more of it.
     if scratch.len() >= values.len() {
         scratch.truncate(values.len());
     } else {
-        scratch.resize(values.len(), 0);
+        scratch.resize(values.len(), T::default());
     }
-    let digit = |v: u64, shift: u32| (v >> shift) as usize & mask;
+    let digit = |v: &T, shift: u32| (key(v) >> shift) as usize & mask;
     let mut starts = vec![0u32; mask + 1];
     let mut shift = 0;
     while shift < bits {
         starts.fill(0);
-        for &v in values.iter() {
+        for v in values.iter() {
             starts[digit(v, shift)] += 1;
         }
         // A digit the same in every value leaves the order as it is.
@@ -62,9 +81,9 @@ pub fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
                 *start = at;
                 at += n;
             }
-            for &v in values.iter() {
+            for v in values.iter() {
                 let d = digit(v, shift);
-                scratch[starts[d] as usize] = v;
+                scratch[starts[d] as usize] = *v;
                 starts[d] += 1;
             }
             std::mem::swap(values, scratch);
@@ -152,5 +171,19 @@ mod tests {
         expected.sort_unstable();
         radix_sort(&mut values, &mut Vec::new());
         assert_eq!(values, expected);
+    }
+
+    #[test]
+    fn values_are_sorted_by_their_keys_and_none_lost() {
+        for n in [0, 5, SHORT, 70_000] {
+            let keys = numbers(n, 23, 9);
+            let mut values: Vec<(u64, u32)> = keys.iter().zip(0..).map(|(&k, i)| (k, i)).collect();
+            radix_sort_by_key(&mut values, &mut Vec::new(), |v| v.0);
+            assert!(values.windows(2).all(|w| w[0].0 <= w[1].0), "{n} values");
+            let mut tags: Vec<u32> = values.iter().map(|v| v.1).collect();
+            tags.sort_unstable();
+            assert_eq!(tags, (0..u32::try_from(n).unwrap()).collect::<Vec<_>>());
+            assert!(values.iter().all(|&(k, i)| keys[i as usize] == k));
+        }
     }
 }

@@ -17,8 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 use tilepdb_common::BlankRule;
+use tilepdb_common::prefetch::prefetch;
 use tilepdb_common::region_index;
 use tilepdb_common::shard::{MAX_PUSH_STATES, Shard, list_states, lists_budget};
+use tilepdb_common::sort::radix_sort_by_key;
 use tilepdb_common::wire::connect::{Auth, Endpoint};
 use tilepdb_common::wire::proto::shard_peer_client::ShardPeerClient;
 use tilepdb_common::wire::proto::{PushRequest, StepReport};
@@ -78,7 +80,7 @@ struct Sent {
 
 /// The orders one move gave in one block, kept in an owner's list: `len` orders from
 /// `start` of the list's orders.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Record {
     block: u64,
     start: u32,
@@ -98,6 +100,8 @@ struct OwnerList {
 #[derive(Default)]
 pub struct OutboxBuffers {
     lists: Vec<OwnerList>,
+    /// The second buffer of the records' sorts.
+    scratch: Vec<Record>,
     /// A bitmap of one owner's orders, all zero between blocks.
     bits: Vec<u64>,
     /// One block's orders, sorted.
@@ -105,6 +109,9 @@ pub struct OutboxBuffers {
     /// A list's bytes before compression.
     bytes: Vec<u8>,
 }
+
+/// How many records ahead of the one written a list's flush brings in their orders.
+const PREFETCH_RECORDS: usize = 16;
 
 /// Most orders of a block sorted as a list; a block with more is gathered in a bitmap.
 const SORTED_ORDERS: u32 = 8;
@@ -126,6 +133,7 @@ struct Outbox<'a> {
     other: Option<u32>,
     /// Most states of one push ([`MAX_PUSH_STATES`]).
     part_states: u64,
+    scratch: Vec<Record>,
     bits: Vec<u64>,
     sorted: Vec<u64>,
     bytes: Vec<u8>,
@@ -150,10 +158,12 @@ impl<'a> Outbox<'a> {
         let shards = layout.shards() as usize;
         let own = shard.number() as usize;
         // Eight bytes a state: three quarters for orders (four bytes each), a quarter for
-        // records (sixteen bytes each).
+        // records (sixteen bytes each); the records' sort buffer is the size of one list's
+        // records, within the thread's share of the budget (a list more than it pushes to).
         let (list_orders, list_records) = (list_states * 3 / 2, (list_states / 8).max(1));
         let OutboxBuffers {
             mut lists,
+            mut scratch,
             mut bits,
             sorted,
             bytes,
@@ -170,6 +180,9 @@ impl<'a> Outbox<'a> {
             resize_room(&mut list.orders, orders);
             resize_room(&mut list.records, records);
         }
+        if scratch.capacity() > list_records {
+            scratch = Vec::new();
+        }
         let width = layout.orders_of(0).end - layout.orders_of(0).start + 1;
         bits.clear();
         bits.resize(usize::try_from(width.div_ceil(64)).unwrap_or(0), 0);
@@ -182,6 +195,7 @@ impl<'a> Outbox<'a> {
             list_records,
             other,
             part_states: MAX_PUSH_STATES,
+            scratch,
             bits,
             sorted,
             bytes,
@@ -195,6 +209,7 @@ impl<'a> Outbox<'a> {
     fn into_buffers(self) -> OutboxBuffers {
         OutboxBuffers {
             lists: self.lists,
+            scratch: self.scratch,
             bits: self.bits,
             sorted: self.sorted,
             bytes: self.bytes,
@@ -251,6 +266,7 @@ impl<'a> Outbox<'a> {
             shape,
             lists,
             part_states,
+            scratch,
             bits,
             sorted,
             bytes,
@@ -263,7 +279,7 @@ impl<'a> Outbox<'a> {
         if list.records.is_empty() {
             return;
         }
-        list.records.sort_unstable_by_key(|r| r.block);
+        radix_sort_by_key(&mut list.records, scratch, |r| r.block);
         let first = shard.layout().orders_of(to).start;
         let all = 0..shard.index_states();
         let mut encoder = RegionListEncoder::with_buffer(shape, all.clone(), std::mem::take(bytes));
@@ -274,6 +290,11 @@ impl<'a> Outbox<'a> {
                 .iter()
                 .position(|r| r.block != block)
                 .unwrap_or(records.len());
+            // The orders of records further on, read at random places of the list, are
+            // brought in while these are written.
+            for ahead in records.iter().skip(PREFETCH_RECORDS).take(run) {
+                prefetch(&list.orders[ahead.start as usize]);
+            }
             let (these, rest) = records.split_at(run);
             records = rest;
             let orders = these
