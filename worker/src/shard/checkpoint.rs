@@ -343,55 +343,15 @@ impl Segments<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use tilepdb_common::region_index::OrderMoves;
-    use tilepdb_common::shard::ShardLayout;
-    use tilepdb_common::table::DepthCode;
     use tilepdb_common::wire::region_lists::encode_region_states;
-    use tilepdb_common::{BlankRule, Goal, Pattern, StateSpace};
 
     use super::*;
+    use crate::shard::searched::searched_shard;
 
-    /// Shard `shard` of `shards` of the 3x4 puzzle's tiles {1,2,3}, zero-aware, its layers
-    /// `0..depth` expanded and finished, every successor handed to its owner.
+    /// Shard `shard` of `shards` of the 3x4 puzzle's tiles {1, 2, 3}, zero-aware, its layers
+    /// `0..depth` searched.
     fn shard_at(shard: u32, shards: u32, depth: u32) -> Shard {
-        let board = "3x4".parse().unwrap();
-        let pattern = Pattern::new(board, vec![1, 2, 3]).unwrap();
-        let space =
-            StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
-        let index = space.region_index().unwrap();
-        let moves = Arc::new(OrderMoves::new(index.k()));
-        let layout = ShardLayout::new(index.orders(), shards).unwrap();
-        let sets = index.sets();
-        let mut parts: Vec<Shard> = (0..shards)
-            .map(|p| {
-                Shard::new(
-                    &space,
-                    index.clone(),
-                    moves.clone(),
-                    layout,
-                    p,
-                    DepthCode::OneBit,
-                )
-                .unwrap()
-            })
-            .collect();
-        for d in 0..depth {
-            let mut outbox = vec![Vec::new(); shards as usize];
-            for part in &parts {
-                part.expand_states(0..sets, d, &mut |to, s| outbox[to as usize].push(s));
-            }
-            for (to, mut states) in outbox.into_iter().enumerate() {
-                states.sort_unstable();
-                states.dedup();
-                parts[to].merge_received(&states, d + 1).unwrap();
-            }
-            for part in &parts {
-                part.finish_layer(0..sets, d);
-            }
-        }
-        parts.swap_remove(shard as usize)
+        searched_shard("3x4", &[1, 2, 3], shard, shards, depth)
     }
 
     /// The bytes of a part as written before the states were encoded a block at a time: the

@@ -27,6 +27,8 @@
 pub mod checkpoint;
 pub mod peer;
 mod proof;
+#[cfg(test)]
+mod searched;
 mod send;
 mod session;
 

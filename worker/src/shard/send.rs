@@ -561,15 +561,10 @@ pub fn finish_layer(shard: &Shard, pool: &rayon::ThreadPool, depth: u32) -> (u64
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use tilepdb_common::region_index::OrderMoves;
-    use tilepdb_common::shard::ShardLayout;
-    use tilepdb_common::table::DepthCode;
     use tilepdb_common::wire::region_lists::decode_region_states;
-    use tilepdb_common::{Goal, Pattern, StateSpace};
 
     use super::*;
+    use crate::shard::searched::searched_shard;
 
     #[test]
     fn a_long_list_is_pushed_in_parts_that_a_peer_takes() {
@@ -594,38 +589,10 @@ mod tests {
         assert_eq!(tries, 1);
     }
 
-    /// Shard `shard` of `shards` of the 4x4 puzzle's tiles {1,2,3,4}, zero-aware, its layers
-    /// `0..depth` expanded and finished, every successor handed to its owner.
+    /// Shard `shard` of `shards` of the 4x4 puzzle's tiles {1, 2, 3, 4}, zero-aware, its layers
+    /// `0..depth` searched.
     fn shard_at(shard: u32, shards: u32, depth: u32) -> Shard {
-        let board = "4x4".parse().unwrap();
-        let pattern = Pattern::new(board, vec![1, 2, 3, 4]).unwrap();
-        let space =
-            StateSpace::new(board, Goal::BlankFirst, pattern, BlankRule::ZeroAware).unwrap();
-        let index = space.region_index().unwrap();
-        let moves = Arc::new(OrderMoves::new(index.k()));
-        let layout = ShardLayout::new(index.orders(), shards).unwrap();
-        let sets = index.sets();
-        let mut parts: Vec<Shard> = (0..shards)
-            .map(|p| {
-                let (index, moves) = (index.clone(), moves.clone());
-                Shard::new(&space, index, moves, layout, p, DepthCode::OneBit).unwrap()
-            })
-            .collect();
-        for d in 0..depth {
-            let mut outbox = vec![Vec::new(); shards as usize];
-            for part in &parts {
-                part.expand_states(0..sets, d, &mut |to, s| outbox[to as usize].push(s));
-            }
-            for (to, mut states) in outbox.into_iter().enumerate() {
-                states.sort_unstable();
-                states.dedup();
-                parts[to].merge_received(&states, d + 1).unwrap();
-            }
-            for part in &parts {
-                part.finish_layer(0..sets, d);
-            }
-        }
-        parts.swap_remove(shard as usize)
+        searched_shard("4x4", &[1, 2, 3, 4], shard, shards, depth)
     }
 
     /// The lists an outbox pushes, decoded: each increasing and within its part's size, and
