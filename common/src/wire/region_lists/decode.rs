@@ -25,7 +25,19 @@ struct Reader<'b> {
 }
 
 impl Reader<'_> {
+    /// The next varint: most are one byte (a gap between orders), read here without a loop.
+    #[inline]
     fn varint(&mut self) -> Result<u64> {
+        match self.bytes.get(self.at) {
+            Some(&b) if b < 0x80 => {
+                self.at += 1;
+                Ok(u64::from(b))
+            }
+            _ => self.long_varint(),
+        }
+    }
+
+    fn long_varint(&mut self) -> Result<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let Some(&b) = self.bytes.get(self.at) else {
