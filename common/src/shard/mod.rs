@@ -90,6 +90,12 @@ impl Shard {
                 index.orders()
             )));
         }
+        if u32::try_from(index.orders() - 1).is_err() {
+            return Err(Error::Shard(format!(
+                "a sharded table has at most 12 tiles: its {} orders per block are numbered in 32 bits",
+                index.orders()
+            )));
+        }
         let size = ShardSize::of(space, &index, layout, shard, code);
         let owners = (0..index.orders())
             .map(|o| u16::try_from(layout.owner(o)).expect("at most MAX_SHARDS shards"))
@@ -196,8 +202,8 @@ impl Shard {
 
     /// Expands the shard's states of the layer `depth` in the sets `sets`: successors the
     /// shard owns are merged as the layer `depth + 1`; the others are handed to `send` a
-    /// block and one move at a time, as `send(block, orders)`: the distinct orders (below
-    /// `k!`, in no particular order) of the states `block * k! + order` that other shards own
+    /// block and one move at a time, as `send(block, orders)`: the orders (below `k!`, in
+    /// no particular order) of the states `block * k! + order` that other shards own
     /// ([`Shard::owner_of_order`]).
     pub fn expand(
         &self,
@@ -514,7 +520,7 @@ impl CurrentLayer for OwnLayer<'_> {
 #[inline(never)]
 #[expect(
     clippy::cast_possible_truncation,
-    reason = "an order is below k!, at most 9! here"
+    reason = "an order is below k!, which `Shard::new` keeps within 32 bits"
 )]
 fn keep_foreign(foreign: &mut Vec<u32>, order: u64) {
     foreign.push(order as u32);
