@@ -25,6 +25,7 @@
 //! an expansion, the next layer is complete on every shard.
 
 pub mod checkpoint;
+mod outbox;
 pub mod peer;
 mod proof;
 #[cfg(test)]
@@ -162,7 +163,7 @@ struct Work {
     checkpoints: Option<Checkpoints>,
     summary: ShardSummary,
     /// The expanding threads' lists to push, kept from layer to layer.
-    outbox_buffers: Arc<Mutex<Vec<send::OutboxBuffers>>>,
+    outbox_buffers: Arc<Mutex<Vec<outbox::OutboxBuffers>>>,
 }
 
 /// Rebuilds `shard` (new, its goal marked) as it was after finishing the layer `depth - 1` of
