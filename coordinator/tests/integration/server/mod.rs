@@ -285,6 +285,16 @@ impl Server {
     /// Waits (`timeout` at most, then panics with the log) for the coordinator to exit; its
     /// exit status, with its whole log collected.
     pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        self.wait_exit_or_show(timeout, String::new)
+    }
+
+    /// [`Server::wait_exit`], whose panic when the coordinator is still running after
+    /// `timeout` also shows what `more` returns (called after the coordinator is killed).
+    fn wait_exit_or_show(
+        &mut self,
+        timeout: Duration,
+        more: impl FnOnce() -> String,
+    ) -> ExitStatus {
         let until = Instant::now() + timeout;
         loop {
             if let Some(status) = self.try_exit() {
@@ -293,7 +303,10 @@ impl Server {
             if Instant::now() > until {
                 let _ = self.child.kill();
                 let log = self.log.lock().unwrap().join("\n");
-                panic!("the coordinator did not exit within {timeout:?}; log:\n{log}");
+                panic!(
+                    "server still running after {timeout:?}; log:\n{log}{}",
+                    more()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -312,27 +325,14 @@ impl Server {
         timeout: Duration,
         more: impl FnOnce() -> String,
     ) -> Vec<String> {
-        let until = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.try_exit() {
-                let log = self.log.lock().unwrap().clone();
-                assert!(
-                    status.success(),
-                    "server failed: {status}; log:\n{}",
-                    log.join("\n")
-                );
-                return log;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                let log = self.log.lock().unwrap().join("\n");
-                panic!(
-                    "server still running after {timeout:?}; log:\n{log}{}",
-                    more()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let status = self.wait_exit_or_show(timeout, more);
+        let log = self.log.lock().unwrap().clone();
+        assert!(
+            status.success(),
+            "server failed: {status}; log:\n{}",
+            log.join("\n")
+        );
+        log
     }
 }
 
