@@ -175,7 +175,7 @@ impl<'a> RegionListEncoder<'a> {
             return;
         }
         self.block = None;
-        if let Some(start) = self.write_record(block, count, ones) {
+        if let Some(start) = self.write_record_of_bits(block, count, first, bits) {
             // Order `o` is bit `o % 8` of the bitmap's byte `o / 8`: the words' little-endian
             // bytes, shifted by `first`.
             let (at, shift) = (start + (first / 8) as usize, first % 8);
@@ -238,39 +238,84 @@ impl<'a> RegionListEncoder<'a> {
         m: u64,
         orders: impl Iterator<Item = u64>,
     ) -> Option<usize> {
+        let (header, start) = self.write_head(block, m);
+        let limit = start + self.shape.bitmap_bytes();
+        let fits = !self.bitmap_is_shorter(m) && {
+            let mut next = 0;
+            orders.into_iter().all(|o| {
+                put_gap(&mut self.out, o - next);
+                next = o + 1;
+                self.out.len() <= limit
+            })
+        };
+        self.end_record(header, start, fits)
+    }
+
+    /// [`write_record`](Self::write_record) of the orders `first + i` of the bits `i` set
+    /// in `bits`, read a word at a time.
+    #[inline(always)]
+    fn write_record_of_bits(
+        &mut self,
+        block: u64,
+        m: u64,
+        first: u64,
+        bits: &[u64],
+    ) -> Option<usize> {
+        let (header, start) = self.write_head(block, m);
+        let limit = start + self.shape.bitmap_bytes();
+        let fits = !self.bitmap_is_shorter(m) && {
+            let (out, mut next) = (&mut self.out, 0);
+            // A word's gaps are at most 64 varints: checked against the limit after each.
+            bits.iter().enumerate().all(|(i, &word)| {
+                let (base, mut rest) = (first + 64 * i as u64, word);
+                while rest != 0 {
+                    let o = base + u64::from(rest.trailing_zeros());
+                    rest &= rest - 1;
+                    put_gap(out, o - next);
+                    next = o + 1;
+                }
+                out.len() <= limit
+            })
+        };
+        self.end_record(header, start, fits)
+    }
+
+    /// Writes the gap from the block written before to `block` and the count of `m`
+    /// states, as a list's: where the count's first byte is, and where the record's body
+    /// starts.
+    #[inline(always)]
+    fn write_head(&mut self, block: u64, m: u64) -> (usize, usize) {
         let gap = match self.written {
             Some(w) => block - w - 1,
             None => block - self.allowed.start / self.shape.orders,
         };
         self.written = Some(block);
         put_varint(&mut self.out, gap);
-        // The count, as a list's; a bitmap's count is one more, which never lengthens an even
-        // number's varint: its first byte's low bit is set then.
+        // A bitmap's count is one more, which never lengthens an even number's varint: its
+        // first byte's low bit is set then.
         let header = self.out.len();
         put_varint(&mut self.out, 2 * (m - 1));
-        let start = self.out.len();
-        let bitmap_bytes = self.shape.bitmap_bytes();
-        // Every gap takes at least a byte: a record of more states than the bitmap's bytes is
-        // a bitmap without writing its gaps; else the gaps are written until they pass the
-        // bitmap's bytes.
-        let mut bitmap = m > bitmap_bytes as u64;
-        if !bitmap {
-            let mut previous: Option<u64> = None;
-            for o in orders {
-                put_varint(&mut self.out, previous.map_or(o, |p| o - p - 1));
-                previous = Some(o);
-                if self.out.len() - start > bitmap_bytes {
-                    bitmap = true;
-                    break;
-                }
-            }
-        }
-        if !bitmap {
+        (header, self.out.len())
+    }
+
+    /// Every gap takes at least a byte: a record of more states than the bitmap's bytes is
+    /// a bitmap without writing its gaps.
+    #[inline(always)]
+    fn bitmap_is_shorter(&self, m: u64) -> bool {
+        m > self.shape.bitmap_bytes() as u64
+    }
+
+    /// Ends the record whose count is at `header` and body at `start`: its gaps kept when
+    /// they `fit` the bitmap's bytes, else the record made a bitmap, its bytes zeroed (where
+    /// they start returned).
+    #[inline(always)]
+    fn end_record(&mut self, header: usize, start: usize, fits: bool) -> Option<usize> {
+        if fits {
             return None;
         }
         self.out[header] |= 1;
         self.out.truncate(start);
-        self.out.resize(start + bitmap_bytes, 0);
+        self.out.resize(start + self.shape.bitmap_bytes(), 0);
         Some(start)
     }
 
@@ -286,6 +331,21 @@ impl<'a> RegionListEncoder<'a> {
         }
         self.flush();
         Ok(self.out)
+    }
+}
+
+/// Writes the gap `gap` as a varint, a byte without the loop when it is below 128 (as most
+/// are).
+#[inline(always)]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a gap below 128 fits in a byte"
+)]
+fn put_gap(out: &mut Vec<u8>, gap: u64) {
+    if gap < 0x80 {
+        out.push(gap as u8);
+    } else {
+        put_varint(out, gap);
     }
 }
 

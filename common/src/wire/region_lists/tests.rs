@@ -258,6 +258,51 @@ fn a_blocks_bits_encode_as_its_orders() {
     }
 }
 
+/// With 720 orders (6 tiles, twelve words of bits, a bitmap of 90 bytes) a block's bits
+/// write what its orders pushed one by one write when gaps take two bytes: records whose gaps
+/// pass the bitmap's bytes only with their last words become bitmaps, those just within keep
+/// their gaps.
+#[test]
+#[expect(clippy::cast_possible_truncation, reason = "orders are below 720")]
+fn a_blocks_bits_with_long_gaps_encode_as_its_orders() {
+    let index = index("3x4", 6);
+    let shape = RegionListShape::new(&index, false, &[1, 2, 3, 4, 5, 6], 0);
+    let all = 0..shape.states();
+    let f = shape.orders;
+    assert_eq!(shape.bitmap_bytes(), 90);
+    let blocks: Vec<u64> = (0..all.end / f)
+        .filter(|&b| shape.block_has_parity(b))
+        .take(40)
+        .collect();
+    for first in [0, 5, 64] {
+        // Consecutive orders (a byte each) and `far` orders 200 apart (two bytes each):
+        // 86 + 3 far ones take 92 bytes (a bitmap), 85 + 2 take 89 (gaps), 3 alone 6.
+        for (near, far) in [(86, 3), (85, 2), (0, 3), (90, 0), (91, 0)] {
+            let mut by_bits = RegionListEncoder::new(&shape, all.clone());
+            let mut expected = Vec::new();
+            for &block in &blocks {
+                let orders: Vec<u64> = (0..near)
+                    .map(|i| first + i)
+                    .chain((1..=far).map(|i| first + 110 + 200 * i))
+                    .filter(|&o| o < f)
+                    .collect();
+                let mut bits = vec![0u64; (f - first).div_ceil(64) as usize];
+                for &o in &orders {
+                    bits[((o - first) / 64) as usize] |= 1 << ((o - first) % 64);
+                    expected.push(block * f + o);
+                }
+                by_bits.push_block_bits(block, first, &bits);
+            }
+            let want = encode_region_states(&shape, all.clone(), &expected).unwrap();
+            assert_eq!(
+                by_bits.finish().unwrap(),
+                want,
+                "first {first}, {near} near and {far} far orders"
+            );
+        }
+    }
+}
+
 /// An encoder holding `states`.
 fn by_bits_clone<'a>(
     shape: &RegionListShape<'a>,
