@@ -4,6 +4,9 @@
 //! * **sets**: contiguous ranges of tile-set ranks holding about equal numbers of states;
 //! * **orders**: contiguous ranges of the order digit `rank(pi)` (`k!/P` orders each); every
 //!   (set, region) block is spread over all shards.
+//! * **tile pairs** (for `P = 2^m`, `2m <= k`): also by the order alone, not in ranges: bit `i`
+//!   of an order's shard is whether pattern tile `2i` lies before tile `2i + 1` in row-major
+//!   order, which a move changes only when one of the two steps over the other.
 //!
 //! A move is local when the child state is on the parent's shard. The fraction is over every
 //! (state, move) pair of the index (each state of a block has the block's moves), so it is
@@ -23,7 +26,7 @@ use std::time::Instant;
 
 use tilepdb_common::Board;
 use tilepdb_common::region_expand::for_each_tile_move;
-use tilepdb_common::region_index::{OrderMoves, RegionIndex, rank_set};
+use tilepdb_common::region_index::{OrderMoves, RegionIndex, order_unrank, rank_set};
 use tilepdb_common::shard::{ShardLayout, kept_home, move_shares};
 
 const SHARDS: [u32; 6] = [2, 4, 8, 16, 64, 256];
@@ -136,6 +139,28 @@ fn set_shards(index: &RegionIndex, shards: u64) -> Vec<u32> {
         .collect()
 }
 
+/// The shard of every order under the tile-pairs cut of `shards` shards (a power of two of at
+/// most `k / 2` bits), or `None` for other counts.
+fn pair_shards(k: usize, orders: u64, shards: u32) -> Option<Vec<u32>> {
+    let pairs = shards.trailing_zeros() as usize;
+    if !shards.is_power_of_two() || 2 * pairs > k {
+        return None;
+    }
+    let mut order = vec![0u8; k];
+    Some(
+        (0..orders)
+            .map(|o| {
+                // `order[position]` is the tile at that position in row-major order.
+                order_unrank(k, o, &mut order);
+                let position = |t: usize| order.iter().position(|&x| usize::from(x) == t);
+                (0..pairs)
+                    .map(|i| u32::from(position(2 * i) < position(2 * i + 1)) << i)
+                    .sum()
+            })
+            .collect(),
+    )
+}
+
 fn measure(board: Board, k: usize) {
     let started = Instant::now();
     let index = RegionIndex::new(board, k).expect("a region index");
@@ -149,6 +174,13 @@ fn measure(board: Board, k: usize) {
         .map(|&p| {
             let layout = ShardLayout::new(index.orders(), p).expect("fewer shards than orders");
             kept_home(&shares, &moves, |o| layout.owner(o))
+        })
+        .collect();
+    let pair_local: Vec<Option<f64>> = SHARDS
+        .iter()
+        .map(|&p| {
+            let owner = pair_shards(k, index.orders(), p)?;
+            Some(kept_home(&shares, &moves, |o| owner[at(o)]))
         })
         .collect();
     let set_shard: Vec<Vec<u32>> = SHARDS
@@ -183,10 +215,11 @@ fn measure(board: Board, k: usize) {
         100.0 * same_order,
         started.elapsed().as_secs_f64()
     );
-    println!("  shards | local: set ranges | local: order ranges");
+    println!("  shards | local: set ranges | local: order ranges | local: tile pairs");
     for (i, p) in SHARDS.iter().enumerate() {
+        let pairs = pair_local[i].map_or("-".to_string(), |l| format!("{:.1} %", 100.0 * l));
         println!(
-            "  {p:>6} | {:>16.1} % | {:>17.1} %",
+            "  {p:>6} | {:>16.1} % | {:>17.1} % | {pairs:>16}",
             100.0 * set_local[i] as f64 / t,
             100.0 * order_local[i]
         );
