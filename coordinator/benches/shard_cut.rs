@@ -5,8 +5,9 @@
 //! * **orders**: contiguous ranges of the order digit `rank(pi)` (`k!/P` orders each); every
 //!   (set, region) block is spread over all shards.
 //! * **tile pairs** (for `P = 2^m`, `2m <= k`): also by the order alone, not in ranges: bit `i`
-//!   of an order's shard is whether pattern tile `2i` lies before tile `2i + 1` in row-major
-//!   order, which a move changes only when one of the two steps over the other.
+//!   of an order's shard is whether the pattern's tile `2i` (by its place in the pattern) lies
+//!   before its tile `2i + 1` in row-major order, which a move changes only when one of the
+//!   two steps over the other.
 //!
 //! A move is local when the child state is on the parent's shard. The fraction is over every
 //! (state, move) pair of the index (each state of a block has the block's moves), so it is
