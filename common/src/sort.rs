@@ -1,8 +1,7 @@
 //! Sorting lists of state numbers (a prover's lists), or of values by such a number (a
-//! shard's outgoing successors, by their block): a
-//! least-significant-digit radix sort in as few passes as digits of at most 14 bits allow,
-//! the digits of equal width (28-bit numbers in two passes of 14 bits, 32-bit ones in three of
-//! 11).
+//! shard's outgoing successors, by their block): a least-significant-digit radix sort in as
+//! few passes as digits of at most 14 bits allow, the digits of equal width (28-bit numbers
+//! in two passes of 14 bits, 32-bit ones in three of 11).
 //!
 //! ```
 //! use tilepdb_common::sort::radix_sort;

@@ -130,6 +130,7 @@ impl<'a> Outbox<'a> {
         if scratch.capacity() > list_records {
             scratch = Vec::new();
         }
+        // The bitmap holds any owner's orders: the shards' widths differ by at most one.
         let width = layout.orders_of(0).end - layout.orders_of(0).start + 1;
         bits.clear();
         bits.resize(usize::try_from(width.div_ceil(64)).unwrap_or(0), 0);
